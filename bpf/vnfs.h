@@ -1,0 +1,179 @@
+/*
+ * vnfs.h — the ABI between the BPF programs (vnfs.bpf.c) and the helper.
+ *
+ * It owns the layout of every map: keys, values and their sizes.  The helper
+ * reads the maps with these structs and pins them across restarts, so any
+ * change to a struct here must bump VNFS_ABI_VERSION: a helper that finds
+ * pinned maps of another version replaces them instead of misreading them.
+ *
+ * Counting model.  The helper gives each registered job step a slot (an index
+ * into step_stats).  A task's cgroup id resolves to a slot through the
+ * registry (cgroup id -> slot) and its nearest registered ancestor; the answer
+ * is cached per cgroup id and invalidated by bumping registry_generation.
+ * Counters are cumulative for the life of a slot: the helper computes deltas.
+ *
+ * Included by BPF C (after vmlinux.h) and by user space (after <linux/types.h>).
+ */
+#ifndef VNFS_ABI_H
+#define VNFS_ABI_H
+
+#include "operations.h"
+
+#define VNFS_ABI_VERSION 1
+
+/* Job steps tracked at once on a node (slots), and map capacities. */
+#define VNFS_MAX_STEPS 1024
+#define VNFS_MAX_REGISTERED_CGROUPS (2 * VNFS_MAX_STEPS)
+#define VNFS_MAX_CACHED_CGROUPS 8192
+#define VNFS_MAX_PROCESS_ENTRIES (16 * VNFS_MAX_STEPS)
+#define VNFS_MAX_MOUNT_ENTRIES (8 * VNFS_MAX_STEPS)
+#define VNFS_MAX_UNATTRIBUTED_ENTRIES 4096
+
+/* cgroup levels searched for a registered ancestor (level 0 is the root). */
+#define VNFS_MAX_CGROUP_DEPTH 16
+
+/* Slot value cached for a cgroup that has no registered ancestor. */
+#define VNFS_SLOT_NONE 0xffffffffu
+
+/* Bucket i counts values v with floor(log2(v)) == i (v == 0 in bucket 0);
+ * the last bucket also takes everything larger.  Latency in nanoseconds:
+ * 2^35 ns is 34 s.  Request size in bytes: 2^31 is 2 GiB. */
+#define VNFS_LATENCY_BUCKETS 36
+#define VNFS_SIZE_BUCKETS 32
+
+#define VNFS_COMM_LEN 16
+
+/* The probes attached per hooked kernel function (see helper/probes.c). */
+#define VNFS_MAX_HOOKS 40
+
+struct vnfs_operation_stats {
+	__u64 count;
+	__u64 errors;   /* calls that returned a negative errno */
+	__u64 time_ns;  /* sum of call durations */
+	__u64 bytes;    /* read, write, mmap_read only */
+	__u64 latency_histogram[VNFS_LATENCY_BUCKETS];
+};
+
+/* Direction index of request_size_histogram. */
+enum vnfs_direction { VNFS_DIRECTION_READ, VNFS_DIRECTION_WRITE, VNFS_DIRECTIONS };
+
+/* step_stats[slot]: everything counted for one job step. */
+struct vnfs_step_stats {
+	struct vnfs_operation_stats operations[VNFS_OP_COUNT];
+	__u64 request_size_histogram[VNFS_DIRECTIONS][VNFS_SIZE_BUCKETS];
+};
+
+/* registry: cgroup id -> the slot of the step it belongs to. */
+struct vnfs_registration {
+	__u32 slot;
+	__u32 flags;
+};
+
+/* cgroup_cache: cgroup id -> resolved slot, valid while generation matches. */
+struct vnfs_cached_slot {
+	__u32 slot;
+	__u32 generation;
+};
+
+/* process_stats: {slot, comm} -> data operations by process name. */
+struct vnfs_process_key {
+	__u32 slot;
+	char comm[VNFS_COMM_LEN];
+};
+
+struct vnfs_process_stats {
+	__u64 read_ops;
+	__u64 read_bytes;
+	__u64 write_ops;
+	__u64 write_bytes;
+	__u64 other_ops;
+};
+
+/* mount_stats: {slot, device} -> per-mount totals (device = superblock s_dev,
+ * which the helper maps to a mount point and server:/export). */
+struct vnfs_mount_key {
+	__u32 slot;
+	__u32 device;
+};
+
+struct vnfs_mount_stats {
+	__u64 ops;
+	__u64 errors;
+	__u64 time_ns;
+	__u64 read_bytes;
+	__u64 write_bytes;
+};
+
+/* unattributed_stats: operations of tasks in no registered cgroup, kept per
+ * {leaf cgroup id, uid, comm} so the node total adds up and leaks show. */
+struct vnfs_unattributed_key {
+	__u64 cgroup_id;
+	__u32 uid;
+	char comm[VNFS_COMM_LEN];
+	__u32 pad;
+};
+
+struct vnfs_unattributed_stats {
+	__u64 count[VNFS_OP_COUNT];
+	__u64 errors;
+	__u64 read_bytes;
+	__u64 write_bytes;
+};
+
+/* health[index]: events the helper exports as self-metrics. */
+enum vnfs_health_counter {
+	VNFS_HEALTH_CACHE_FULL,        /* cgroup_cache update failed */
+	VNFS_HEALTH_PROCESS_MAP_FULL,  /* process_stats had no room */
+	VNFS_HEALTH_MOUNT_MAP_FULL,    /* mount_stats had no room */
+	VNFS_HEALTH_UNATTRIBUTED_FULL, /* unattributed_stats had no room */
+	VNFS_HEALTH_TASK_STATE_FAILED, /* no task storage: call not timed */
+	VNFS_HEALTH_UNMATCHED_EXIT,    /* exit seen without its entry */
+	VNFS_HEALTH_COUNTERS
+};
+
+/* How a hooked function's arguments and result are read (set by the helper
+ * from the function's BTF prototype before the programs load). */
+enum vnfs_object_kind {
+	VNFS_OBJECT_NONE,   /* no device for the mount breakdown */
+	VNFS_OBJECT_FILE,   /* struct file * */
+	VNFS_OBJECT_KIOCB,  /* struct kiocb * */
+	VNFS_OBJECT_INODE,  /* struct inode * */
+	VNFS_OBJECT_DENTRY, /* struct dentry * */
+	VNFS_OBJECT_PATH,   /* const struct path * */
+	VNFS_OBJECT_READAHEAD, /* struct readahead_control * */
+	VNFS_OBJECT_FOLIO,  /* struct folio * (bytes = folio size) */
+};
+
+enum vnfs_result_kind {
+	VNFS_RESULT_INT,     /* int/long: negative is an errno */
+	VNFS_RESULT_POINTER, /* pointer: an ERR_PTR is an errno */
+	VNFS_RESULT_VOID,
+};
+
+/* Flags of vnfs_hook_config.flags. */
+#define VNFS_HOOK_BYTES_FROM_RESULT (1u << 0) /* read/write: result = bytes */
+#define VNFS_HOOK_COUNT_IF_OPENED (1u << 1)   /* atomic_open: only if it opened */
+#define VNFS_HOOK_OUTSIDE_READ (1u << 2)      /* page fill: not inside read() */
+#define VNFS_HOOK_BYTES_FROM_OBJECT (1u << 3) /* page fill: bytes from object */
+
+struct vnfs_hook_config {
+	__u32 operation;      /* enum vnfs_operation */
+	__u32 flags;          /* VNFS_HOOK_* */
+	__u8 object_kind;     /* enum vnfs_object_kind */
+	__u8 object_argument; /* 0-based index of that argument */
+	__u8 file_argument;   /* COUNT_IF_OPENED: index of the struct file * */
+	__u8 result_kind;     /* enum vnfs_result_kind */
+};
+
+/* Per task, in task storage: when each operation in progress started.  One
+ * slot per operation so nested hooks (access inside open, getattr inside
+ * lookup) never overwrite each other; depth handles the rare same-operation
+ * recursion (only the outermost call is timed). */
+struct vnfs_task_state {
+	__u64 start_ns[VNFS_OP_COUNT];
+	__u32 device[VNFS_OP_COUNT];
+	__u64 object[VNFS_OP_COUNT]; /* kprobe path: argument kept for the return */
+	__u8 depth[VNFS_OP_COUNT];
+};
+
+#endif /* VNFS_ABI_H */

@@ -1,0 +1,104 @@
+/*
+ * config.h — vnfs.conf: the helper's configuration, parsed with inih.
+ *
+ * config.c owns the file format: sections, keys, defaults, units and the
+ * error messages.  Every other module reads the parsed struct and never sees
+ * the file.  An unknown section or key, or a bad value, is an error naming the
+ * file, the line, the key and what is allowed; nothing is silently ignored.
+ */
+#ifndef VNFS_CONFIG_H
+#define VNFS_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VNFS_DEFAULT_CONFIG_PATH "/etc/vnfs/vnfs.conf"
+#define VNFS_PATH_MAX 256
+#define VNFS_CONFIG_MAX_LIST 32      /* entries in a list-valued key */
+#define VNFS_CONFIG_MAX_PROPERTIES 64 /* kafka property.* pass-through */
+
+enum vnfs_log_target { VNFS_LOG_STDERR, VNFS_LOG_SYSLOG };
+enum vnfs_log_level { VNFS_LOG_ERROR, VNFS_LOG_WARNING, VNFS_LOG_INFO, VNFS_LOG_DEBUG };
+enum vnfs_probe_mode { VNFS_PROBE_AUTO, VNFS_PROBE_FENTRY, VNFS_PROBE_KPROBE };
+
+struct vnfs_key_value {
+	char key[128];
+	char value[512];
+};
+
+struct vnfs_config {
+	char source_path[VNFS_PATH_MAX]; /* the file this came from, or "" */
+
+	struct {
+		char socket_path[108];       /* [helper] socket */
+		uint32_t socket_mode;        /* [helper] socket_mode (octal), 0666 */
+		uint32_t interval_ms;        /* [helper] interval: "1s", "500ms" */
+		char state_dir[VNFS_PATH_MAX];  /* registry persistence */
+		char pin_dir[VNFS_PATH_MAX];    /* bpffs: /sys/fs/bpf/vnfs */
+		char report_dir[VNFS_PATH_MAX]; /* per-job report files */
+		char node_name[65];          /* "" = gethostname() */
+		enum vnfs_log_target log_target;
+		enum vnfs_log_level log_level;
+		enum vnfs_probe_mode probe_mode;
+		uint32_t finished_job_grace_s; /* keep a finished job's slots this long */
+		uint32_t max_message_bytes;  /* socket request size bound */
+	} helper;
+
+	struct {
+		bool enabled;
+		char path[VNFS_PATH_MAX];
+		uint32_t retention_days;     /* 0 = keep forever */
+	} sqlite;
+
+	struct {
+		bool enabled;
+		char listen_address[64];     /* "127.0.0.1" */
+		uint16_t port;               /* 9716 */
+		uint32_t grace_period_s;     /* ended jobs' series kept this long */
+		uint32_t max_series;         /* cap; beyond it series are dropped and counted */
+		size_t tag_label_count;      /* tags exported as labels */
+		char tag_labels[VNFS_CONFIG_MAX_LIST][65];
+	} prometheus;
+
+	struct {
+		bool enabled;
+		char path[VNFS_PATH_MAX];
+		uint64_t max_bytes;          /* rotate when the file reaches this */
+		uint32_t keep;               /* rotated files kept */
+	} jsonlog;
+
+	struct {
+		bool enabled;
+		char brokers[512];
+		char topic[250];
+		uint32_t queue_limit;        /* records buffered before dropping */
+		size_t property_count;       /* property.NAME = VALUE pass-through */
+		struct vnfs_key_value properties[VNFS_CONFIG_MAX_PROPERTIES];
+	} kafka;
+
+	struct {
+		bool enabled;
+		char url[512];
+		size_t header_count;         /* header = Name: value (repeatable) */
+		char headers[VNFS_CONFIG_MAX_LIST][512];
+		uint32_t timeout_ms;
+		uint32_t batch_records;      /* records per POST */
+		uint32_t buffer_records;     /* bound of the queue; beyond it drops */
+		uint32_t retry_max;
+		uint32_t retry_backoff_ms;   /* doubled on every retry */
+	} http;
+};
+
+/* Fills *config with the built-in defaults (the values etc/vnfs.conf shows). */
+void vnfs_config_defaults(struct vnfs_config *config);
+
+/*
+ * Loads path over the defaults.  Returns 0, or -1 with a message in error
+ * such as "/etc/vnfs/vnfs.conf:12: [helper] interval: '5x' is not a duration
+ * (use e.g. 1s, 500ms)".  A missing file is an error unless missing_ok.
+ */
+int vnfs_config_load(struct vnfs_config *config, const char *path, bool missing_ok,
+		     char *error, size_t error_size);
+
+#endif /* VNFS_CONFIG_H */

@@ -1,0 +1,30 @@
+/*
+ * log.h — one logging call for the helper, vnfs-report and the plugin.
+ *
+ * The helper logs to stderr (systemd's journal picks it up) or to syslog, as
+ * vnfs.conf says; messages below the configured level are dropped before
+ * formatting.  The SPANK plugin installs a sink that forwards to Slurm's own
+ * log functions, so its lines land in slurmd.log.
+ */
+#ifndef VNFS_LOG_H
+#define VNFS_LOG_H
+
+#include <stdarg.h>
+
+enum vnfs_log_priority { VNFS_LOG_PRIORITY_ERROR, VNFS_LOG_PRIORITY_WARNING,
+			 VNFS_LOG_PRIORITY_INFO, VNFS_LOG_PRIORITY_DEBUG };
+
+/* Replaces where lines go (NULL: back to stderr). */
+typedef void (*vnfs_log_sink_fn)(enum vnfs_log_priority priority, const char *line);
+
+void vnfs_log_setup(const char *ident, enum vnfs_log_priority threshold, int use_syslog);
+void vnfs_log_set_sink(vnfs_log_sink_fn sink);
+void vnfs_log(enum vnfs_log_priority priority, const char *format, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define vnfs_error(...) vnfs_log(VNFS_LOG_PRIORITY_ERROR, __VA_ARGS__)
+#define vnfs_warning(...) vnfs_log(VNFS_LOG_PRIORITY_WARNING, __VA_ARGS__)
+#define vnfs_info(...) vnfs_log(VNFS_LOG_PRIORITY_INFO, __VA_ARGS__)
+#define vnfs_debug(...) vnfs_log(VNFS_LOG_PRIORITY_DEBUG, __VA_ARGS__)
+
+#endif /* VNFS_LOG_H */

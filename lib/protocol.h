@@ -1,0 +1,78 @@
+/*
+ * protocol.h — the wire protocol between the helper and its clients (the
+ * SPANK plugin, vnfs-report): the one definition of every message.
+ *
+ * Transport: a Unix stream socket.  A client writes one JSON object followed
+ * by '\n' and reads one JSON object followed by '\n'; a connection may carry
+ * several requests in turn.  Every message carries "v": VNFS_PROTOCOL_VERSION
+ * and is at most max_message_bytes long (vnfs.conf, default 64 KiB).  The
+ * helper answers anything it cannot decode with an error reply and closes the
+ * connection.  docs/PROTOCOL.md documents the fields with examples.
+ */
+#ifndef VNFS_PROTOCOL_H
+#define VNFS_PROTOCOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tags.h"
+
+#define VNFS_PROTOCOL_VERSION 1
+#define VNFS_DEFAULT_MAX_MESSAGE 65536
+
+struct json_object;
+
+enum vnfs_request_type {
+	VNFS_REQUEST_REGISTER,   /* root: a step's cgroup belongs to {job, step} */
+	VNFS_REQUEST_UNREGISTER, /* root: the step ended (final read, end time) */
+	VNFS_REQUEST_FINISH,     /* root: the job ended: report, release slots */
+	VNFS_REQUEST_QUERY,      /* a job's (or step's) counters, live */
+	VNFS_REQUEST_LIST,       /* jobs the helper holds, visible to the caller */
+	VNFS_REQUEST_STATUS,     /* helper health: attach methods, slots, version */
+	VNFS_REQUEST_TYPES
+};
+
+struct vnfs_request {
+	enum vnfs_request_type type;
+	uint32_t job_id;          /* all but LIST, STATUS */
+	bool has_step;            /* QUERY: a step given; REGISTER/UNREGISTER: always */
+	uint32_t step_id;
+	uint32_t uid;             /* REGISTER: the job's owner */
+	uint64_t cgroup_id;       /* REGISTER: 0 = resolve cgroup_path */
+	char cgroup_path[256];    /* REGISTER: absolute path under the cgroup2 mount */
+	struct vnfs_tag_list tags; /* REGISTER */
+	char report_dir[256];     /* FINISH: "" = the helper's configured one */
+};
+
+/* "register", "unregister", ...; NULL for an out-of-range type. */
+const char *vnfs_request_type_name(enum vnfs_request_type type);
+
+/*
+ * Decodes one request.  Returns 0, or -1 with a message in error naming the
+ * problem ("field 'job' must be an integer from 0 to 4294967295", "unknown
+ * request type 'regster'", "message of 70000 bytes exceeds 65536").  Never
+ * reads past length; text need not be NUL-terminated.
+ */
+int vnfs_request_decode(const char *text, size_t length, size_t max_length,
+			struct vnfs_request *request, char *error, size_t error_size);
+
+/* Encodes a request as one line (with '\n').  Returns a malloc'd string. */
+char *vnfs_request_encode(const struct vnfs_request *request);
+
+/* Replies: {"v":1,"ok":true, ...fields of body} / {"v":1,"ok":false,"error":"..."}.
+ * vnfs_reply_ok takes ownership of body (may be NULL). Both return new objects. */
+struct json_object *vnfs_reply_ok(struct json_object *body);
+struct json_object *vnfs_reply_error(const char *format, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/*
+ * Client side: connects to socket_path, sends request, waits at most
+ * timeout_ms in all for the reply.  Returns 0 with *reply (caller puts it) when
+ * the helper answered ok:true; -1 with a message in error when it could not be
+ * reached, timed out, or answered ok:false (then error holds its message).
+ */
+int vnfs_client_call(const char *socket_path, const struct vnfs_request *request,
+		     int timeout_ms, struct json_object **reply, char *error, size_t error_size);
+
+#endif /* VNFS_PROTOCOL_H */

@@ -1,0 +1,61 @@
+/*
+ * tags.h — job tags: NAME=VALUE pairs the user attaches with --vnfs-tags and
+ * the administrator adds with envs= in plugstack.conf.
+ *
+ * Tags end up as Prometheus label values, JSON strings, SQL values and parts
+ * of file names, so they are validated once, here, against rules safe for all
+ * of them, and bounded so a job cannot blow up the helper's memory:
+ *   name   1..VNFS_TAG_NAME_MAX of [A-Za-z_][A-Za-z0-9_]*  (an environment name)
+ *   value  0..VNFS_TAG_VALUE_MAX of [A-Za-z0-9._:@+%-]
+ *   count  at most VNFS_MAX_TAGS, names unique (a later NAME replaces an earlier)
+ * The list is stored packed ("name\0value\0..." in one buffer) so a step
+ * record stays small with a thousand steps in memory.
+ */
+#ifndef VNFS_TAGS_H
+#define VNFS_TAGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define VNFS_MAX_TAGS 32
+#define VNFS_TAG_NAME_MAX 64
+#define VNFS_TAG_VALUE_MAX 256
+#define VNFS_TAGS_BUFFER 2048
+
+struct vnfs_tag_list {
+	unsigned count;
+	unsigned used;                     /* bytes of buffer in use */
+	char buffer[VNFS_TAGS_BUFFER];     /* name\0value\0 ... */
+};
+
+/* Lookup function for NAME without =VALUE (getenv-like; NULL = unset). */
+typedef const char *(*vnfs_tag_lookup_fn)(const char *name, void *context);
+
+void vnfs_tags_init(struct vnfs_tag_list *list);
+bool vnfs_tag_name_valid(const char *name);
+bool vnfs_tag_value_valid(const char *value);
+
+/* Adds or replaces one tag.  Returns 0, or -1 with a message in error. */
+int vnfs_tags_set(struct vnfs_tag_list *list, const char *name, const char *value,
+		  char *error, size_t error_size);
+
+/*
+ * Parses "NAME[=VALUE][,NAME[=VALUE]...]" into list (appending).  A NAME
+ * without a value is looked up with lookup(name, context); unset is an error.
+ * Returns 0, or -1 with a message naming the offending tag, e.g.
+ * "tag 'MY NAME': a name is letters, digits and '_' (not starting with a digit)".
+ */
+int vnfs_tags_parse(struct vnfs_tag_list *list, const char *text, vnfs_tag_lookup_fn lookup,
+		    void *context, char *error, size_t error_size);
+
+/* The i-th tag (0 <= i < count); returns false past the end. */
+bool vnfs_tags_get(const struct vnfs_tag_list *list, unsigned index, const char **name,
+		   const char **value);
+
+/* The value of name, or NULL. */
+const char *vnfs_tags_find(const struct vnfs_tag_list *list, const char *name);
+
+/* "A=1,B=2" into out (truncated safely); returns out. */
+const char *vnfs_tags_format(const struct vnfs_tag_list *list, char *out, size_t size);
+
+#endif /* VNFS_TAGS_H */
