@@ -12,10 +12,14 @@
  * is cached per cgroup id and invalidated by bumping registry_generation.
  * Counters are cumulative for the life of a slot: the helper computes deltas.
  *
- * Included by BPF C (after vmlinux.h) and by user space (after <linux/types.h>).
+ * Included by BPF C (after vmlinux.h) and by user space.
  */
 #ifndef VNFS_ABI_H
 #define VNFS_ABI_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
 
 #include "operations.h"
 

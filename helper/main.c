@@ -1,2 +1,459 @@
-/* placeholder */
-int main(void) { return 0; }
+/*
+ * main.c — vnfs-helper: command line, start-up order, the main loop.
+ *
+ * Start-up: configuration, then the BPF probes (refusing to run when nothing
+ * attaches), then the persisted registry reconciled with the pinned BPF
+ * registry, then the sinks and the socket.  The main thread then only waits
+ * on a timerfd (collect every interval) and a signalfd (SIGTERM/SIGINT stop,
+ * SIGHUP reloads); the socket server has its own thread.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "helper/collector.h"
+#include "helper/config.h"
+#include "helper/probes.h"
+#include "helper/registry.h"
+#include "helper/server.h"
+#include "helper/sink.h"
+#include "lib/log.h"
+#include "lib/protocol.h"
+
+struct helper {
+	struct vnfs_config config;
+	struct vnfs_registry registry;
+	struct vnfs_probes *probes;
+	struct vnfs_collector collector;
+	struct vnfs_server *server;
+	char node[65];
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: vnfs-helper [OPTION]...\n"
+		"Per-job NFS I/O accounting for Slurm: loads the BPF probes, keeps the\n"
+		"job step registry, and feeds the configured outputs.  Runs in the\n"
+		"foreground (for systemd); logs to stderr or syslog.\n\n"
+		"  -c, --config FILE         configuration (default %s)\n"
+		"      --check-config FILE   validate FILE and exit (0 valid, 1 not)\n"
+		"      --probes MODE         auto, fentry or kprobe (overrides the config)\n"
+		"      --unload              remove the pinned BPF programs and maps, and exit\n"
+		"  -V, --version             print the version and exit\n"
+		"  -h, --help                this text\n\n"
+		"Signals: SIGTERM/SIGINT stop (the probes stay pinned and keep counting\n"
+		"until the next start), SIGHUP reloads the configuration.\n",
+		VNFS_DEFAULT_CONFIG_PATH);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static struct json_object *with_field(const char *key, struct json_object *value)
+{
+	struct json_object *body = json_object_new_object();
+
+	json_object_object_add(body, key, value);
+	return body;
+}
+
+static struct json_object *handle_register(struct helper *helper, const struct vnfs_request *request)
+{
+	struct vnfs_step step = { 0 };
+	char error[512];
+	uint32_t slot;
+	struct stat cgroup;
+
+	step.job_id = request->job_id;
+	step.step_id = request->step_id;
+	step.uid = request->uid;
+	step.cgroup_id = request->cgroup_id;
+	step.tags = request->tags;
+	step.start_time_ms = now_ms();
+	snprintf(step.cgroup_path, sizeof(step.cgroup_path), "%s", request->cgroup_path);
+	if (step.cgroup_id == 0) {
+		/* The cgroup v2 id is the inode number of its directory. */
+		if (stat(request->cgroup_path, &cgroup) != 0 || !S_ISDIR(cgroup.st_mode))
+			return vnfs_reply_error("cgroup '%s': %s", request->cgroup_path,
+						errno ? strerror(errno) : "not a directory");
+		step.cgroup_id = cgroup.st_ino;
+	}
+	if (vnfs_registry_add(&helper->registry, &step, &slot, error, sizeof(error)) != 0)
+		return vnfs_reply_error("%s", error);
+	if (vnfs_probes_register_cgroup(helper->probes, step.cgroup_id, slot) != 0) {
+		vnfs_registry_release(&helper->registry, slot);
+		return vnfs_reply_error("job %u step %u: the BPF registry is full", step.job_id,
+					step.step_id);
+	}
+	vnfs_info("registered job %u step %u (uid %u, cgroup %llu %s) in slot %u", step.job_id,
+		  step.step_id, step.uid, (unsigned long long)step.cgroup_id, step.cgroup_path, slot);
+	return vnfs_reply_ok(with_field("slot", json_object_new_int64(slot)));
+}
+
+static struct json_object *handle_request(void *context, const struct vnfs_request *request,
+					  const struct vnfs_peer *peer)
+{
+	struct helper *helper = context;
+	struct json_object *json;
+	char error[512];
+	uint32_t owner;
+
+	switch (request->type) {
+	case VNFS_REQUEST_REGISTER:
+		return handle_register(helper, request);
+	case VNFS_REQUEST_UNREGISTER:
+		if (vnfs_registry_end(&helper->registry, request->job_id, request->step_id, now_ms()) < 0)
+			return vnfs_reply_error("job %u step %u is not registered", request->job_id,
+						request->step_id);
+		return vnfs_reply_ok(NULL);
+	case VNFS_REQUEST_FINISH:
+		json = vnfs_collector_finish_job(&helper->collector, request->job_id,
+						 request->report_dir, now_ms(), error, sizeof(error));
+		return json ? vnfs_reply_ok(with_field("job", json)) : vnfs_reply_error("%s", error);
+	case VNFS_REQUEST_QUERY:
+		json = vnfs_collector_query(&helper->collector, request->job_id, request->has_step,
+					    request->step_id, &owner, error, sizeof(error));
+		if (json == NULL)
+			return vnfs_reply_error("%s", error);
+		struct json_object *body = with_field("job", json);
+		json_object_object_add(body, "uid", json_object_new_int64(owner));
+		return vnfs_reply_ok(body);
+	case VNFS_REQUEST_LIST:
+		return vnfs_reply_ok(with_field("jobs", vnfs_collector_list(
+			&helper->collector, peer->uid == 0 ? UINT32_MAX : peer->uid)));
+	case VNFS_REQUEST_STATUS:
+		return vnfs_reply_ok(with_field("status", vnfs_collector_status(&helper->collector)));
+	default:
+		return vnfs_reply_error("request type %d is not handled", (int)request->type);
+	}
+}
+
+/* After a restart the pinned BPF registry still holds the steps; after an
+ * ABI change (maps replaced) it is empty and the steps are registered again. */
+static void reconcile_registry(struct helper *helper)
+{
+	struct vnfs_step *steps = calloc(VNFS_MAX_STEPS, sizeof(*steps));
+	uint32_t *slots = calloc(VNFS_MAX_STEPS, sizeof(*slots));
+	uint32_t count, pinned_slot, restored = 0, continued = 0;
+
+	if (steps == NULL || slots == NULL) {
+		vnfs_error("out of memory reconciling the registry");
+		goto out;
+	}
+	count = vnfs_registry_snapshot(&helper->registry, steps, slots, VNFS_MAX_STEPS);
+	for (uint32_t i = 0; i < count; i++) {
+		if (vnfs_probes_registered(helper->probes, steps[i].cgroup_id, &pinned_slot) == 0 &&
+		    pinned_slot == slots[i]) {
+			continued++;
+			continue;
+		}
+		if (vnfs_probes_register_cgroup(helper->probes, steps[i].cgroup_id, slots[i]) == 0)
+			restored++;
+		else
+			vnfs_error("job %u step %u: cannot restore its registration", steps[i].job_id,
+				   steps[i].step_id);
+	}
+	if (count > 0)
+		vnfs_info("registry: %u steps continue from the pinned maps, %u registered again",
+			  continued, restored);
+out:
+	free(steps);
+	free(slots);
+}
+
+typedef int (*sink_open_fn)(struct vnfs_sink *, const struct vnfs_config *, char *, size_t);
+
+static void open_sink(struct helper *helper, bool enabled, const char *name, sink_open_fn open)
+{
+	struct vnfs_sink sink;
+	char error[512];
+
+	if (!enabled)
+		return;
+	if (open(&sink, &helper->config, error, sizeof(error)) != 0) {
+		/* A broken output must not stop accounting or the other outputs. */
+		vnfs_error("output %s disabled: %s", name, error);
+		return;
+	}
+	if (vnfs_collector_add_sink(&helper->collector, &sink) != 0) {
+		vnfs_error("output %s disabled: too many outputs", name);
+		sink.close(sink.state);
+		return;
+	}
+	vnfs_info("output %s enabled", name);
+}
+
+static void open_sinks(struct helper *helper)
+{
+	const struct vnfs_config *config = &helper->config;
+
+	open_sink(helper, config->sqlite.enabled, "sqlite", vnfs_sink_sqlite_open);
+	open_sink(helper, config->prometheus.enabled, "prometheus", vnfs_sink_prometheus_open);
+	open_sink(helper, config->jsonlog.enabled, "jsonlog", vnfs_sink_jsonlog_open);
+#ifdef HAVE_KAFKA
+	open_sink(helper, config->kafka.enabled, "kafka", vnfs_sink_kafka_open);
+#else
+	if (config->kafka.enabled)
+		vnfs_error("output kafka is enabled in %s but this build has no Kafka support",
+			   config->source_path);
+#endif
+#ifdef HAVE_CURL
+	open_sink(helper, config->http.enabled, "http", vnfs_sink_http_open);
+#else
+	if (config->http.enabled)
+		vnfs_error("output http is enabled in %s but this build has no HTTP support",
+			   config->source_path);
+#endif
+}
+
+static int load_config(struct vnfs_config *config, const char *path, bool missing_ok)
+{
+	char error[1024];
+
+	vnfs_config_defaults(config);
+	if (vnfs_config_load(config, path, missing_ok, error, sizeof(error)) != 0) {
+		fprintf(stderr, "vnfs-helper: %s\n", error);
+		return -1;
+	}
+	return 0;
+}
+
+static void setup_logging(const struct vnfs_config *config)
+{
+	vnfs_log_setup("vnfs-helper", (enum vnfs_log_priority)config->helper.log_level,
+		       config->helper.log_target == VNFS_LOG_SYSLOG);
+}
+
+static int arm_timer(int timer, uint32_t interval_ms)
+{
+	struct itimerspec spec = {
+		.it_interval = { interval_ms / 1000, (long)(interval_ms % 1000) * 1000000 },
+		.it_value = { interval_ms / 1000, (long)(interval_ms % 1000) * 1000000 },
+	};
+
+	return timerfd_settime(timer, 0, &spec, NULL);
+}
+
+/* SIGHUP: log level and interval apply at once; other keys need a restart. */
+static void reload(struct helper *helper, const char *path, int timer)
+{
+	struct vnfs_config fresh;
+
+	if (load_config(&fresh, path, false) != 0) {
+		vnfs_error("reload: keeping the running configuration");
+		return;
+	}
+	helper->config.helper.log_level = fresh.helper.log_level;
+	helper->config.helper.interval_ms = fresh.helper.interval_ms;
+	helper->config.helper.finished_job_grace_s = fresh.helper.finished_job_grace_s;
+	setup_logging(&helper->config);
+	if (arm_timer(timer, helper->config.helper.interval_ms) != 0)
+		vnfs_error("reload: cannot re-arm the timer: %s", strerror(errno));
+	vnfs_info("reloaded %s: interval %u ms (outputs, socket and probes change on restart)",
+		  path, helper->config.helper.interval_ms);
+}
+
+static int run(struct helper *helper, const char *config_path)
+{
+	sigset_t signals;
+	int timer, signal_fd;
+	bool running = true;
+
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGINT);
+	sigaddset(&signals, SIGHUP);
+	if (pthread_sigmask(SIG_BLOCK, &signals, NULL) != 0)
+		return -1;
+	signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
+	timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (signal_fd < 0 || timer < 0 || arm_timer(timer, helper->config.helper.interval_ms) != 0) {
+		vnfs_error("cannot set up the main loop: %s", strerror(errno));
+		return -1;
+	}
+	while (running) {
+		struct pollfd fds[2] = { { signal_fd, POLLIN, 0 }, { timer, POLLIN, 0 } };
+		struct signalfd_siginfo info;
+		uint64_t expirations;
+
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			vnfs_error("poll: %s", strerror(errno));
+			break;
+		}
+		if (fds[1].revents & POLLIN) {
+			if (read(timer, &expirations, sizeof(expirations)) == sizeof(expirations))
+				vnfs_collector_collect(&helper->collector, now_ms());
+		}
+		if ((fds[0].revents & POLLIN) && read(signal_fd, &info, sizeof(info)) == sizeof(info)) {
+			if (info.ssi_signo == SIGHUP) {
+				reload(helper, config_path, timer);
+			} else {
+				vnfs_info("signal %u: stopping (probes stay pinned)", info.ssi_signo);
+				running = false;
+			}
+		}
+	}
+	/* A last collection so the outputs hold the counts up to the stop. */
+	vnfs_collector_collect(&helper->collector, now_ms());
+	close(timer);
+	close(signal_fd);
+	return 0;
+}
+
+static int start(struct helper *helper)
+{
+	struct vnfs_probes_options probe_options = {
+		.mode = helper->config.helper.probe_mode,
+		.pin_dir = helper->config.helper.pin_dir,
+		.pin = true,
+	};
+	struct vnfs_server_options server_options = {
+		.socket_path = helper->config.helper.socket_path,
+		.socket_mode = helper->config.helper.socket_mode,
+		.max_message_bytes = helper->config.helper.max_message_bytes,
+		.client_timeout_ms = 5000,
+		.max_clients = 64,
+	};
+	char error[4096];
+
+	if (vnfs_probes_open(&helper->probes, &probe_options, error, sizeof(error)) != 0) {
+		vnfs_error("cannot attach to the kernel NFS client: %s", error);
+		return -1;
+	}
+	if (vnfs_registry_init(&helper->registry, helper->config.helper.state_dir, error,
+			       sizeof(error)) != 0 ||
+	    vnfs_registry_load(&helper->registry, error, sizeof(error)) != 0)
+		vnfs_error("%s", error);
+	reconcile_registry(helper);
+	if (vnfs_collector_init(&helper->collector, &helper->config, helper->probes,
+				&helper->registry, helper->node, error, sizeof(error)) != 0) {
+		vnfs_error("%s", error);
+		return -1;
+	}
+	open_sinks(helper);
+	if (vnfs_server_start(&helper->server, &server_options, handle_request, helper, error,
+			      sizeof(error)) != 0) {
+		vnfs_error("%s", error);
+		return -1;
+	}
+	vnfs_info("ready: socket %s, interval %u ms, node %s", helper->config.helper.socket_path,
+		  helper->config.helper.interval_ms, helper->node);
+	return 0;
+}
+
+static void stop(struct helper *helper)
+{
+	if (helper->server != NULL)
+		vnfs_server_stop(helper->server);
+	vnfs_collector_destroy(&helper->collector);
+	vnfs_registry_destroy(&helper->registry);
+	if (helper->probes != NULL)
+		vnfs_probes_close(helper->probes);
+}
+
+static int parse_probe_mode(const char *text, enum vnfs_probe_mode *mode)
+{
+	static const char *const names[] = { "auto", "fentry", "kprobe" };
+
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(text, names[i]) == 0) {
+			*mode = (enum vnfs_probe_mode)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPTION_CHECK_CONFIG = 256, OPTION_PROBES, OPTION_UNLOAD };
+	static const struct option options[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check-config", required_argument, NULL, OPTION_CHECK_CONFIG },
+		{ "probes", required_argument, NULL, OPTION_PROBES },
+		{ "unload", no_argument, NULL, OPTION_UNLOAD },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct helper helper; /* large: keep it off the stack */
+	const char *config_path = VNFS_DEFAULT_CONFIG_PATH, *probe_mode = NULL;
+	bool config_given = false, unload = false;
+	char error[1024];
+	int option, status;
+
+	while ((option = getopt_long(argc, argv, "c:Vh", options, NULL)) != -1) {
+		switch (option) {
+		case 'c':
+			config_path = optarg;
+			config_given = true;
+			break;
+		case OPTION_CHECK_CONFIG:
+			if (load_config(&helper.config, optarg, false) != 0)
+				return 1;
+			printf("%s: valid\n", optarg);
+			return 0;
+		case OPTION_PROBES:
+			probe_mode = optarg;
+			break;
+		case OPTION_UNLOAD:
+			unload = true;
+			break;
+		case 'V':
+			printf("vnfs-helper %s\n", PACKAGE_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "vnfs-helper: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	/* The default file may be absent (built-in defaults); a named one may not. */
+	if (load_config(&helper.config, config_path, !config_given) != 0)
+		return 1;
+	if (probe_mode != NULL && parse_probe_mode(probe_mode, &helper.config.helper.probe_mode) != 0) {
+		fprintf(stderr, "vnfs-helper: --probes: '%s' is not auto, fentry or kprobe\n", probe_mode);
+		return 2;
+	}
+	setup_logging(&helper.config);
+	if (unload) {
+		if (vnfs_probes_unpin(helper.config.helper.pin_dir, error, sizeof(error)) != 0) {
+			vnfs_error("%s", error);
+			return 1;
+		}
+		vnfs_info("removed the pinned probes and maps under %s", helper.config.helper.pin_dir);
+		return 0;
+	}
+	if (helper.config.helper.node_name[0] != '\0')
+		snprintf(helper.node, sizeof(helper.node), "%s", helper.config.helper.node_name);
+	else if (gethostname(helper.node, sizeof(helper.node) - 1) != 0)
+		snprintf(helper.node, sizeof(helper.node), "localhost");
+	status = start(&helper) == 0 && run(&helper, config_path) == 0 ? 0 : 1;
+	stop(&helper);
+	return status;
+}

@@ -2,7 +2,9 @@
  * sink.h — the interface every output implements.
  *
  * The collector calls publish() once per interval and job_finished() once per
- * finished job, from its own thread, and must never wait on an output: a sink
+ * finished job, never two calls at once (they may come from the collector
+ * thread or, for a job's final read, the socket thread), and must never wait
+ * on an output: a sink
  * that talks to something slow (Kafka, HTTP, a locked database) queues into a
  * bounded buffer, does the slow part elsewhere, and counts what it dropped.
  */

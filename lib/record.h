@@ -7,6 +7,8 @@
  * counts were read.  Counters are cumulative since the step was registered;
  * a sink that wants rates computes them.  Records are only valid during the
  * call: a sink that keeps anything copies it.
+ * stats is a pointer (see vnfs_step_record); vnfs_step_record_from_json
+ * allocates it and vnfs_step_record_free_arrays frees it.
  */
 #ifndef VNFS_RECORD_H
 #define VNFS_RECORD_H
@@ -35,6 +37,8 @@ struct vnfs_mount_record {
 	char mount_point[256];     /* "/mnt/nfs" ("" if no longer mounted) */
 	char source[256];          /* "server:/export" */
 	char version[8];           /* "3", "4.0", "4.1", "4.2" */
+	uint32_t rsize;            /* negotiated rsize/wsize in bytes, 0 = unknown */
+	uint32_t wsize;
 	struct vnfs_mount_stats stats;
 };
 
@@ -51,7 +55,9 @@ struct vnfs_step_record {
 	int64_t end_time_ms;       /* unregistration, 0 while running */
 	int64_t sample_time_ms;    /* when these counters were read */
 	bool finished;
-	struct vnfs_step_stats stats;
+	/* Points into the live BPF map (mmap) or into storage the producer owns:
+	 * never copied per interval, so a thousand steps cost no 7 KiB copies. */
+	const struct vnfs_step_stats *stats;
 	size_t process_count;
 	const struct vnfs_process_record *processes;
 	size_t mount_count;
@@ -68,6 +74,8 @@ struct vnfs_unattributed_record {
 /* How one operation's probes are attached (self-metrics, STATUS). */
 enum vnfs_attach_method { VNFS_ATTACH_NONE, VNFS_ATTACH_FENTRY, VNFS_ATTACH_KPROBE };
 
+#define VNFS_MAX_SINKS 8
+
 struct vnfs_helper_health {
 	uint64_t collections;            /* intervals collected so far */
 	uint64_t last_collection_ns;     /* duration of the last collection */
@@ -75,6 +83,11 @@ struct vnfs_helper_health {
 	uint32_t active_slots;
 	uint32_t max_slots;
 	enum vnfs_attach_method attach_method[VNFS_OP_COUNT];
+	/* Records each output failed to deliver (its dropped()), for
+	 * vnfs_helper_dropped_records_total{sink}. */
+	unsigned sink_count;
+	const char *sink_names[VNFS_MAX_SINKS];
+	uint64_t sink_dropped[VNFS_MAX_SINKS];
 };
 
 struct vnfs_interval {
@@ -98,7 +111,25 @@ struct vnfs_job {
 	const struct vnfs_step_record *steps; /* final counts, finished == true */
 };
 
+/* Operation names ("read", "open", ...) and classes, indexed by enum
+ * vnfs_operation: derived from bpf/operations.h in lib/operations.c. */
+extern const char *const vnfs_operation_names[VNFS_OP_COUNT];
+extern const bool vnfs_operation_is_metadata[VNFS_OP_COUNT];
+
 /* "0", "batch", "extern", "interactive", ...: into buf, returns buf. */
 const char *vnfs_step_name(uint32_t step_id, char *buf, size_t size);
+
+/* The reverse of vnfs_step_name ("7", "batch", ...).  Returns 0, or -1. */
+int vnfs_step_parse(const char *text, uint32_t *step_id);
+
+/* Adds every counter and histogram of add into sum. */
+void vnfs_step_stats_add(struct vnfs_step_stats *sum, const struct vnfs_step_stats *add);
+
+/*
+ * The q-quantile (0 < q <= 1) of a log2 histogram (bucket i holds [2^i,
+ * 2^(i+1)), bucket 0 holds [0, 2)), interpolated linearly inside the bucket
+ * that holds the rank ceil(q * total).  0 for an empty histogram.
+ */
+uint64_t vnfs_histogram_quantile(const __u64 *buckets, size_t bucket_count, double q);
 
 #endif /* VNFS_RECORD_H */

@@ -20,7 +20,7 @@
 #define VNFS_MAX_TAGS 32
 #define VNFS_TAG_NAME_MAX 64
 #define VNFS_TAG_VALUE_MAX 256
-#define VNFS_TAGS_BUFFER 2048
+#define VNFS_TAGS_BUFFER 1024
 
 struct vnfs_tag_list {
 	unsigned count;

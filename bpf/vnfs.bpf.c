@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vnfs.bpf.c — the kernel side: probes on the NFS client's file, inode and
+ * address-space operations that count every call per job step.
+ *
+ * The programs are generic.  The helper (helper/probes.c) picks, per hooked
+ * kernel function, one numbered hook slot and fills hook_config[slot] from
+ * the function's BTF prototype before loading: which operation it counts,
+ * which argument holds the object that tells the mount apart, how to read
+ * the result.  Each slot has four programs (fentry, fexit, kprobe,
+ * kretprobe); the helper loads the fentry/fexit pair where the kernel allows
+ * it and the kprobe pair otherwise.  Nothing here names a kernel function.
+ *
+ * A call is attributed to the job step whose cgroup is the nearest
+ * registered ancestor of the calling task's cgroup (see current_slot).  All
+ * hooks run in the calling task, never in rpciod or writeback workers, so
+ * the current cgroup is the caller's.  Counters are shared between CPUs and
+ * updated with atomic adds: per-CPU copies would multiply the map memory by
+ * the number of CPUs (docs/PROBES.md has the arithmetic).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "vnfs.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Filled by the helper before load (read-only afterwards, so the verifier
+ * sees each program's configuration as constants and prunes the rest). */
+const volatile struct vnfs_hook_config hook_config[VNFS_MAX_HOOKS] = {};
+const volatile __u32 page_shift = 12;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VNFS_MAX_REGISTERED_CGROUPS);
+	__type(key, __u64);
+	__type(value, struct vnfs_registration);
+} registry SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} registry_generation SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, VNFS_MAX_CACHED_CGROUPS);
+	__type(key, __u64);
+	__type(value, struct vnfs_cached_slot);
+} cgroup_cache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VNFS_MAX_STEPS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct vnfs_step_stats);
+} step_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VNFS_MAX_PROCESS_ENTRIES);
+	__type(key, struct vnfs_process_key);
+	__type(value, struct vnfs_process_stats);
+} process_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VNFS_MAX_MOUNT_ENTRIES);
+	__type(key, struct vnfs_mount_key);
+	__type(value, struct vnfs_mount_stats);
+} mount_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VNFS_MAX_UNATTRIBUTED_ENTRIES);
+	__type(key, struct vnfs_unattributed_key);
+	__type(value, struct vnfs_unattributed_stats);
+} unattributed_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VNFS_HEALTH_COUNTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} health SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct vnfs_task_state);
+} task_state SEC(".maps");
+
+/* Never used here: the helper stores {VNFS_ABI_VERSION, sizeof(struct
+ * vnfs_step_stats)} in it so that a later helper can tell whether the
+ * pinned maps have its layout. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u32);
+} abi SEC(".maps");
+
+/* Pre-6.6 kernels keep a large folio's order in its own byte. */
+struct folio___with_order {
+	unsigned char _folio_order;
+} __attribute__((preserve_access_index));
+
+static __always_inline void health_add(__u32 counter)
+{
+	__u64 *value = bpf_map_lookup_elem(&health, &counter);
+
+	if (value)
+		__sync_fetch_and_add(value, 1);
+}
+
+/* floor(log2(value)), 0 for 0, clamped to the last bucket. */
+static __always_inline __u32 log2_bucket(__u64 value, __u32 buckets)
+{
+	__u32 bucket = 0;
+
+#pragma unroll
+	for (int shift = 32; shift > 0; shift >>= 1) {
+		if (value >= (1ull << shift)) {
+			value >>= shift;
+			bucket += shift;
+		}
+	}
+	return bucket < buckets ? bucket : buckets - 1;
+}
+
+/* Finds key in map or inserts zero for it; a full map is a health event. */
+static __always_inline void *lookup_or_insert(void *map, const void *key, const void *zero,
+					      __u32 full_counter)
+{
+	void *value = bpf_map_lookup_elem(map, key);
+
+	if (value)
+		return value;
+	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	value = bpf_map_lookup_elem(map, key);
+	if (!value)
+		health_add(full_counter);
+	return value;
+}
+
+/* The slot of the nearest registered ancestor (or the cgroup itself): the
+ * deepest level is tried first, so a registered task sub-cgroup beats its
+ * registered step.  Level 0 is the root, never registered. */
+static __always_inline __u32 registered_ancestor_slot(void)
+{
+#pragma unroll
+	for (int level = VNFS_MAX_CGROUP_DEPTH; level >= 1; level--) {
+		__u64 cgroup_id = bpf_get_current_ancestor_cgroup_id(level);
+		struct vnfs_registration *registration;
+
+		if (!cgroup_id)
+			continue; /* deeper than the task's own cgroup */
+		registration = bpf_map_lookup_elem(&registry, &cgroup_id);
+		if (registration && registration->slot < VNFS_MAX_STEPS)
+			return registration->slot;
+	}
+	return VNFS_SLOT_NONE;
+}
+
+/* The calling task's step slot, or VNFS_SLOT_NONE.  The ancestor walk costs
+ * up to VNFS_MAX_CGROUP_DEPTH lookups, so its answer is cached per cgroup and
+ * trusted while the helper has not changed the registry since (generation). */
+static __always_inline __u32 current_slot(__u64 cgroup_id)
+{
+	struct vnfs_cached_slot *cached, fresh;
+	__u32 zero = 0, *generation;
+
+	generation = bpf_map_lookup_elem(&registry_generation, &zero);
+	fresh.generation = generation ? *generation : 0;
+	cached = bpf_map_lookup_elem(&cgroup_cache, &cgroup_id);
+	if (cached && cached->generation == fresh.generation)
+		return cached->slot;
+
+	fresh.slot = registered_ancestor_slot();
+	if (bpf_map_update_elem(&cgroup_cache, &cgroup_id, &fresh, BPF_ANY))
+		health_add(VNFS_HEALTH_CACHE_FULL);
+	return fresh.slot;
+}
+
+static __always_inline struct super_block *object_super_block(__u32 kind, __u64 object)
+{
+	switch (kind) {
+	case VNFS_OBJECT_FILE:
+		return BPF_CORE_READ((struct file *)object, f_inode, i_sb);
+	case VNFS_OBJECT_KIOCB:
+		return BPF_CORE_READ((struct kiocb *)object, ki_filp, f_inode, i_sb);
+	case VNFS_OBJECT_INODE:
+		return BPF_CORE_READ((struct inode *)object, i_sb);
+	case VNFS_OBJECT_DENTRY:
+		return BPF_CORE_READ((struct dentry *)object, d_sb);
+	case VNFS_OBJECT_PATH:
+		return BPF_CORE_READ((struct path *)object, dentry, d_sb);
+	case VNFS_OBJECT_READAHEAD:
+		return BPF_CORE_READ((struct readahead_control *)object, mapping, host, i_sb);
+	case VNFS_OBJECT_FOLIO:
+		return BPF_CORE_READ((struct folio *)object, mapping, host, i_sb);
+	}
+	return NULL;
+}
+
+/* The device number of the object's superblock: the mount breakdown key. */
+static __always_inline __u32 object_device(__u32 kind, __u64 object)
+{
+	struct super_block *super_block;
+
+	if (!object)
+		return 0;
+	super_block = object_super_block(kind, object);
+	if (!super_block)
+		return 0;
+	return BPF_CORE_READ(super_block, s_dev);
+}
+
+static __always_inline __u64 folio_bytes(struct folio *folio)
+{
+	unsigned long flags = 0;
+	__u32 order = 0;
+
+	bpf_core_read(&flags, sizeof(flags), &folio->flags);
+	if (flags & (1ul << bpf_core_enum_value(enum pageflags, PG_head))) {
+		if (bpf_core_field_exists(struct folio___with_order, _folio_order))
+			order = BPF_CORE_READ((struct folio___with_order *)folio, _folio_order);
+		else
+			order = BPF_CORE_READ(folio, _flags_1) & 0xff;
+	}
+	return (1ull << page_shift) << (order & 31);
+}
+
+/* Bytes a page-cache fill brings in, measured at entry: by the time
+ * readahead returns it has consumed its readahead_control. */
+static __always_inline __u64 object_bytes(__u32 kind, __u64 object)
+{
+	if (!object)
+		return 0;
+	if (kind == VNFS_OBJECT_READAHEAD) {
+		__u32 pages = BPF_CORE_READ((struct readahead_control *)object, _nr_pages);
+
+		return (__u64)pages << page_shift;
+	}
+	if (kind == VNFS_OBJECT_FOLIO)
+		return folio_bytes((struct folio *)object);
+	return 0;
+}
+
+/* A page-cache fill inside read() or write() is part of that call's bytes,
+ * so only fills outside them (page faults on mapped files) are mmap_read. */
+static __always_inline bool inside_data_call(const struct vnfs_task_state *state)
+{
+	return state->depth[VNFS_OP_READ] > 0 || state->depth[VNFS_OP_WRITE] > 0;
+}
+
+static __always_inline struct vnfs_task_state *current_task_state(bool create)
+{
+	return bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* Entry of a hooked call: remember when it started and on which device.  Only
+ * the outermost call of an operation is timed; nested ones only count. */
+static __always_inline void hook_entry(__u32 hook, __u64 object, __u64 file)
+{
+	__u32 operation = hook_config[hook].operation;
+	__u32 flags = hook_config[hook].flags;
+	struct vnfs_task_state *state;
+
+	if (operation >= VNFS_OP_COUNT)
+		return;
+	state = current_task_state(true);
+	if (!state) {
+		health_add(VNFS_HEALTH_TASK_STATE_FAILED);
+		return;
+	}
+	if ((flags & VNFS_HOOK_OUTSIDE_READ) && inside_data_call(state))
+		return;
+	if (state->depth[operation]++ > 0)
+		return;
+	state->start_ns[operation] = bpf_ktime_get_ns();
+	state->device[operation] = object_device(hook_config[hook].object_kind, object);
+	/* What the exit needs and may no longer read from its arguments. */
+	if (flags & VNFS_HOOK_BYTES_FROM_OBJECT)
+		state->object[operation] = object_bytes(hook_config[hook].object_kind, object);
+	else if (flags & VNFS_HOOK_COUNT_IF_OPENED)
+		state->object[operation] = file;
+	else
+		state->object[operation] = 0;
+}
+
+struct call_result {
+	__u32 operation;
+	__u32 device;
+	bool error;
+	bool timed;
+	__u64 duration_ns;
+	__u64 bytes;
+};
+
+static __always_inline void count_unattributed(__u64 cgroup_id, const struct call_result *call)
+{
+	struct vnfs_unattributed_key key = { .cgroup_id = cgroup_id };
+	struct vnfs_unattributed_stats zero = {}, *stats;
+
+	key.uid = (__u32)bpf_get_current_uid_gid();
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	stats = lookup_or_insert(&unattributed_stats, &key, &zero, VNFS_HEALTH_UNATTRIBUTED_FULL);
+	if (!stats || call->operation >= VNFS_OP_COUNT)
+		return;
+	__sync_fetch_and_add(&stats->count[call->operation], 1);
+	if (call->error)
+		__sync_fetch_and_add(&stats->errors, 1);
+	if (call->operation == VNFS_OP_WRITE)
+		__sync_fetch_and_add(&stats->write_bytes, call->bytes);
+	else if (call->bytes)
+		__sync_fetch_and_add(&stats->read_bytes, call->bytes);
+}
+
+static __always_inline void count_operation(struct vnfs_step_stats *stats,
+					    const struct call_result *call)
+{
+	struct vnfs_operation_stats *operation;
+	__u32 bucket;
+
+	if (call->operation >= VNFS_OP_COUNT)
+		return;
+	operation = &stats->operations[call->operation];
+	__sync_fetch_and_add(&operation->count, 1);
+	if (call->error)
+		__sync_fetch_and_add(&operation->errors, 1);
+	if (call->bytes)
+		__sync_fetch_and_add(&operation->bytes, call->bytes);
+	if (call->timed) {
+		__sync_fetch_and_add(&operation->time_ns, call->duration_ns);
+		bucket = log2_bucket(call->duration_ns, VNFS_LATENCY_BUCKETS);
+		__sync_fetch_and_add(&operation->latency_histogram[bucket], 1);
+	}
+	if (call->error)
+		return;
+	/* Request size = bytes the call moved (a read at end of file is 0). */
+	bucket = log2_bucket(call->bytes, VNFS_SIZE_BUCKETS);
+	if (call->operation == VNFS_OP_READ)
+		__sync_fetch_and_add(&stats->request_size_histogram[VNFS_DIRECTION_READ][bucket], 1);
+	else if (call->operation == VNFS_OP_WRITE)
+		__sync_fetch_and_add(&stats->request_size_histogram[VNFS_DIRECTION_WRITE][bucket], 1);
+}
+
+/* read_* include mmap_read: both are data the process brought in. */
+static __always_inline void count_process(__u32 slot, const struct call_result *call)
+{
+	struct vnfs_process_key key = { .slot = slot };
+	struct vnfs_process_stats zero = {}, *stats;
+
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	stats = lookup_or_insert(&process_stats, &key, &zero, VNFS_HEALTH_PROCESS_MAP_FULL);
+	if (!stats)
+		return;
+	if (call->operation == VNFS_OP_READ || call->operation == VNFS_OP_MMAP_READ) {
+		__sync_fetch_and_add(&stats->read_ops, 1);
+		__sync_fetch_and_add(&stats->read_bytes, call->bytes);
+	} else if (call->operation == VNFS_OP_WRITE) {
+		__sync_fetch_and_add(&stats->write_ops, 1);
+		__sync_fetch_and_add(&stats->write_bytes, call->bytes);
+	} else {
+		__sync_fetch_and_add(&stats->other_ops, 1);
+	}
+}
+
+static __always_inline void count_mount(__u32 slot, const struct call_result *call)
+{
+	struct vnfs_mount_key key = { .slot = slot, .device = call->device };
+	struct vnfs_mount_stats zero = {}, *stats;
+
+	stats = lookup_or_insert(&mount_stats, &key, &zero, VNFS_HEALTH_MOUNT_MAP_FULL);
+	if (!stats)
+		return;
+	__sync_fetch_and_add(&stats->ops, 1);
+	if (call->error)
+		__sync_fetch_and_add(&stats->errors, 1);
+	if (call->timed)
+		__sync_fetch_and_add(&stats->time_ns, call->duration_ns);
+	if (call->operation == VNFS_OP_WRITE)
+		__sync_fetch_and_add(&stats->write_bytes, call->bytes);
+	else if (call->bytes)
+		__sync_fetch_and_add(&stats->read_bytes, call->bytes);
+}
+
+static __always_inline void count_call(const struct call_result *call)
+{
+	__u64 cgroup_id = bpf_get_current_cgroup_id();
+	__u32 slot = current_slot(cgroup_id);
+	struct vnfs_step_stats *stats;
+
+	if (slot == VNFS_SLOT_NONE) {
+		count_unattributed(cgroup_id, call);
+		return;
+	}
+	stats = bpf_map_lookup_elem(&step_stats, &slot);
+	if (!stats)
+		return;
+	count_operation(stats, call);
+	count_process(slot, call);
+	count_mount(slot, call);
+}
+
+static __always_inline bool file_was_opened(__u64 file)
+{
+	/* finish_open() gives the file its f_op; finish_no_open() leaves it
+	 * NULL and the VFS then calls ->open, which is counted there.  (f_op
+	 * rather than FMODE_OPENED: that flag's value moved in 6.12.) */
+	return file && BPF_CORE_READ((struct file *)file, f_op) != NULL;
+}
+
+/* Exit of a hooked call: classify the result and count it. */
+static __always_inline void hook_exit(__u32 hook, __u64 result)
+{
+	__u32 operation = hook_config[hook].operation;
+	__u32 flags = hook_config[hook].flags;
+	struct vnfs_task_state *state;
+	struct call_result call = { .operation = operation };
+	__s64 value = 0;
+	__u8 depth;
+
+	if (operation >= VNFS_OP_COUNT)
+		return;
+	state = current_task_state(false);
+	if (!state)
+		return; /* the entry had no task state and said so */
+	if ((flags & VNFS_HOOK_OUTSIDE_READ) && inside_data_call(state))
+		return;
+	depth = state->depth[operation];
+	if (depth == 0) {
+		health_add(VNFS_HEALTH_UNMATCHED_EXIT);
+		return;
+	}
+	state->depth[operation] = --depth;
+
+	switch (hook_config[hook].result_kind) {
+	case VNFS_RESULT_INT:
+		value = (flags & VNFS_HOOK_RESULT_32BIT) ? (__s64)(__s32)result : (__s64)result;
+		call.error = value < 0;
+		break;
+	case VNFS_RESULT_POINTER:
+		call.error = result >= (__u64)-4095; /* IS_ERR_VALUE */
+		break;
+	}
+	if ((flags & VNFS_HOOK_COUNT_IF_OPENED) && !call.error &&
+	    !file_was_opened(state->object[operation]))
+		return;
+	if ((flags & VNFS_HOOK_BYTES_FROM_RESULT) && value > 0)
+		call.bytes = value;
+	else if (flags & VNFS_HOOK_BYTES_FROM_OBJECT)
+		call.bytes = call.error ? 0 : state->object[operation];
+	call.device = state->device[operation];
+	if (depth == 0) {
+		call.timed = true;
+		call.duration_ns = bpf_ktime_get_ns() - state->start_ns[operation];
+	}
+	count_call(&call);
+}
+
+/* Arguments past the fifth are not read on the kprobe path (the helper
+ * leaves object_kind NONE for them). */
+static __always_inline __u64 kprobe_argument(struct pt_regs *ctx, __u32 index)
+{
+	switch (index) {
+	case 0: return PT_REGS_PARM1(ctx);
+	case 1: return PT_REGS_PARM2(ctx);
+	case 2: return PT_REGS_PARM3(ctx);
+	case 3: return PT_REGS_PARM4(ctx);
+	case 4: return PT_REGS_PARM5(ctx);
+	}
+	return 0;
+}
+
+static __always_inline __u64 fentry_argument(__u64 *ctx, __u32 index)
+{
+	__u64 value = 0;
+
+	bpf_get_func_arg(ctx, index, &value);
+	return value;
+}
+
+static __always_inline void fentry_common(__u64 *ctx, __u32 hook)
+{
+	__u64 object = 0, file = 0;
+
+	if (hook_config[hook].object_kind != VNFS_OBJECT_NONE)
+		object = fentry_argument(ctx, hook_config[hook].object_argument);
+	if (hook_config[hook].flags & VNFS_HOOK_COUNT_IF_OPENED)
+		file = fentry_argument(ctx, hook_config[hook].file_argument);
+	hook_entry(hook, object, file);
+}
+
+static __always_inline void fexit_common(__u64 *ctx, __u32 hook)
+{
+	__u64 result = 0;
+
+	if (hook_config[hook].result_kind != VNFS_RESULT_VOID)
+		bpf_get_func_ret(ctx, &result);
+	hook_exit(hook, result);
+}
+
+static __always_inline void kprobe_common(struct pt_regs *ctx, __u32 hook)
+{
+	__u64 object = 0, file = 0;
+
+	if (hook_config[hook].object_kind != VNFS_OBJECT_NONE)
+		object = kprobe_argument(ctx, hook_config[hook].object_argument);
+	if (hook_config[hook].flags & VNFS_HOOK_COUNT_IF_OPENED)
+		file = kprobe_argument(ctx, hook_config[hook].file_argument);
+	hook_entry(hook, object, file);
+}
+
+/* The four programs of hook slot N; the helper sets their targets. */
+#define VNFS_HOOK_PROGRAMS(N)                                   \
+	SEC("fentry")                                           \
+	int fentry_##N(__u64 *ctx)                              \
+	{                                                       \
+		fentry_common(ctx, N);                          \
+		return 0;                                       \
+	}                                                       \
+	SEC("fexit")                                            \
+	int fexit_##N(__u64 *ctx)                               \
+	{                                                       \
+		fexit_common(ctx, N);                           \
+		return 0;                                       \
+	}                                                       \
+	SEC("kprobe")                                           \
+	int kprobe_##N(struct pt_regs *ctx)                     \
+	{                                                       \
+		kprobe_common(ctx, N);                          \
+		return 0;                                       \
+	}                                                       \
+	SEC("kretprobe")                                        \
+	int kretprobe_##N(struct pt_regs *ctx)                  \
+	{                                                       \
+		hook_exit(N, PT_REGS_RC(ctx));                  \
+		return 0;                                       \
+	}
+
+VNFS_HOOK_PROGRAMS(0) VNFS_HOOK_PROGRAMS(1) VNFS_HOOK_PROGRAMS(2) VNFS_HOOK_PROGRAMS(3)
+VNFS_HOOK_PROGRAMS(4) VNFS_HOOK_PROGRAMS(5) VNFS_HOOK_PROGRAMS(6) VNFS_HOOK_PROGRAMS(7)
+VNFS_HOOK_PROGRAMS(8) VNFS_HOOK_PROGRAMS(9) VNFS_HOOK_PROGRAMS(10) VNFS_HOOK_PROGRAMS(11)
+VNFS_HOOK_PROGRAMS(12) VNFS_HOOK_PROGRAMS(13) VNFS_HOOK_PROGRAMS(14) VNFS_HOOK_PROGRAMS(15)
+VNFS_HOOK_PROGRAMS(16) VNFS_HOOK_PROGRAMS(17) VNFS_HOOK_PROGRAMS(18) VNFS_HOOK_PROGRAMS(19)
+VNFS_HOOK_PROGRAMS(20) VNFS_HOOK_PROGRAMS(21) VNFS_HOOK_PROGRAMS(22) VNFS_HOOK_PROGRAMS(23)
+VNFS_HOOK_PROGRAMS(24) VNFS_HOOK_PROGRAMS(25) VNFS_HOOK_PROGRAMS(26) VNFS_HOOK_PROGRAMS(27)
+VNFS_HOOK_PROGRAMS(28) VNFS_HOOK_PROGRAMS(29) VNFS_HOOK_PROGRAMS(30) VNFS_HOOK_PROGRAMS(31)
+VNFS_HOOK_PROGRAMS(32) VNFS_HOOK_PROGRAMS(33) VNFS_HOOK_PROGRAMS(34) VNFS_HOOK_PROGRAMS(35)
+VNFS_HOOK_PROGRAMS(36) VNFS_HOOK_PROGRAMS(37) VNFS_HOOK_PROGRAMS(38) VNFS_HOOK_PROGRAMS(39)
+
+_Static_assert(VNFS_MAX_HOOKS == 40, "VNFS_HOOK_PROGRAMS lines above must match VNFS_MAX_HOOKS");

@@ -1,0 +1,556 @@
+/*
+ * collector.c — BPF maps -> records -> sinks.
+ *
+ * Step counters are never copied: a record points at the step's entry of the
+ * mmapped step_stats array, which the kernel keeps updating.  Only the
+ * breakdown maps (process, mount, unattributed) are iterated, once per
+ * collection, and bucketed by slot so each record gets a contiguous range.
+ */
+#include "helper/collector.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "helper/probes.h"
+#include "lib/log.h"
+#include "lib/record_json.h"
+#include "report/report_files.h"
+
+int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_config *config,
+			struct vnfs_probes *probes, struct vnfs_registry *registry, const char *node,
+			char *error, size_t error_size)
+{
+	memset(collector, 0, sizeof(*collector));
+	collector->config = config;
+	collector->probes = probes;
+	collector->registry = registry;
+	snprintf(collector->node, sizeof(collector->node), "%s", node);
+	collector->steps = calloc(VNFS_MAX_STEPS, sizeof(*collector->steps));
+	collector->slots = calloc(VNFS_MAX_STEPS, sizeof(*collector->slots));
+	collector->records = calloc(VNFS_MAX_STEPS, sizeof(*collector->records));
+	if (collector->steps == NULL || collector->slots == NULL || collector->records == NULL ||
+	    pthread_mutex_init(&collector->lock, NULL) != 0 ||
+	    vnfs_mounts_init(&collector->mounts, NULL) != 0) {
+		snprintf(error, error_size, "collector: out of memory");
+		free(collector->steps);
+		free(collector->slots);
+		free(collector->records);
+		return -1;
+	}
+	collector->health.max_slots = VNFS_MAX_STEPS;
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		collector->health.attach_method[op] =
+			probes ? vnfs_probes_attach_method(probes, (enum vnfs_operation)op)
+			       : VNFS_ATTACH_NONE;
+	return 0;
+}
+
+int vnfs_collector_add_sink(struct vnfs_collector *collector, const struct vnfs_sink *sink)
+{
+	if (collector->sink_count == VNFS_MAX_SINKS)
+		return -1;
+	collector->sinks[collector->sink_count++] = *sink;
+	return 0;
+}
+
+void vnfs_collector_destroy(struct vnfs_collector *collector)
+{
+	for (unsigned i = 0; i < collector->sink_count; i++)
+		collector->sinks[i].close(collector->sinks[i].state);
+	vnfs_mounts_destroy(&collector->mounts);
+	pthread_mutex_destroy(&collector->lock);
+	free(collector->steps);
+	free(collector->slots);
+	free(collector->records);
+	free(collector->processes);
+	free(collector->process_slots);
+	free(collector->mounts_seen);
+	free(collector->mount_slots);
+	free(collector->unattributed);
+}
+
+/* Grows *array (of element_size) to hold one more; 0 or -1 (out of memory). */
+static int reserve(void **array, size_t element_size, size_t count, size_t *capacity)
+{
+	void *grown;
+	size_t wanted;
+
+	if (count < *capacity)
+		return 0;
+	wanted = *capacity ? *capacity * 2 : 64;
+	grown = realloc(*array, wanted * element_size);
+	if (grown == NULL)
+		return -1;
+	*array = grown;
+	*capacity = wanted;
+	return 0;
+}
+
+/* Breakdown entries arrive in hash order; they are appended with their slot,
+ * then sorted by slot (insertion into place keeps it simple and the lists are
+ * short: a step has a handful of process names and mounts). */
+static int add_process(const struct vnfs_process_key *key, const struct vnfs_process_stats *stats,
+		       void *context)
+{
+	struct vnfs_collector *collector = context;
+	size_t capacity = collector->process_capacity;
+	size_t position;
+
+	if (reserve((void **)&collector->processes, sizeof(*collector->processes),
+		    collector->process_count, &capacity) != 0 ||
+	    reserve((void **)&collector->process_slots, sizeof(*collector->process_slots),
+		    collector->process_count, &collector->process_capacity) != 0)
+		return -ENOMEM;
+	collector->process_capacity = capacity;
+	position = collector->process_count++;
+	while (position > 0 && collector->process_slots[position - 1] > key->slot) {
+		collector->processes[position] = collector->processes[position - 1];
+		collector->process_slots[position] = collector->process_slots[position - 1];
+		position--;
+	}
+	memcpy(collector->processes[position].comm, key->comm, VNFS_COMM_LEN);
+	collector->processes[position].comm[VNFS_COMM_LEN - 1] = '\0';
+	collector->processes[position].stats = *stats;
+	collector->process_slots[position] = key->slot;
+	return 0;
+}
+
+struct mount_context {
+	struct vnfs_collector *collector;
+	int64_t now_ms;
+};
+
+static int add_mount(const struct vnfs_mount_key *key, const struct vnfs_mount_stats *stats,
+		     void *context)
+{
+	struct mount_context *mount_context = context;
+	struct vnfs_collector *collector = mount_context->collector;
+	size_t capacity = collector->mount_capacity;
+	size_t position;
+
+	if (reserve((void **)&collector->mounts_seen, sizeof(*collector->mounts_seen),
+		    collector->mount_count, &capacity) != 0 ||
+	    reserve((void **)&collector->mount_slots, sizeof(*collector->mount_slots),
+		    collector->mount_count, &collector->mount_capacity) != 0)
+		return -ENOMEM;
+	collector->mount_capacity = capacity;
+	position = collector->mount_count++;
+	while (position > 0 && collector->mount_slots[position - 1] > key->slot) {
+		collector->mounts_seen[position] = collector->mounts_seen[position - 1];
+		collector->mount_slots[position] = collector->mount_slots[position - 1];
+		position--;
+	}
+	memset(&collector->mounts_seen[position], 0, sizeof(collector->mounts_seen[position]));
+	collector->mounts_seen[position].device = key->device;
+	collector->mounts_seen[position].stats = *stats;
+	vnfs_mounts_describe(&collector->mounts, &collector->mounts_seen[position],
+			     mount_context->now_ms);
+	collector->mount_slots[position] = key->slot;
+	return 0;
+}
+
+static int add_unattributed(const struct vnfs_unattributed_key *key,
+			    const struct vnfs_unattributed_stats *stats, void *context)
+{
+	struct vnfs_collector *collector = context;
+	struct vnfs_unattributed_record *record;
+
+	if (reserve((void **)&collector->unattributed, sizeof(*collector->unattributed),
+		    collector->unattributed_count, &collector->unattributed_capacity) != 0)
+		return -ENOMEM;
+	record = &collector->unattributed[collector->unattributed_count++];
+	record->cgroup_id = key->cgroup_id;
+	record->uid = key->uid;
+	memcpy(record->comm, key->comm, VNFS_COMM_LEN);
+	record->comm[VNFS_COMM_LEN - 1] = '\0';
+	record->stats = *stats;
+	return 0;
+}
+
+static void read_breakdowns(struct vnfs_collector *collector, int64_t now_ms)
+{
+	struct mount_context mount_context = { collector, now_ms };
+
+	collector->process_count = 0;
+	collector->mount_count = 0;
+	collector->unattributed_count = 0;
+	if (collector->probes == NULL)
+		return;
+	if (vnfs_probes_for_each_process(collector->probes, add_process, collector) != 0)
+		vnfs_warning("reading the process breakdown failed: it is incomplete this interval");
+	if (vnfs_probes_for_each_mount(collector->probes, add_mount, &mount_context) != 0)
+		vnfs_warning("reading the mount breakdown failed: it is incomplete this interval");
+	if (vnfs_probes_for_each_unattributed(collector->probes, add_unattributed, collector) != 0)
+		vnfs_warning("reading unattributed counters failed: incomplete this interval");
+}
+
+/* First index in the sorted slots array whose slot is >= slot. */
+static size_t first_of_slot(const uint32_t *slots, size_t count, uint32_t slot)
+{
+	size_t low = 0, high = count;
+
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+
+		if (slots[middle] < slot)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return low;
+}
+
+static void user_name(uint32_t uid, char *name, size_t size)
+{
+	struct passwd entry, *found = NULL;
+	char buffer[1024];
+
+	if (getpwuid_r(uid, &entry, buffer, sizeof(buffer), &found) == 0 && found != NULL)
+		snprintf(name, size, "%s", found->pw_name);
+	else
+		snprintf(name, size, "%u", uid);
+}
+
+static const struct vnfs_step_stats empty_stats;
+
+static void build_record(struct vnfs_collector *collector, const struct vnfs_step *step,
+			 uint32_t slot, struct vnfs_step_record *record, int64_t now_ms)
+{
+	size_t first, last;
+	const struct vnfs_step_stats *stats = NULL;
+
+	memset(record, 0, sizeof(*record));
+	record->job_id = step->job_id;
+	record->step_id = step->step_id;
+	record->uid = step->uid;
+	user_name(step->uid, record->user, sizeof(record->user));
+	snprintf(record->node, sizeof(record->node), "%s", collector->node);
+	record->cgroup_id = step->cgroup_id;
+	snprintf(record->cgroup_path, sizeof(record->cgroup_path), "%s", step->cgroup_path);
+	record->tags = step->tags;
+	record->start_time_ms = step->start_time_ms;
+	record->end_time_ms = step->end_time_ms;
+	record->sample_time_ms = now_ms;
+	record->finished = step->state == VNFS_STEP_FINISHED;
+	if (collector->probes != NULL)
+		stats = vnfs_probes_step_stats(collector->probes, slot);
+	record->stats = stats ? stats : &empty_stats;
+
+	first = first_of_slot(collector->process_slots, collector->process_count, slot);
+	last = first_of_slot(collector->process_slots, collector->process_count, slot + 1);
+	record->processes = collector->processes + first;
+	record->process_count = last - first;
+	first = first_of_slot(collector->mount_slots, collector->mount_count, slot);
+	last = first_of_slot(collector->mount_slots, collector->mount_count, slot + 1);
+	record->mounts = collector->mounts_seen + first;
+	record->mount_count = last - first;
+}
+
+/* Snapshot + breakdowns + records for every step; returns the step count. */
+static uint32_t read_all(struct vnfs_collector *collector, int64_t now_ms)
+{
+	uint32_t count = vnfs_registry_snapshot(collector->registry, collector->steps,
+						collector->slots, VNFS_MAX_STEPS);
+
+	read_breakdowns(collector, now_ms);
+	for (uint32_t i = 0; i < count; i++)
+		build_record(collector, &collector->steps[i], collector->slots[i],
+			     &collector->records[i], now_ms);
+	return count;
+}
+
+static void fill_job(const struct vnfs_collector *collector, uint32_t job_id, uint32_t count,
+		     struct vnfs_step_record *steps, struct vnfs_job *job)
+{
+	memset(job, 0, sizeof(*job));
+	job->job_id = job_id;
+	job->node = collector->node;
+	job->steps = steps;
+	for (uint32_t i = 0; i < count; i++) {
+		const struct vnfs_step_record *step = &steps[i];
+
+		if (job->step_count == 0 || step->start_time_ms < job->start_time_ms)
+			job->start_time_ms = step->start_time_ms;
+		if (step->end_time_ms > job->end_time_ms)
+			job->end_time_ms = step->end_time_ms;
+		job->uid = step->uid;
+		job->user = step->user;
+		job->step_count++;
+	}
+}
+
+/* The records of job_id (a contiguous copy, since slots of a job need not be
+ * adjacent); returns how many.  steps must hold VNFS_MAX_STEPS. */
+static uint32_t select_job(const struct vnfs_collector *collector, uint32_t count, uint32_t job_id,
+			   bool has_step, uint32_t step_id, struct vnfs_step_record *steps,
+			   uint32_t *slots)
+{
+	uint32_t selected = 0;
+
+	for (uint32_t i = 0; i < count; i++) {
+		const struct vnfs_step_record *record = &collector->records[i];
+
+		if (record->job_id != job_id || (has_step && record->step_id != step_id))
+			continue;
+		steps[selected] = *record;
+		if (slots != NULL)
+			slots[selected] = collector->slots[i];
+		selected++;
+	}
+	return selected;
+}
+
+/* Final read done by the caller: report, sinks, release.  Lock held. */
+static struct json_object *finish_job_locked(struct vnfs_collector *collector, uint32_t job_id,
+					     uint32_t count, const char *report_dir)
+{
+	struct vnfs_step_record *steps = calloc(VNFS_MAX_STEPS, sizeof(*steps));
+	uint32_t *slots = calloc(VNFS_MAX_STEPS, sizeof(*slots));
+	struct json_object *json = NULL;
+	struct vnfs_job job;
+	uint32_t selected;
+	char error[512];
+
+	if (steps == NULL || slots == NULL) {
+		vnfs_error("job %u: out of memory for its final read", job_id);
+		goto out;
+	}
+	selected = select_job(collector, count, job_id, false, 0, steps, slots);
+	for (uint32_t i = 0; i < selected; i++)
+		steps[i].finished = true;
+	fill_job(collector, job_id, selected, steps, &job);
+	json = vnfs_job_to_json(&job);
+	if (report_dir[0] != '\0' && vnfs_report_write_files(&job, report_dir, error, sizeof(error)) != 0)
+		vnfs_error("job %u: report files not written: %s", job_id, error);
+	for (unsigned i = 0; i < collector->sink_count; i++)
+		collector->sinks[i].job_finished(collector->sinks[i].state, &job);
+	for (uint32_t i = 0; i < selected; i++) {
+		if (collector->probes != NULL) {
+			if (vnfs_probes_unregister_cgroup(collector->probes, steps[i].cgroup_id) != 0)
+				vnfs_warning("job %u: cgroup %llu was not in the BPF registry", job_id,
+					     (unsigned long long)steps[i].cgroup_id);
+			vnfs_probes_reset_slot(collector->probes, slots[i]);
+		}
+		vnfs_registry_release(collector->registry, slots[i]);
+	}
+	vnfs_info("job %u finished: %u steps, final counts reported, slots released", job_id,
+		  selected);
+out:
+	free(steps);
+	free(slots);
+	return json;
+}
+
+static void update_health(struct vnfs_collector *collector, uint32_t count)
+{
+	struct vnfs_helper_health *health = &collector->health;
+
+	health->active_slots = count;
+	if (collector->probes != NULL)
+		vnfs_probes_read_health(collector->probes, health->counters);
+	health->sink_count = collector->sink_count;
+	for (unsigned i = 0; i < collector->sink_count; i++) {
+		health->sink_names[i] = collector->sinks[i].name;
+		health->sink_dropped[i] = collector->sinks[i].dropped
+						  ? collector->sinks[i].dropped(collector->sinks[i].state)
+						  : 0;
+	}
+}
+
+/* A job whose steps all ended longer than the grace period ago, and whose
+ * FINISH never came (epilog not run, helper down at the time), is finished
+ * here so its slots are not held forever. */
+static bool job_abandoned(const struct vnfs_collector *collector, uint32_t count, uint32_t job_id,
+			  int64_t now_ms)
+{
+	int64_t grace_ms = (int64_t)collector->config->helper.finished_job_grace_s * 1000;
+
+	for (uint32_t i = 0; i < count; i++) {
+		const struct vnfs_step *step = &collector->steps[i];
+
+		if (step->job_id != job_id)
+			continue;
+		if (step->state == VNFS_STEP_RUNNING || now_ms - step->end_time_ms < grace_ms)
+			return false;
+	}
+	return true;
+}
+
+static void finish_due_jobs(struct vnfs_collector *collector, uint32_t count, int64_t now_ms)
+{
+	for (uint32_t i = 0; i < count; i++) {
+		const struct vnfs_step *step = &collector->steps[i];
+		struct json_object *json;
+		bool seen_before = false;
+
+		for (uint32_t j = 0; j < i && !seen_before; j++)
+			seen_before = collector->steps[j].job_id == step->job_id;
+		if (seen_before)
+			continue;
+		if (step->state == VNFS_STEP_FINISHED ||
+		    (step->state == VNFS_STEP_ENDED && job_abandoned(collector, count, step->job_id, now_ms))) {
+			json = finish_job_locked(collector, step->job_id, count,
+						 collector->config->helper.report_dir);
+			json_object_put(json);
+		}
+	}
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+void vnfs_collector_collect(struct vnfs_collector *collector, int64_t now_ms)
+{
+	uint64_t started = monotonic_ns();
+	struct vnfs_interval interval;
+	uint32_t count;
+
+	pthread_mutex_lock(&collector->lock);
+	count = read_all(collector, now_ms);
+	update_health(collector, count);
+	interval = (struct vnfs_interval){
+		.time_ms = now_ms,
+		.node = collector->node,
+		.step_count = count,
+		.steps = collector->records,
+		.unattributed_count = collector->unattributed_count,
+		.unattributed = collector->unattributed,
+		.health = &collector->health,
+	};
+	for (unsigned i = 0; i < collector->sink_count; i++)
+		collector->sinks[i].publish(collector->sinks[i].state, &interval);
+	finish_due_jobs(collector, count, now_ms);
+	collector->health.collections++;
+	collector->health.last_collection_ns = monotonic_ns() - started;
+	pthread_mutex_unlock(&collector->lock);
+}
+
+struct json_object *vnfs_collector_finish_job(struct vnfs_collector *collector, uint32_t job_id,
+					      const char *report_dir, int64_t now_ms, char *error,
+					      size_t error_size)
+{
+	struct json_object *json = NULL;
+	uint32_t count;
+
+	pthread_mutex_lock(&collector->lock);
+	if (vnfs_registry_finish_job(collector->registry, job_id, now_ms) == 0) {
+		snprintf(error, error_size, "job %u is not known on this node", job_id);
+	} else {
+		count = read_all(collector, now_ms);
+		json = finish_job_locked(collector, job_id, count,
+					 report_dir && report_dir[0] ? report_dir
+								     : collector->config->helper.report_dir);
+		if (json == NULL)
+			snprintf(error, error_size, "job %u: final read failed", job_id);
+	}
+	pthread_mutex_unlock(&collector->lock);
+	return json;
+}
+
+struct json_object *vnfs_collector_query(struct vnfs_collector *collector, uint32_t job_id,
+					 bool has_step, uint32_t step_id, uint32_t *owner_uid,
+					 char *error, size_t error_size)
+{
+	struct vnfs_step_record *steps = calloc(VNFS_MAX_STEPS, sizeof(*steps));
+	struct json_object *json = NULL;
+	struct vnfs_job job;
+	uint32_t count, selected;
+
+	if (steps == NULL) {
+		snprintf(error, error_size, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_lock(&collector->lock);
+	count = read_all(collector, (int64_t)time(NULL) * 1000);
+	selected = select_job(collector, count, job_id, has_step, step_id, steps, NULL);
+	if (selected == 0) {
+		if (has_step)
+			snprintf(error, error_size, "job %u step %u is not running on this node", job_id,
+				 step_id);
+		else
+			snprintf(error, error_size, "job %u is not running on this node", job_id);
+	} else {
+		fill_job(collector, job_id, selected, steps, &job);
+		*owner_uid = job.uid;
+		json = vnfs_job_to_json(&job);
+	}
+	pthread_mutex_unlock(&collector->lock);
+	free(steps);
+	return json;
+}
+
+struct json_object *vnfs_collector_list(struct vnfs_collector *collector, uint32_t uid)
+{
+	struct json_object *jobs = json_object_new_array();
+	uint32_t count;
+
+	pthread_mutex_lock(&collector->lock);
+	count = vnfs_registry_snapshot(collector->registry, collector->steps, collector->slots,
+				       VNFS_MAX_STEPS);
+	for (uint32_t i = 0; i < count; i++) {
+		const struct vnfs_step *step = &collector->steps[i];
+		struct json_object *entry;
+		char user[33], step_name[24];
+
+		if (uid != UINT32_MAX && step->uid != uid)
+			continue;
+		user_name(step->uid, user, sizeof(user));
+		entry = json_object_new_object();
+		json_object_object_add(entry, "job", json_object_new_int64(step->job_id));
+		json_object_object_add(entry, "step", json_object_new_string(
+			vnfs_step_name(step->step_id, step_name, sizeof(step_name))));
+		json_object_object_add(entry, "uid", json_object_new_int64(step->uid));
+		json_object_object_add(entry, "user", json_object_new_string(user));
+		json_object_object_add(entry, "running",
+				       json_object_new_boolean(step->state == VNFS_STEP_RUNNING));
+		json_object_array_add(jobs, entry);
+	}
+	pthread_mutex_unlock(&collector->lock);
+	return jobs;
+}
+
+static const char *attach_method_name(enum vnfs_attach_method method)
+{
+	switch (method) {
+	case VNFS_ATTACH_FENTRY:
+		return "fentry";
+	case VNFS_ATTACH_KPROBE:
+		return "kprobe";
+	default:
+		return "none";
+	}
+}
+
+struct json_object *vnfs_collector_status(struct vnfs_collector *collector)
+{
+	struct json_object *status = json_object_new_object();
+	struct json_object *attach = json_object_new_object();
+
+	pthread_mutex_lock(&collector->lock);
+	json_object_object_add(status, "version", json_object_new_string(PACKAGE_VERSION));
+	json_object_object_add(status, "node", json_object_new_string(collector->node));
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		json_object_object_add(attach, vnfs_operation_names[op], json_object_new_string(
+			attach_method_name(collector->health.attach_method[op])));
+	json_object_object_add(status, "attach", attach);
+	json_object_object_add(status, "slots_used",
+			       json_object_new_int64(collector->registry->used));
+	json_object_object_add(status, "slots", json_object_new_int64(VNFS_MAX_STEPS));
+	json_object_object_add(status, "collections",
+			       json_object_new_int64((int64_t)collector->health.collections));
+	json_object_object_add(status, "last_collection_us",
+			       json_object_new_int64((int64_t)collector->health.last_collection_ns / 1000));
+	pthread_mutex_unlock(&collector->lock);
+	return status;
+}

@@ -1,0 +1,80 @@
+/*
+ * collector.h — turns the BPF maps into records, every interval and on demand.
+ *
+ * The collector owns the sinks and the only code that reads the maps: each
+ * interval it snapshots the registry, points one vnfs_step_record per step at
+ * its live counters, groups the process and mount breakdowns by slot, and
+ * hands the same vnfs_interval to every sink.  When a job finishes it does the
+ * job's final read, writes its report files, tells the sinks, and releases the
+ * job's slots.  One mutex serialises all of it, so sinks never run twice at once.
+ */
+#ifndef VNFS_COLLECTOR_H
+#define VNFS_COLLECTOR_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "helper/config.h"
+#include "helper/mounts.h"
+#include "helper/registry.h"
+#include "helper/sink.h"
+
+struct vnfs_probes;
+struct json_object;
+
+struct vnfs_collector {
+	pthread_mutex_t lock;
+	const struct vnfs_config *config;
+	struct vnfs_probes *probes;
+	struct vnfs_registry *registry;
+	struct vnfs_mounts mounts;
+	char node[65];
+	unsigned sink_count;
+	struct vnfs_sink sinks[VNFS_MAX_SINKS];
+	struct vnfs_helper_health health;
+
+	/* Scratch, reused every interval (grown, never shrunk). */
+	struct vnfs_step *steps;
+	uint32_t *slots;
+	struct vnfs_step_record *records;
+	struct vnfs_process_record *processes;
+	uint32_t *process_slots;
+	size_t process_count, process_capacity;
+	struct vnfs_mount_record *mounts_seen;
+	uint32_t *mount_slots;
+	size_t mount_count, mount_capacity;
+	struct vnfs_unattributed_record *unattributed;
+	size_t unattributed_count, unattributed_capacity;
+};
+
+int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_config *config,
+			struct vnfs_probes *probes, struct vnfs_registry *registry, const char *node,
+			char *error, size_t error_size);
+/* Takes ownership of sink (closed by vnfs_collector_destroy). */
+int vnfs_collector_add_sink(struct vnfs_collector *collector, const struct vnfs_sink *sink);
+void vnfs_collector_destroy(struct vnfs_collector *collector);
+
+/* One interval: publish every step, finish finished jobs. */
+void vnfs_collector_collect(struct vnfs_collector *collector, int64_t now_ms);
+
+/* FINISH: final read of job_id, report files under report_dir ("" = the
+ * configured one), sinks told, slots released.  Returns the job's JSON
+ * (vnfs_job_to_json) or NULL with a message when the job is unknown. */
+struct json_object *vnfs_collector_finish_job(struct vnfs_collector *collector, uint32_t job_id,
+					      const char *report_dir, int64_t now_ms, char *error,
+					      size_t error_size);
+
+/* QUERY: the live job (all its steps, or one) as JSON; *owner_uid is the
+ * job's uid.  NULL with a message when unknown. */
+struct json_object *vnfs_collector_query(struct vnfs_collector *collector, uint32_t job_id,
+					 bool has_step, uint32_t step_id, uint32_t *owner_uid,
+					 char *error, size_t error_size);
+
+/* LIST: jobs held, as an array of {job, uid, user, steps, state}; uid
+ * UINT32_MAX lists all (root), otherwise only that user's. */
+struct json_object *vnfs_collector_list(struct vnfs_collector *collector, uint32_t uid);
+
+/* STATUS: version, node, attach method per operation, slots, collections. */
+struct json_object *vnfs_collector_status(struct vnfs_collector *collector);
+
+#endif /* VNFS_COLLECTOR_H */

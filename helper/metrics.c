@@ -1,0 +1,1053 @@
+/*
+ * metrics.c — renders vnfs's counters in the Prometheus text format.
+ *
+ * One rendering is a few megabytes for a thousand steps and must take well
+ * under 50 ms, so text is assembled with memcpy and hand-formatted integers
+ * (no printf per sample), each step's label set is escaped once and reused
+ * by every sample, and histograms expose a fixed subset of the kernel's log2
+ * buckets.  Samples of one family are contiguous, as the format requires.
+ *
+ * Ended steps (end_time_ms set) keep their last counts here for
+ * grace_period_s, even after the collector forgets them, so a short job's
+ * final numbers are still scraped.  max_series bounds the per-step and
+ * unattributed series; whole steps beyond it are left out and counted.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helper/metrics.h"
+
+/* Ended steps remembered at most; beyond it the earliest-ended is forgotten. */
+#define RETAINED_STEPS_MAX VNFS_MAX_STEPS
+
+/*
+ * Exposed histogram bounds.  Kernel bucket i holds [2^i, 2^(i+1)), so the
+ * cumulative count through bucket i is exactly "observations < 2^(i+1)".
+ * Latency: every other power of two from 2^10 ns (1.024 us) to 2^34 ns
+ * (17.2 s), a factor of 4 per bucket: 13 buckets + +Inf.  Request size:
+ * every power of two from 1 KiB to 16 MiB; sizes are integers, so the bound
+ * is written 2^(i+1) - 1 (a 4096-byte request is in le="8191", not "4095").
+ */
+#define LATENCY_FIRST_INDEX 9
+#define LATENCY_LAST_INDEX 33
+#define LATENCY_INDEX_STEP 2
+#define LATENCY_EXPOSED (((LATENCY_LAST_INDEX - LATENCY_FIRST_INDEX) / LATENCY_INDEX_STEP) + 1)
+#define SIZE_FIRST_INDEX 9
+#define SIZE_LAST_INDEX 23
+#define SIZE_EXPOSED (SIZE_LAST_INDEX - SIZE_FIRST_INDEX + 1)
+
+_Static_assert(LATENCY_LAST_INDEX < VNFS_LATENCY_BUCKETS, "latency bounds beyond the map");
+_Static_assert(SIZE_LAST_INDEX < VNFS_SIZE_BUCKETS, "size bounds beyond the map");
+
+static const char *const operation_names[VNFS_OP_COUNT] = {
+#define OPERATION_NAME(suffix, name, class) [VNFS_OP_##suffix] = #name,
+	VNFS_OPERATIONS(OPERATION_NAME)
+#undef OPERATION_NAME
+};
+
+static const char *const direction_names[VNFS_DIRECTIONS] = {
+	[VNFS_DIRECTION_READ] = "read",
+	[VNFS_DIRECTION_WRITE] = "write",
+};
+
+static const char *const attach_method_names[] = {
+	[VNFS_ATTACH_NONE] = "none",
+	[VNFS_ATTACH_FENTRY] = "fentry",
+	[VNFS_ATTACH_KPROBE] = "kprobe",
+};
+
+static const char *const full_map_names[] = {
+	[VNFS_HEALTH_CACHE_FULL] = "cgroup_cache",
+	[VNFS_HEALTH_PROCESS_MAP_FULL] = "process_stats",
+	[VNFS_HEALTH_MOUNT_MAP_FULL] = "mount_stats",
+	[VNFS_HEALTH_UNATTRIBUTED_FULL] = "unattributed_stats",
+};
+
+/* An ended step's last record, owning copies of its arrays. */
+struct retained_step {
+	struct vnfs_step_record record;
+	struct vnfs_process_record *processes;
+	struct vnfs_mount_record *mounts;
+};
+
+struct vnfs_metrics {
+	uint32_t grace_period_ms;
+	uint32_t max_series; /* 0: no bound */
+	size_t tag_label_count;
+	char tag_names[VNFS_CONFIG_MAX_LIST][VNFS_TAG_NAME_MAX + 1];
+	char tag_label_names[VNFS_CONFIG_MAX_LIST][VNFS_TAG_NAME_MAX + 8];
+
+	struct retained_step *retained;
+	size_t retained_count;
+	size_t retained_capacity;
+
+	const struct vnfs_sink *watched_sinks;
+	size_t watched_count;
+
+	uint64_t series_capped;
+	size_t last_length; /* capacity hint for the next rendering */
+
+	char latency_bounds[LATENCY_EXPOSED][24];
+	char size_bounds[SIZE_EXPOSED][24];
+};
+
+/* ---- text assembly ---------------------------------------------------- */
+
+struct text {
+	char *data;
+	size_t length;
+	size_t capacity;
+	bool failed;
+};
+
+static bool text_reserve(struct text *text, size_t more)
+{
+	if (text->failed)
+		return false;
+	if (text->length + more <= text->capacity)
+		return true;
+	size_t capacity = text->capacity ? text->capacity : 4096;
+	while (capacity < text->length + more)
+		capacity *= 2;
+	char *data = realloc(text->data, capacity);
+	if (!data) {
+		text->failed = true;
+		return false;
+	}
+	text->data = data;
+	text->capacity = capacity;
+	return true;
+}
+
+static inline void append(struct text *text, const char *bytes, size_t size)
+{
+	if (text->length + size > text->capacity && !text_reserve(text, size))
+		return;
+	memcpy(text->data + text->length, bytes, size);
+	text->length += size;
+}
+
+static inline void append_string(struct text *text, const char *string)
+{
+	append(text, string, strlen(string));
+}
+
+static inline void append_u64(struct text *text, uint64_t value)
+{
+	char digits[20];
+	size_t count = 0;
+
+	do {
+		digits[sizeof(digits) - ++count] = (char)('0' + value % 10);
+		value /= 10;
+	} while (value);
+	append(text, digits + sizeof(digits) - count, count);
+}
+
+/* Nanoseconds as exact decimal seconds: 1500 -> "0.0000015". */
+static void append_seconds(struct text *text, uint64_t nanoseconds)
+{
+	char fraction[10];
+	uint64_t rest = nanoseconds % 1000000000u;
+	int digits = 9;
+
+	append_u64(text, nanoseconds / 1000000000u);
+	if (rest == 0)
+		return;
+	while (rest % 10 == 0) {
+		rest /= 10;
+		digits--;
+	}
+	fraction[0] = '.';
+	for (int i = digits; i >= 1; i--) {
+		fraction[i] = (char)('0' + rest % 10);
+		rest /= 10;
+	}
+	append(text, fraction, (size_t)digits + 1);
+}
+
+/* Length of the well-formed UTF-8 sequence at s, or 0. */
+static size_t utf8_sequence_length(const unsigned char *s, size_t available)
+{
+	size_t length;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		length = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		length = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		length = 4;
+	else
+		return 0;
+	if (length > available)
+		return 0;
+	for (size_t i = 1; i < length; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0; /* overlong, surrogate or beyond U+10FFFF */
+	return length;
+}
+
+/*
+ * A label value as the text format wants it: backslash, double quote and
+ * newline escaped.  Process names and paths come from the kernel and may
+ * hold any byte; Prometheus needs UTF-8, so a byte that is not part of a
+ * well-formed sequence becomes '?'.
+ */
+static void append_label_value(struct text *text, const char *value, size_t size)
+{
+	const unsigned char *bytes = (const unsigned char *)value;
+	size_t length = strnlen(value, size);
+
+	for (size_t i = 0; i < length;) {
+		size_t sequence = utf8_sequence_length(bytes + i, length - i);
+
+		if (sequence == 0) {
+			append(text, "?", 1);
+			i++;
+		} else if (bytes[i] == '\\') {
+			append(text, "\\\\", 2);
+			i++;
+		} else if (bytes[i] == '"') {
+			append(text, "\\\"", 2);
+			i++;
+		} else if (bytes[i] == '\n') {
+			append(text, "\\n", 2);
+			i++;
+		} else {
+			append(text, value + i, sequence);
+			i += sequence;
+		}
+	}
+}
+
+static void append_header(struct text *text, const char *name, const char *type,
+			  const char *help)
+{
+	append_string(text, "# HELP ");
+	append_string(text, name);
+	append(text, " ", 1);
+	append_string(text, help);
+	append_string(text, "\n# TYPE ");
+	append_string(text, name);
+	append(text, " ", 1);
+	append_string(text, type);
+	append(text, "\n", 1);
+}
+
+/* Starts "name{labels" (the caller adds more labels, then a value). */
+static inline void sample_begin(struct text *text, const char *name, size_t name_length,
+				const char *labels, size_t labels_length)
+{
+	append(text, name, name_length);
+	append(text, "{", 1);
+	append(text, labels, labels_length);
+}
+
+static inline void sample_end(struct text *text, uint64_t value)
+{
+	append(text, "} ", 2);
+	append_u64(text, value);
+	append(text, "\n", 1);
+}
+
+/* ---- steps to render ---------------------------------------------------- */
+
+struct step_view {
+	const struct vnfs_step_record *record;
+	size_t labels_offset; /* into the label arena */
+	size_t labels_length;
+};
+
+static bool step_has_ended(const struct vnfs_step_record *record)
+{
+	return record->finished || record->end_time_ms != 0;
+}
+
+static int64_t step_end_ms(const struct vnfs_step_record *record)
+{
+	return record->end_time_ms ? record->end_time_ms : record->sample_time_ms;
+}
+
+static void retained_release(struct retained_step *step)
+{
+	free(step->processes);
+	free(step->mounts);
+	step->processes = NULL;
+	step->mounts = NULL;
+}
+
+static int retained_copy(struct retained_step *step, const struct vnfs_step_record *record)
+{
+	struct vnfs_process_record *processes = NULL;
+	struct vnfs_mount_record *mounts = NULL;
+
+	if (record->process_count) {
+		processes = malloc(record->process_count * sizeof(*processes));
+		if (!processes)
+			return -1;
+		memcpy(processes, record->processes, record->process_count * sizeof(*processes));
+	}
+	if (record->mount_count) {
+		mounts = malloc(record->mount_count * sizeof(*mounts));
+		if (!mounts) {
+			free(processes);
+			return -1;
+		}
+		memcpy(mounts, record->mounts, record->mount_count * sizeof(*mounts));
+	}
+	retained_release(step);
+	step->record = *record;
+	step->processes = processes;
+	step->mounts = mounts;
+	step->record.processes = processes;
+	step->record.mounts = mounts;
+	return 0;
+}
+
+static void retained_remove(struct vnfs_metrics *metrics, size_t index)
+{
+	retained_release(&metrics->retained[index]);
+	memmove(&metrics->retained[index], &metrics->retained[index + 1],
+		(metrics->retained_count - index - 1) * sizeof(metrics->retained[0]));
+	metrics->retained_count--;
+}
+
+/* Remembers (or refreshes) an ended step's last counts. */
+static void retain_step(struct vnfs_metrics *metrics, const struct vnfs_step_record *record)
+{
+	struct retained_step *slot = NULL;
+
+	for (size_t i = 0; i < metrics->retained_count; i++) {
+		struct retained_step *step = &metrics->retained[i];
+		if (step->record.job_id == record->job_id && step->record.step_id == record->step_id) {
+			slot = step;
+			break;
+		}
+	}
+	if (!slot) {
+		if (metrics->retained_count == RETAINED_STEPS_MAX) {
+			size_t earliest = 0;
+			for (size_t i = 1; i < metrics->retained_count; i++)
+				if (step_end_ms(&metrics->retained[i].record) <
+				    step_end_ms(&metrics->retained[earliest].record))
+					earliest = i;
+			retained_remove(metrics, earliest);
+		}
+		if (metrics->retained_count == metrics->retained_capacity) {
+			size_t capacity = metrics->retained_capacity ? 2 * metrics->retained_capacity : 16;
+			struct retained_step *grown = realloc(metrics->retained,
+							      capacity * sizeof(*grown));
+			if (!grown)
+				return; /* out of memory: its series end early */
+			metrics->retained = grown;
+			metrics->retained_capacity = capacity;
+		}
+		slot = &metrics->retained[metrics->retained_count];
+		memset(slot, 0, sizeof(*slot));
+		metrics->retained_count++;
+	} else if (slot->record.sample_time_ms == record->sample_time_ms &&
+		   slot->record.finished == record->finished) {
+		return; /* the same reading again */
+	}
+	if (retained_copy(slot, record) != 0) {
+		/* Out of memory: forget it rather than keep half a record. */
+		retained_remove(metrics, (size_t)(slot - metrics->retained));
+	}
+}
+
+static bool grace_expired(const struct vnfs_metrics *metrics, const struct vnfs_step_record *record,
+			  int64_t now_ms)
+{
+	return step_end_ms(record) + (int64_t)metrics->grace_period_ms <= now_ms;
+}
+
+static void expire_retained(struct vnfs_metrics *metrics, int64_t now_ms)
+{
+	for (size_t i = 0; i < metrics->retained_count;) {
+		if (grace_expired(metrics, &metrics->retained[i].record, now_ms))
+			retained_remove(metrics, i);
+		else
+			i++;
+	}
+}
+
+/* ---- series accounting --------------------------------------------------- */
+
+static bool operation_used(const struct vnfs_operation_stats *stats)
+{
+	return stats->count != 0 || stats->errors != 0;
+}
+
+static uint64_t direction_total(const struct vnfs_step_stats *stats, int direction)
+{
+	uint64_t total = 0;
+	for (int b = 0; b < VNFS_SIZE_BUCKETS; b++)
+		total += stats->request_size_histogram[direction][b];
+	return total;
+}
+
+#define BYTES_FAMILIES 3
+#define PROCESS_FAMILIES 5
+#define MOUNT_FAMILIES 5
+#define UNATTRIBUTED_FIXED_FAMILIES 3
+
+static size_t step_series(const struct vnfs_step_record *record)
+{
+	size_t series = BYTES_FAMILIES;
+
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		if (operation_used(&record->stats.operations[op]))
+			series += 2 + LATENCY_EXPOSED + 3; /* total, errors, buckets, +Inf, sum, count */
+	for (int direction = 0; direction < VNFS_DIRECTIONS; direction++)
+		if (direction_total(&record->stats, direction))
+			series += SIZE_EXPOSED + 3;
+	series += record->process_count * PROCESS_FAMILIES;
+	series += record->mount_count * MOUNT_FAMILIES;
+	return series;
+}
+
+static size_t unattributed_series(const struct vnfs_unattributed_record *record)
+{
+	size_t series = UNATTRIBUTED_FIXED_FAMILIES;
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		if (record->stats.count[op])
+			series++;
+	return series;
+}
+
+/* ---- label sets ------------------------------------------------------------ */
+
+static void append_step_labels(const struct vnfs_metrics *metrics, struct text *text,
+			       const struct vnfs_step_record *record)
+{
+	char step_name[32];
+
+	append_string(text, "job_id=\"");
+	append_u64(text, record->job_id);
+	append_string(text, "\",step_id=\"");
+	append_string(text, vnfs_step_name(record->step_id, step_name, sizeof(step_name)));
+	append_string(text, "\",user=\"");
+	append_label_value(text, record->user, sizeof(record->user));
+	append(text, "\"", 1);
+	for (size_t i = 0; i < metrics->tag_label_count; i++) {
+		const char *value = vnfs_tags_find(&record->tags, metrics->tag_names[i]);
+
+		append(text, ",", 1);
+		append_string(text, metrics->tag_label_names[i]);
+		append(text, "=\"", 2);
+		if (value)
+			append_label_value(text, value, VNFS_TAG_VALUE_MAX + 1);
+		append(text, "\"", 1);
+	}
+}
+
+/* ---- families ---------------------------------------------------------------- */
+
+struct render {
+	struct vnfs_metrics *metrics;
+	struct text out;
+	struct text arena; /* label sets of the steps */
+	struct step_view *steps;
+	size_t step_count;
+};
+
+#define STEP_LABELS(render, view) ((render)->arena.data + (view)->labels_offset), (view)->labels_length
+
+static void render_operation_counter(struct render *render, const char *name, const char *help,
+				     bool errors)
+{
+	size_t name_length = strlen(name);
+
+	append_header(&render->out, name, "counter", help);
+	for (size_t s = 0; s < render->step_count; s++) {
+		const struct step_view *view = &render->steps[s];
+		for (int op = 0; op < VNFS_OP_COUNT; op++) {
+			const struct vnfs_operation_stats *stats = &view->record->stats.operations[op];
+			if (!operation_used(stats))
+				continue;
+			sample_begin(&render->out, name, name_length, STEP_LABELS(render, view));
+			append_string(&render->out, ",op=\"");
+			append_string(&render->out, operation_names[op]);
+			append(&render->out, "\"", 1);
+			sample_end(&render->out, errors ? stats->errors : stats->count);
+		}
+	}
+}
+
+static void render_duration_histogram(struct render *render)
+{
+	static const char bucket[] = "vnfs_operation_duration_seconds_bucket";
+	static const char sum[] = "vnfs_operation_duration_seconds_sum";
+	static const char count[] = "vnfs_operation_duration_seconds_count";
+	struct text *out = &render->out;
+
+	append_header(out, "vnfs_operation_duration_seconds", "histogram",
+		      "Time NFS client operations of the step took.");
+	for (size_t s = 0; s < render->step_count; s++) {
+		const struct step_view *view = &render->steps[s];
+		for (int op = 0; op < VNFS_OP_COUNT; op++) {
+			const struct vnfs_operation_stats *stats = &view->record->stats.operations[op];
+			if (!operation_used(stats))
+				continue;
+
+			char op_label[48];
+			int op_label_length = snprintf(op_label, sizeof(op_label), ",op=\"%s\"",
+						       operation_names[op]);
+			uint64_t cumulative = 0;
+			int exposed = 0;
+
+			for (int b = 0; b < VNFS_LATENCY_BUCKETS; b++) {
+				cumulative += stats->latency_histogram[b];
+				if (b < LATENCY_FIRST_INDEX || b > LATENCY_LAST_INDEX ||
+				    (b - LATENCY_FIRST_INDEX) % LATENCY_INDEX_STEP)
+					continue;
+				sample_begin(out, bucket, sizeof(bucket) - 1, STEP_LABELS(render, view));
+				append(out, op_label, (size_t)op_label_length);
+				append(out, ",le=\"", 5);
+				append_string(out, render->metrics->latency_bounds[exposed++]);
+				append(out, "\"", 1);
+				sample_end(out, cumulative);
+			}
+			sample_begin(out, bucket, sizeof(bucket) - 1, STEP_LABELS(render, view));
+			append(out, op_label, (size_t)op_label_length);
+			append(out, ",le=\"+Inf\"", 10);
+			sample_end(out, cumulative);
+
+			sample_begin(out, sum, sizeof(sum) - 1, STEP_LABELS(render, view));
+			append(out, op_label, (size_t)op_label_length);
+			append(out, "} ", 2);
+			append_seconds(out, stats->time_ns);
+			append(out, "\n", 1);
+
+			sample_begin(out, count, sizeof(count) - 1, STEP_LABELS(render, view));
+			append(out, op_label, (size_t)op_label_length);
+			sample_end(out, cumulative);
+		}
+	}
+}
+
+static void render_bytes(struct render *render, const char *name, const char *help,
+			 enum vnfs_operation op)
+{
+	size_t name_length = strlen(name);
+
+	append_header(&render->out, name, "counter", help);
+	for (size_t s = 0; s < render->step_count; s++) {
+		const struct step_view *view = &render->steps[s];
+		sample_begin(&render->out, name, name_length, STEP_LABELS(render, view));
+		sample_end(&render->out, view->record->stats.operations[op].bytes);
+	}
+}
+
+static void render_size_histogram(struct render *render)
+{
+	static const char bucket[] = "vnfs_request_size_bytes_bucket";
+	static const char sum[] = "vnfs_request_size_bytes_sum";
+	static const char count[] = "vnfs_request_size_bytes_count";
+	static const enum vnfs_operation direction_operation[VNFS_DIRECTIONS] = {
+		[VNFS_DIRECTION_READ] = VNFS_OP_READ,
+		[VNFS_DIRECTION_WRITE] = VNFS_OP_WRITE,
+	};
+	struct text *out = &render->out;
+
+	append_header(out, "vnfs_request_size_bytes", "histogram",
+		      "Sizes of the step's read and write requests.");
+	for (size_t s = 0; s < render->step_count; s++) {
+		const struct step_view *view = &render->steps[s];
+		const struct vnfs_step_stats *stats = &view->record->stats;
+		for (int direction = 0; direction < VNFS_DIRECTIONS; direction++) {
+			if (!direction_total(stats, direction))
+				continue;
+
+			char direction_label[32];
+			int direction_length = snprintf(direction_label, sizeof(direction_label),
+							",direction=\"%s\"", direction_names[direction]);
+			uint64_t cumulative = 0;
+
+			for (int b = 0; b < VNFS_SIZE_BUCKETS; b++) {
+				cumulative += stats->request_size_histogram[direction][b];
+				if (b < SIZE_FIRST_INDEX || b > SIZE_LAST_INDEX)
+					continue;
+				sample_begin(out, bucket, sizeof(bucket) - 1, STEP_LABELS(render, view));
+				append(out, direction_label, (size_t)direction_length);
+				append(out, ",le=\"", 5);
+				append_string(out, render->metrics->size_bounds[b - SIZE_FIRST_INDEX]);
+				append(out, "\"", 1);
+				sample_end(out, cumulative);
+			}
+			sample_begin(out, bucket, sizeof(bucket) - 1, STEP_LABELS(render, view));
+			append(out, direction_label, (size_t)direction_length);
+			append(out, ",le=\"+Inf\"", 10);
+			sample_end(out, cumulative);
+
+			sample_begin(out, sum, sizeof(sum) - 1, STEP_LABELS(render, view));
+			append(out, direction_label, (size_t)direction_length);
+			sample_end(out, stats->operations[direction_operation[direction]].bytes);
+
+			sample_begin(out, count, sizeof(count) - 1, STEP_LABELS(render, view));
+			append(out, direction_label, (size_t)direction_length);
+			sample_end(out, cumulative);
+		}
+	}
+}
+
+enum process_field { PROCESS_READ_OPS, PROCESS_READ_BYTES, PROCESS_WRITE_OPS, PROCESS_WRITE_BYTES,
+		     PROCESS_OTHER_OPS };
+
+static uint64_t process_value(const struct vnfs_process_stats *stats, enum process_field field)
+{
+	switch (field) {
+	case PROCESS_READ_OPS: return stats->read_ops;
+	case PROCESS_READ_BYTES: return stats->read_bytes;
+	case PROCESS_WRITE_OPS: return stats->write_ops;
+	case PROCESS_WRITE_BYTES: return stats->write_bytes;
+	case PROCESS_OTHER_OPS: return stats->other_ops;
+	}
+	return 0;
+}
+
+static void render_process_family(struct render *render, const char *name, const char *help,
+				  enum process_field field)
+{
+	size_t name_length = strlen(name);
+	struct text *out = &render->out;
+
+	append_header(out, name, "counter", help);
+	for (size_t s = 0; s < render->step_count; s++) {
+		const struct step_view *view = &render->steps[s];
+		for (size_t p = 0; p < view->record->process_count; p++) {
+			const struct vnfs_process_record *process = &view->record->processes[p];
+			sample_begin(out, name, name_length, STEP_LABELS(render, view));
+			append(out, ",comm=\"", 7);
+			append_label_value(out, process->comm, sizeof(process->comm));
+			append(out, "\"", 1);
+			sample_end(out, process_value(&process->stats, field));
+		}
+	}
+}
+
+enum mount_field { MOUNT_OPS, MOUNT_ERRORS, MOUNT_TIME, MOUNT_READ_BYTES, MOUNT_WRITE_BYTES };
+
+static void render_mount_family(struct render *render, const char *name, const char *help,
+				enum mount_field field)
+{
+	size_t name_length = strlen(name);
+	struct text *out = &render->out;
+
+	append_header(out, name, "counter", help);
+	for (size_t s = 0; s < render->step_count; s++) {
+		const struct step_view *view = &render->steps[s];
+		for (size_t m = 0; m < view->record->mount_count; m++) {
+			const struct vnfs_mount_record *mount = &view->record->mounts[m];
+			const struct vnfs_mount_stats *stats = &mount->stats;
+
+			sample_begin(out, name, name_length, STEP_LABELS(render, view));
+			append(out, ",mount=\"", 8);
+			if (mount->mount_point[0]) {
+				append_label_value(out, mount->mount_point, sizeof(mount->mount_point));
+			} else {
+				/* No longer mounted: the device keeps the series unique. */
+				append_string(out, "device ");
+				append_u64(out, mount->device >> 20);
+				append(out, ":", 1);
+				append_u64(out, mount->device & 0xfffff);
+			}
+			append(out, "\",server=\"", 10);
+			append_label_value(out, mount->source, sizeof(mount->source));
+			append(out, "\",version=\"", 11);
+			append_label_value(out, mount->version, sizeof(mount->version));
+			append(out, "\"", 1);
+			switch (field) {
+			case MOUNT_OPS: sample_end(out, stats->ops); break;
+			case MOUNT_ERRORS: sample_end(out, stats->errors); break;
+			case MOUNT_READ_BYTES: sample_end(out, stats->read_bytes); break;
+			case MOUNT_WRITE_BYTES: sample_end(out, stats->write_bytes); break;
+			case MOUNT_TIME:
+				append(out, "} ", 2);
+				append_seconds(out, stats->time_ns);
+				append(out, "\n", 1);
+				break;
+			}
+		}
+	}
+}
+
+static void render_step_families(struct render *render)
+{
+	render_operation_counter(render, "vnfs_operations_total",
+				 "NFS client operations of the step, by operation.", false);
+	render_operation_counter(render, "vnfs_operation_errors_total",
+				 "NFS client operations of the step that returned an error.", true);
+	render_duration_histogram(render);
+	render_bytes(render, "vnfs_read_bytes_total", "Bytes the step read from NFS with read().",
+		     VNFS_OP_READ);
+	render_bytes(render, "vnfs_write_bytes_total", "Bytes the step wrote to NFS.",
+		     VNFS_OP_WRITE);
+	render_bytes(render, "vnfs_mmap_read_bytes_total",
+		     "Bytes brought in from NFS for the step outside read() (mmap page faults, splice).",
+		     VNFS_OP_MMAP_READ);
+	render_size_histogram(render);
+	render_process_family(render, "vnfs_process_read_operations_total",
+			      "Read operations of the step, by process name.", PROCESS_READ_OPS);
+	render_process_family(render, "vnfs_process_read_bytes_total",
+			      "Bytes read by the step, by process name.", PROCESS_READ_BYTES);
+	render_process_family(render, "vnfs_process_write_operations_total",
+			      "Write operations of the step, by process name.", PROCESS_WRITE_OPS);
+	render_process_family(render, "vnfs_process_write_bytes_total",
+			      "Bytes written by the step, by process name.", PROCESS_WRITE_BYTES);
+	render_process_family(render, "vnfs_process_other_operations_total",
+			      "Operations other than read and write of the step, by process name.",
+			      PROCESS_OTHER_OPS);
+	render_mount_family(render, "vnfs_mount_operations_total",
+			    "NFS operations of the step, by mount.", MOUNT_OPS);
+	render_mount_family(render, "vnfs_mount_operation_errors_total",
+			    "NFS operations of the step that failed, by mount.", MOUNT_ERRORS);
+	render_mount_family(render, "vnfs_mount_operation_duration_seconds_total",
+			    "Time the step's NFS operations took, by mount.", MOUNT_TIME);
+	render_mount_family(render, "vnfs_mount_read_bytes_total",
+			    "Bytes the step read, by mount.", MOUNT_READ_BYTES);
+	render_mount_family(render, "vnfs_mount_write_bytes_total",
+			    "Bytes the step wrote, by mount.", MOUNT_WRITE_BYTES);
+}
+
+static void append_unattributed_labels(struct text *out, const struct vnfs_unattributed_record *record)
+{
+	append_string(out, "{cgroup_id=\"");
+	append_u64(out, record->cgroup_id);
+	append_string(out, "\",uid=\"");
+	append_u64(out, record->uid);
+	append_string(out, "\",comm=\"");
+	append_label_value(out, record->comm, sizeof(record->comm));
+	append(out, "\"", 1);
+}
+
+static void render_unattributed(struct render *render, const struct vnfs_unattributed_record *records,
+				size_t count)
+{
+	struct text *out = &render->out;
+	static const struct {
+		const char *name;
+		const char *help;
+	} fixed[UNATTRIBUTED_FIXED_FAMILIES] = {
+		{ "vnfs_unattributed_operation_errors_total",
+		  "Failed NFS operations of processes in no registered job step." },
+		{ "vnfs_unattributed_read_bytes_total",
+		  "Bytes read from NFS by processes in no registered job step." },
+		{ "vnfs_unattributed_write_bytes_total",
+		  "Bytes written to NFS by processes in no registered job step." },
+	};
+
+	append_header(out, "vnfs_unattributed_operations_total", "counter",
+		      "NFS operations of processes in no registered job step, by cgroup, uid and process.");
+	for (size_t i = 0; i < count; i++) {
+		for (int op = 0; op < VNFS_OP_COUNT; op++) {
+			if (!records[i].stats.count[op])
+				continue;
+			append_string(out, "vnfs_unattributed_operations_total");
+			append_unattributed_labels(out, &records[i]);
+			append_string(out, ",op=\"");
+			append_string(out, operation_names[op]);
+			append(out, "\"", 1);
+			sample_end(out, records[i].stats.count[op]);
+		}
+	}
+	for (int family = 0; family < UNATTRIBUTED_FIXED_FAMILIES; family++) {
+		append_header(out, fixed[family].name, "counter", fixed[family].help);
+		for (size_t i = 0; i < count; i++) {
+			const struct vnfs_unattributed_stats *stats = &records[i].stats;
+			uint64_t values[UNATTRIBUTED_FIXED_FAMILIES] = {
+				stats->errors, stats->read_bytes, stats->write_bytes
+			};
+			append_string(out, fixed[family].name);
+			append_unattributed_labels(out, &records[i]);
+			sample_end(out, values[family]);
+		}
+	}
+}
+
+static void render_gauge(struct text *out, const char *name, const char *type, const char *help,
+			 uint64_t value)
+{
+	append_header(out, name, type, help);
+	append_string(out, name);
+	append(out, " ", 1);
+	append_u64(out, value);
+	append(out, "\n", 1);
+}
+
+static void render_health(struct render *render, const struct vnfs_interval *interval,
+			  size_t active_steps, size_t series)
+{
+	struct text *out = &render->out;
+	const struct vnfs_helper_health *health = interval ? interval->health : NULL;
+
+	append_header(out, "vnfs_helper_build_info", "gauge", "The vnfs version, always 1.");
+	append_string(out, "vnfs_helper_build_info{version=\"" PACKAGE_VERSION "\"} 1\n");
+
+	if (health) {
+		append_header(out, "vnfs_helper_attach_method", "gauge",
+			      "How each operation's probes are attached (1 for the method in use).");
+		for (int op = 0; op < VNFS_OP_COUNT; op++) {
+			unsigned method = health->attach_method[op];
+			if (method >= sizeof(attach_method_names) / sizeof(attach_method_names[0]))
+				method = VNFS_ATTACH_NONE;
+			append_string(out, "vnfs_helper_attach_method{op=\"");
+			append_string(out, operation_names[op]);
+			append_string(out, "\",method=\"");
+			append_string(out, attach_method_names[method]);
+			append_string(out, "\"} 1\n");
+		}
+		render_gauge(out, "vnfs_helper_collections_total", "counter",
+			     "Intervals the helper has collected.", health->collections);
+		append_header(out, "vnfs_helper_collection_duration_seconds", "gauge",
+			      "How long the last collection of the BPF maps took.");
+		append_string(out, "vnfs_helper_collection_duration_seconds ");
+		append_seconds(out, health->last_collection_ns);
+		append(out, "\n", 1);
+		append_header(out, "vnfs_helper_slots", "gauge",
+			      "Step slots in the BPF maps, used and free.");
+		append_string(out, "vnfs_helper_slots{state=\"used\"} ");
+		append_u64(out, health->active_slots);
+		append_string(out, "\nvnfs_helper_slots{state=\"free\"} ");
+		append_u64(out, health->max_slots > health->active_slots ?
+				health->max_slots - health->active_slots : 0);
+		append(out, "\n", 1);
+		append_header(out, "vnfs_helper_map_full_total", "counter",
+			      "Updates the BPF programs could not make because a map was full.");
+		for (size_t i = 0; i < sizeof(full_map_names) / sizeof(full_map_names[0]); i++) {
+			append_string(out, "vnfs_helper_map_full_total{map=\"");
+			append_string(out, full_map_names[i]);
+			append_string(out, "\"} ");
+			append_u64(out, health->counters[i]);
+			append(out, "\n", 1);
+		}
+		render_gauge(out, "vnfs_helper_untimed_operations_total", "counter",
+			     "Operations counted but not timed (no task storage).",
+			     health->counters[VNFS_HEALTH_TASK_STATE_FAILED]);
+		render_gauge(out, "vnfs_helper_unmatched_exits_total", "counter",
+			     "Function exits seen without their entry (probes attached mid-call).",
+			     health->counters[VNFS_HEALTH_UNMATCHED_EXIT]);
+	}
+	if (interval)
+		render_gauge(out, "vnfs_helper_active_steps", "gauge",
+			     "Job steps running on this node.", active_steps);
+
+	if (render->metrics->watched_count) {
+		append_header(out, "vnfs_helper_dropped_records_total", "counter",
+			      "Records an output failed to deliver, by output.");
+		for (size_t i = 0; i < render->metrics->watched_count; i++) {
+			const struct vnfs_sink *sink = &render->metrics->watched_sinks[i];
+			if (!sink->dropped || !sink->name)
+				continue;
+			append_string(out, "vnfs_helper_dropped_records_total{sink=\"");
+			append_label_value(out, sink->name, 64);
+			append_string(out, "\"} ");
+			append_u64(out, sink->dropped(sink->state));
+			append(out, "\n", 1);
+		}
+	}
+	render_gauge(out, "vnfs_helper_series", "gauge",
+		     "Per-step and unattributed series in this exposition.", series);
+	render_gauge(out, "vnfs_helper_series_capped_total", "counter",
+		     "Series left out of expositions because of max_series, summed over renderings.",
+		     render->metrics->series_capped);
+}
+
+/* ---- the rendering ------------------------------------------------------------ */
+
+static int collect_steps(struct render *render, const struct vnfs_interval *interval,
+			 size_t *series, size_t *active_steps)
+{
+	struct vnfs_metrics *metrics = render->metrics;
+	size_t candidates = metrics->retained_count + (interval ? interval->step_count : 0);
+
+	render->steps = calloc(candidates ? candidates : 1, sizeof(*render->steps));
+	if (!render->steps)
+		return -1;
+
+	uint32_t limit = metrics->max_series;
+	uint64_t capped = 0;
+	const struct vnfs_step_record *record;
+
+	for (size_t i = 0; i < candidates; i++) {
+		if (interval && i < interval->step_count) {
+			record = &interval->steps[i];
+			if (step_has_ended(record))
+				continue; /* rendered from the retained copy */
+			++*active_steps;
+		} else {
+			record = &metrics->retained[i - (interval ? interval->step_count : 0)].record;
+		}
+
+		size_t step_cost = step_series(record);
+		if (limit && *series + step_cost > limit) {
+			capped += step_cost;
+			continue;
+		}
+		*series += step_cost;
+
+		struct step_view *view = &render->steps[render->step_count++];
+		view->record = record;
+		view->labels_offset = render->arena.length;
+		append_step_labels(metrics, &render->arena, record);
+		view->labels_length = render->arena.length - view->labels_offset;
+	}
+	metrics->series_capped += capped;
+	return render->arena.failed ? -1 : 0;
+}
+
+int vnfs_metrics_render(struct vnfs_metrics *metrics, const struct vnfs_interval *interval,
+			char **text, size_t *length)
+{
+	struct render render = { .metrics = metrics };
+	size_t series = 0;
+	size_t active_steps = 0;
+	size_t unattributed_count = 0;
+
+	if (interval) {
+		for (size_t i = 0; i < interval->step_count; i++) {
+			const struct vnfs_step_record *record = &interval->steps[i];
+			if (step_has_ended(record) && !grace_expired(metrics, record, interval->time_ms))
+				retain_step(metrics, record);
+		}
+		expire_retained(metrics, interval->time_ms);
+	}
+	if (collect_steps(&render, interval, &series, &active_steps) != 0)
+		goto fail;
+
+	if (interval) {
+		for (size_t i = 0; i < interval->unattributed_count; i++) {
+			size_t cost = unattributed_series(&interval->unattributed[i]);
+			if (metrics->max_series && series + cost > metrics->max_series) {
+				metrics->series_capped += cost * (interval->unattributed_count - i);
+				break;
+			}
+			series += cost;
+			unattributed_count++;
+		}
+	}
+
+	text_reserve(&render.out, metrics->last_length + metrics->last_length / 8 + 4096);
+	render_step_families(&render);
+	render_unattributed(&render, interval ? interval->unattributed : NULL, unattributed_count);
+	render_health(&render, interval, active_steps, series);
+	append(&render.out, "", 1); /* the terminating NUL */
+	if (render.out.failed)
+		goto fail;
+
+	free(render.steps);
+	free(render.arena.data);
+	metrics->last_length = render.out.length;
+	*text = render.out.data;
+	*length = render.out.length - 1;
+	return 0;
+fail:
+	free(render.steps);
+	free(render.arena.data);
+	free(render.out.data);
+	return -1;
+}
+
+/* ---- life cycle ------------------------------------------------------------------ */
+
+void vnfs_metrics_job_finished(struct vnfs_metrics *metrics, const struct vnfs_job *job)
+{
+	for (size_t i = 0; i < job->step_count; i++)
+		retain_step(metrics, &job->steps[i]);
+}
+
+void vnfs_metrics_watch_sinks(struct vnfs_metrics *metrics, const struct vnfs_sink *sinks,
+			      size_t count)
+{
+	metrics->watched_sinks = sinks;
+	metrics->watched_count = count;
+}
+
+uint64_t vnfs_metrics_series_capped(const struct vnfs_metrics *metrics)
+{
+	return metrics->series_capped;
+}
+
+/* The text of an exact bound, formatted once. */
+static void format_bound(char *out, size_t size, uint64_t value, bool seconds)
+{
+	struct text text = { 0 };
+
+	if (seconds)
+		append_seconds(&text, value);
+	else
+		append_u64(&text, value);
+	snprintf(out, size, "%.*s", text.failed ? 0 : (int)text.length, text.data ? text.data : "");
+	free(text.data);
+}
+
+struct vnfs_metrics *vnfs_metrics_new(const struct vnfs_config *config, char *error,
+				      size_t error_size)
+{
+	struct vnfs_metrics *metrics = calloc(1, sizeof(*metrics));
+
+	if (!metrics) {
+		snprintf(error, error_size, "prometheus: out of memory");
+		return NULL;
+	}
+	metrics->grace_period_ms = config->prometheus.grace_period_s * 1000u;
+	metrics->max_series = config->prometheus.max_series;
+	if (config->prometheus.tag_label_count > VNFS_CONFIG_MAX_LIST) {
+		snprintf(error, error_size, "prometheus: more than %d tag labels",
+			 VNFS_CONFIG_MAX_LIST);
+		goto fail;
+	}
+	for (size_t i = 0; i < config->prometheus.tag_label_count; i++) {
+		const char *name = config->prometheus.tag_labels[i];
+		char *label = metrics->tag_label_names[i];
+
+		if (!vnfs_tag_name_valid(name)) {
+			snprintf(error, error_size, "prometheus: tag_labels: '%s' is not a tag name",
+				 name);
+			goto fail;
+		}
+		snprintf(metrics->tag_names[i], sizeof(metrics->tag_names[i]), "%s", name);
+		snprintf(label, sizeof(metrics->tag_label_names[i]), "tag_%s", name);
+		for (char *c = label; *c; c++)
+			if (*c >= 'A' && *c <= 'Z')
+				*c = (char)(*c - 'A' + 'a');
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(metrics->tag_label_names[j], label) == 0) {
+				snprintf(error, error_size,
+					 "prometheus: tag_labels: '%s' and '%s' both become label %s",
+					 metrics->tag_names[j], name, label);
+				goto fail;
+			}
+		}
+	}
+	metrics->tag_label_count = config->prometheus.tag_label_count;
+
+	for (int i = 0; i < LATENCY_EXPOSED; i++)
+		format_bound(metrics->latency_bounds[i], sizeof(metrics->latency_bounds[i]),
+			     (uint64_t)1 << (LATENCY_FIRST_INDEX + i * LATENCY_INDEX_STEP + 1), true);
+	for (int i = 0; i < SIZE_EXPOSED; i++)
+		format_bound(metrics->size_bounds[i], sizeof(metrics->size_bounds[i]),
+			     ((uint64_t)1 << (SIZE_FIRST_INDEX + i + 1)) - 1, false);
+	return metrics;
+fail:
+	free(metrics);
+	return NULL;
+}
+
+void vnfs_metrics_free(struct vnfs_metrics *metrics)
+{
+	if (!metrics)
+		return;
+	for (size_t i = 0; i < metrics->retained_count; i++)
+		retained_release(&metrics->retained[i]);
+	free(metrics->retained);
+	free(metrics);
+}

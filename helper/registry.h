@@ -1,0 +1,77 @@
+/*
+ * registry.h — the job steps the helper knows: which cgroup belongs to which
+ * Slurm job step, the step's slot in the BPF maps, its owner and tags.
+ *
+ * The registry owns slot allocation (slot = index into step_stats) and its
+ * persistence: every change is written to STATE_DIR/registry.json (temp file +
+ * rename) so a restarted helper reattaches to the pinned maps and continues
+ * the same steps' counts.  It is shared by the socket thread (register,
+ * unregister, finish, query) and the collector thread, behind one mutex.
+ */
+#ifndef VNFS_REGISTRY_H
+#define VNFS_REGISTRY_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpf/vnfs.h"
+#include "lib/tags.h"
+
+enum vnfs_step_state {
+	VNFS_STEP_FREE,     /* slot unused */
+	VNFS_STEP_RUNNING,  /* registered, counting */
+	VNFS_STEP_ENDED,    /* unregistered: its tasks are gone, counts kept */
+	VNFS_STEP_FINISHED, /* its job finished: final read pending, then released */
+};
+
+struct vnfs_step {
+	enum vnfs_step_state state;
+	uint32_t job_id;
+	uint32_t step_id;
+	uint32_t uid;
+	uint64_t cgroup_id;
+	char cgroup_path[256];
+	struct vnfs_tag_list tags;
+	int64_t start_time_ms;
+	int64_t end_time_ms;
+};
+
+struct vnfs_registry {
+	pthread_mutex_t lock;
+	char state_path[300];      /* "" = not persisted (tests) */
+	uint32_t used;             /* slots not FREE */
+	struct vnfs_step steps[VNFS_MAX_STEPS]; /* index = slot */
+};
+
+/* Empty registry persisted under state_dir (NULL: in memory only). */
+int vnfs_registry_init(struct vnfs_registry *registry, const char *state_dir, char *error,
+		       size_t error_size);
+void vnfs_registry_destroy(struct vnfs_registry *registry);
+
+/* Reads the persisted registry (a missing file is an empty registry).  Steps
+ * whose slot or fields are out of range are dropped with an error message. */
+int vnfs_registry_load(struct vnfs_registry *registry, char *error, size_t error_size);
+
+/*
+ * The calls below take the lock themselves.  vnfs_registry_add gives the step
+ * a slot; registering the same {job, step} again with the same cgroup returns
+ * the same slot (slurmstepd may retry), with another cgroup it is an error.
+ * Returns 0, or -1 with a message (no free slot, conflict).
+ */
+int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *step, uint32_t *slot,
+		      char *error, size_t error_size);
+/* RUNNING -> ENDED.  Returns the slot, or -1 when the step is unknown. */
+int vnfs_registry_end(struct vnfs_registry *registry, uint32_t job_id, uint32_t step_id,
+		      int64_t now_ms);
+/* Every step of job -> FINISHED.  Returns how many steps the job had. */
+int vnfs_registry_finish_job(struct vnfs_registry *registry, uint32_t job_id, int64_t now_ms);
+/* FINISHED -> FREE. */
+void vnfs_registry_release(struct vnfs_registry *registry, uint32_t slot);
+
+/* Copies of the steps in use (slots ascending), for readers outside the lock.
+ * Returns how many were copied into steps (at most capacity). */
+uint32_t vnfs_registry_snapshot(struct vnfs_registry *registry, struct vnfs_step *steps,
+				uint32_t *slots, uint32_t capacity);
+
+#endif /* VNFS_REGISTRY_H */

@@ -1,0 +1,921 @@
+/*
+ * sink_sqlite.c — the local history database (docs/SCHEMA.md).
+ *
+ * Every interval the steps whose counters moved are upserted in one
+ * transaction; a finished job is written once more, final, when the helper
+ * reports it.  The collector must never wait on us, so the busy timeout is
+ * short: when another process holds the database (an administrator's sqlite3
+ * shell, a backup) or the disk is full, the interval is given up and counted.
+ * Nothing is lost by that, because counters are cumulative and the next
+ * interval writes them all again; finished jobs, which are written only once,
+ * are kept in a small queue and retried before anything else.
+ *
+ * The schema is versioned with PRAGMA user_version and migrated on open by a
+ * table of steps: migration i takes the database from version i to i + 1.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "helper/sink.h"
+#include "lib/log.h"
+
+#define BUSY_TIMEOUT_MS 50          /* the longest a write may wait for a lock */
+#define RETENTION_PERIOD_MS (3600 * 1000LL)
+#define MAX_PENDING_JOBS 64         /* finished jobs kept for retry */
+#define FINGERPRINT_BUCKETS 2048
+
+static const char *const operation_names[VNFS_OP_COUNT] = {
+#define VNFS_OPERATION_NAME(suffix, name, class) [VNFS_OP_##suffix] = #name,
+	VNFS_OPERATIONS(VNFS_OPERATION_NAME)
+#undef VNFS_OPERATION_NAME
+};
+
+static const char *const operation_classes[VNFS_OP_COUNT] = {
+#define VNFS_OPERATION_CLASS(suffix, name, class) [VNFS_OP_##suffix] = #class,
+	VNFS_OPERATIONS(VNFS_OPERATION_CLASS)
+#undef VNFS_OPERATION_CLASS
+};
+
+/* migrations[i] takes the schema from user_version i to i + 1. */
+static const char *const migrations[] = {
+	/* 0 -> 1 */
+	"CREATE TABLE operations (\n"
+	"  name TEXT PRIMARY KEY,\n"
+	"  class TEXT NOT NULL\n"
+	") WITHOUT ROWID;\n"
+	"CREATE TABLE jobs (\n"
+	"  job_id INTEGER NOT NULL,\n"
+	"  node TEXT NOT NULL,\n"
+	"  uid INTEGER NOT NULL,\n"
+	"  user TEXT NOT NULL,\n"
+	"  start_time_ms INTEGER NOT NULL,\n"
+	"  end_time_ms INTEGER,\n"
+	"  sample_time_ms INTEGER NOT NULL,\n"
+	"  finished INTEGER NOT NULL DEFAULT 0,\n"
+	"  PRIMARY KEY (job_id, node)\n"
+	");\n"
+	"CREATE INDEX jobs_by_start ON jobs (start_time_ms);\n"
+	"CREATE INDEX jobs_by_end ON jobs (end_time_ms);\n"
+	"CREATE INDEX jobs_by_uid ON jobs (uid, start_time_ms);\n"
+	"CREATE TABLE steps (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  job_id INTEGER NOT NULL,\n"
+	"  node TEXT NOT NULL,\n"
+	"  step_id INTEGER NOT NULL,\n"
+	"  uid INTEGER NOT NULL,\n"
+	"  user TEXT NOT NULL,\n"
+	"  cgroup_id INTEGER NOT NULL,\n"
+	"  cgroup_path TEXT NOT NULL,\n"
+	"  start_time_ms INTEGER NOT NULL,\n"
+	"  end_time_ms INTEGER,\n"
+	"  sample_time_ms INTEGER NOT NULL,\n"
+	"  finished INTEGER NOT NULL,\n"
+	"  read_size_histogram TEXT NOT NULL,\n"
+	"  write_size_histogram TEXT NOT NULL,\n"
+	"  UNIQUE (job_id, node, step_id),\n"
+	"  FOREIGN KEY (job_id, node) REFERENCES jobs (job_id, node) ON DELETE CASCADE\n"
+	");\n"
+	"CREATE INDEX steps_by_sample ON steps (node, sample_time_ms);\n"
+	"CREATE TABLE step_tags (\n"
+	"  step INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,\n"
+	"  name TEXT NOT NULL,\n"
+	"  value TEXT NOT NULL,\n"
+	"  PRIMARY KEY (step, name)\n"
+	") WITHOUT ROWID;\n"
+	"CREATE TABLE step_operations (\n"
+	"  step INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,\n"
+	"  operation TEXT NOT NULL REFERENCES operations (name),\n"
+	"  count INTEGER NOT NULL,\n"
+	"  errors INTEGER NOT NULL,\n"
+	"  time_ns INTEGER NOT NULL,\n"
+	"  bytes INTEGER NOT NULL,\n"
+	"  p50_ns INTEGER NOT NULL,\n"
+	"  p99_ns INTEGER NOT NULL,\n"
+	"  latency_histogram TEXT NOT NULL,\n"
+	"  PRIMARY KEY (step, operation)\n"
+	") WITHOUT ROWID;\n"
+	"CREATE TABLE step_processes (\n"
+	"  step INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,\n"
+	"  comm TEXT NOT NULL,\n"
+	"  read_ops INTEGER NOT NULL,\n"
+	"  read_bytes INTEGER NOT NULL,\n"
+	"  write_ops INTEGER NOT NULL,\n"
+	"  write_bytes INTEGER NOT NULL,\n"
+	"  other_ops INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (step, comm)\n"
+	") WITHOUT ROWID;\n"
+	"CREATE TABLE step_mounts (\n"
+	"  step INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,\n"
+	"  device INTEGER NOT NULL,\n"
+	"  mount_point TEXT NOT NULL,\n"
+	"  source TEXT NOT NULL,\n"
+	"  version TEXT NOT NULL,\n"
+	"  rsize INTEGER NOT NULL,\n"
+	"  wsize INTEGER NOT NULL,\n"
+	"  ops INTEGER NOT NULL,\n"
+	"  errors INTEGER NOT NULL,\n"
+	"  time_ns INTEGER NOT NULL,\n"
+	"  read_bytes INTEGER NOT NULL,\n"
+	"  write_bytes INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (step, device)\n"
+	") WITHOUT ROWID;\n",
+};
+
+#define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+enum statement {
+	BEGIN,
+	COMMIT,
+	ROLLBACK,
+	UPSERT_OPERATION_NAME,
+	UPSERT_JOB,
+	UPSERT_STEP,
+	DELETE_TAGS,
+	INSERT_TAG,
+	UPSERT_STEP_OPERATION,
+	UPSERT_PROCESS,
+	UPSERT_MOUNT,
+	DELETE_EXPIRED,
+	STATEMENTS
+};
+
+static const char *const statement_sql[STATEMENTS] = {
+	[BEGIN] = "BEGIN IMMEDIATE",
+	[COMMIT] = "COMMIT",
+	[ROLLBACK] = "ROLLBACK",
+	[UPSERT_OPERATION_NAME] = "INSERT INTO operations (name, class) VALUES (?1, ?2) "
+				  "ON CONFLICT (name) DO UPDATE SET class = excluded.class",
+	/* A job row never goes back from finished to running. */
+	[UPSERT_JOB] =
+		"INSERT INTO jobs (job_id, node, uid, user, start_time_ms, end_time_ms,"
+		" sample_time_ms, finished) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+		"ON CONFLICT (job_id, node) DO UPDATE SET uid = excluded.uid,"
+		" user = excluded.user,"
+		" start_time_ms = min(jobs.start_time_ms, excluded.start_time_ms),"
+		" end_time_ms = excluded.end_time_ms,"
+		" sample_time_ms = max(jobs.sample_time_ms, excluded.sample_time_ms),"
+		" finished = excluded.finished "
+		"WHERE jobs.finished = 0 OR excluded.finished = 1",
+	[UPSERT_STEP] =
+		"INSERT INTO steps (job_id, node, step_id, uid, user, cgroup_id, cgroup_path,"
+		" start_time_ms, end_time_ms, sample_time_ms, finished, read_size_histogram,"
+		" write_size_histogram) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+		" ?12, ?13) "
+		"ON CONFLICT (job_id, node, step_id) DO UPDATE SET uid = excluded.uid,"
+		" user = excluded.user, cgroup_id = excluded.cgroup_id,"
+		" cgroup_path = excluded.cgroup_path, start_time_ms = excluded.start_time_ms,"
+		" end_time_ms = excluded.end_time_ms, sample_time_ms = excluded.sample_time_ms,"
+		" finished = excluded.finished,"
+		" read_size_histogram = excluded.read_size_histogram,"
+		" write_size_histogram = excluded.write_size_histogram "
+		"WHERE steps.finished = 0 OR excluded.finished = 1 "
+		"RETURNING id",
+	[DELETE_TAGS] = "DELETE FROM step_tags WHERE step = ?1",
+	[INSERT_TAG] = "INSERT INTO step_tags (step, name, value) VALUES (?1, ?2, ?3)",
+	[UPSERT_STEP_OPERATION] =
+		"INSERT INTO step_operations (step, operation, count, errors, time_ns, bytes,"
+		" p50_ns, p99_ns, latency_histogram) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+		"ON CONFLICT (step, operation) DO UPDATE SET count = excluded.count,"
+		" errors = excluded.errors, time_ns = excluded.time_ns, bytes = excluded.bytes,"
+		" p50_ns = excluded.p50_ns, p99_ns = excluded.p99_ns,"
+		" latency_histogram = excluded.latency_histogram",
+	[UPSERT_PROCESS] =
+		"INSERT INTO step_processes (step, comm, read_ops, read_bytes, write_ops,"
+		" write_bytes, other_ops) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+		"ON CONFLICT (step, comm) DO UPDATE SET read_ops = excluded.read_ops,"
+		" read_bytes = excluded.read_bytes, write_ops = excluded.write_ops,"
+		" write_bytes = excluded.write_bytes, other_ops = excluded.other_ops",
+	[UPSERT_MOUNT] =
+		"INSERT INTO step_mounts (step, device, mount_point, source, version, rsize,"
+		" wsize, ops, errors, time_ns, read_bytes, write_bytes) VALUES (?1, ?2, ?3, ?4,"
+		" ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+		"ON CONFLICT (step, device) DO UPDATE SET mount_point = excluded.mount_point,"
+		" source = excluded.source, version = excluded.version, rsize = excluded.rsize,"
+		" wsize = excluded.wsize, ops = excluded.ops, errors = excluded.errors,"
+		" time_ns = excluded.time_ns, read_bytes = excluded.read_bytes,"
+		" write_bytes = excluded.write_bytes",
+	[DELETE_EXPIRED] = "DELETE FROM jobs WHERE finished = 1 AND end_time_ms < ?1",
+};
+
+/*
+ * What was last written for a step.  Counters only grow, so a step whose
+ * fingerprint is unchanged has nothing new and is not rewritten: with a
+ * thousand idle steps an interval costs nothing.
+ */
+struct fingerprint {
+	uint64_t count, errors, time_ns, bytes;
+	uint64_t process_count, mount_count, tag_count;
+	int64_t end_time_ms;
+	bool finished;
+};
+
+struct fingerprint_entry {
+	struct fingerprint_entry *next;
+	uint32_t job_id;
+	uint32_t step_id;
+	uint64_t generation;        /* last interval that saw the step */
+	struct fingerprint written;
+};
+
+/* A deep copy of a finished job whose final write failed. */
+struct pending_job {
+	struct vnfs_job job;
+	char user[33];
+	char node[65];
+	struct vnfs_step_record *steps;
+};
+
+struct sqlite_sink {
+	sqlite3 *db;
+	char path[VNFS_PATH_MAX];
+	uint32_t retention_days;
+	sqlite3_stmt *statements[STATEMENTS];
+	int64_t last_retention_ms;
+	uint64_t generation;
+	struct fingerprint_entry *fingerprints[FINGERPRINT_BUCKETS];
+	struct pending_job *pending[MAX_PENDING_JOBS];
+	size_t pending_count;
+	uint64_t dropped;
+	uint64_t failed_writes;     /* consecutive, for logging state changes */
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* "[0,3,5]": the JSON array of a histogram without trailing empty buckets. */
+static void histogram_text(const __u64 *buckets, size_t count, char *out, size_t size)
+{
+	while (count > 0 && buckets[count - 1] == 0)
+		count--;
+	size_t used = (size_t)snprintf(out, size, "[");
+	for (size_t b = 0; b < count && used < size; b++)
+		used += (size_t)snprintf(out + used, size - used, "%s%" PRIu64, b > 0 ? "," : "",
+					 (uint64_t)buckets[b]);
+	if (used < size)
+		snprintf(out + used, size - used, "]");
+}
+
+static void bind_u64(sqlite3_stmt *statement, int index, uint64_t value)
+{
+	/* SQLite integers are signed: values past 2^63 keep their bits. */
+	sqlite3_bind_int64(statement, index, (sqlite3_int64)value);
+}
+
+static void bind_text(sqlite3_stmt *statement, int index, const char *text)
+{
+	sqlite3_bind_text(statement, index, text, -1, SQLITE_TRANSIENT);
+}
+
+static void bind_time_or_null(sqlite3_stmt *statement, int index, int64_t time_ms)
+{
+	if (time_ms != 0)
+		sqlite3_bind_int64(statement, index, time_ms);
+	else
+		sqlite3_bind_null(statement, index);
+}
+
+/* Runs a statement that returns no rows, and resets it. */
+static int run(struct sqlite_sink *sink, enum statement which)
+{
+	sqlite3_stmt *statement = sink->statements[which];
+	int rc = sqlite3_step(statement);
+	sqlite3_reset(statement);
+	sqlite3_clear_bindings(statement);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
+}
+
+static struct fingerprint fingerprint_of(const struct vnfs_step_record *record)
+{
+	struct fingerprint f = { .process_count = record->process_count,
+				 .mount_count = record->mount_count,
+				 .tag_count = record->tags.count,
+				 .end_time_ms = record->end_time_ms,
+				 .finished = record->finished };
+	for (int op = 0; op < VNFS_OP_COUNT; op++) {
+		f.count += record->stats.operations[op].count;
+		f.errors += record->stats.operations[op].errors;
+		f.time_ns += record->stats.operations[op].time_ns;
+		f.bytes += record->stats.operations[op].bytes;
+	}
+	return f;
+}
+
+static bool same_fingerprint(const struct fingerprint *a, const struct fingerprint *b)
+{
+	return a->count == b->count && a->errors == b->errors && a->time_ns == b->time_ns &&
+	       a->bytes == b->bytes && a->process_count == b->process_count &&
+	       a->mount_count == b->mount_count && a->tag_count == b->tag_count &&
+	       a->end_time_ms == b->end_time_ms && a->finished == b->finished;
+}
+
+static struct fingerprint_entry **fingerprint_slot(struct sqlite_sink *sink, uint32_t job_id,
+						   uint32_t step_id)
+{
+	size_t bucket = ((size_t)job_id * 31u + step_id) % FINGERPRINT_BUCKETS;
+	struct fingerprint_entry **link = &sink->fingerprints[bucket];
+	while (*link != NULL && ((*link)->job_id != job_id || (*link)->step_id != step_id))
+		link = &(*link)->next;
+	return link;
+}
+
+/* Forgets steps that no interval mentions any more (their slots are gone). */
+static void forget_stale_fingerprints(struct sqlite_sink *sink)
+{
+	for (size_t b = 0; b < FINGERPRINT_BUCKETS; b++) {
+		struct fingerprint_entry **link = &sink->fingerprints[b];
+		while (*link != NULL) {
+			struct fingerprint_entry *entry = *link;
+			if (entry->generation != sink->generation) {
+				*link = entry->next;
+				free(entry);
+			} else {
+				link = &entry->next;
+			}
+		}
+	}
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static int write_job_row(struct sqlite_sink *sink, uint32_t job_id, const char *node,
+			 uint32_t uid, const char *user, int64_t start_ms, int64_t end_ms,
+			 int64_t sample_ms, bool finished)
+{
+	sqlite3_stmt *s = sink->statements[UPSERT_JOB];
+	sqlite3_bind_int64(s, 1, job_id);
+	bind_text(s, 2, node);
+	sqlite3_bind_int64(s, 3, uid);
+	bind_text(s, 4, user);
+	sqlite3_bind_int64(s, 5, start_ms);
+	bind_time_or_null(s, 6, end_ms);
+	sqlite3_bind_int64(s, 7, sample_ms);
+	sqlite3_bind_int(s, 8, finished ? 1 : 0);
+	return run(sink, UPSERT_JOB);
+}
+
+static int write_operations(struct sqlite_sink *sink, sqlite3_int64 step,
+			    const struct vnfs_step_stats *stats)
+{
+	char histogram[VNFS_LATENCY_BUCKETS * 21 + 4];
+	sqlite3_stmt *s = sink->statements[UPSERT_STEP_OPERATION];
+	for (int op = 0; op < VNFS_OP_COUNT; op++) {
+		const struct vnfs_operation_stats *o = &stats->operations[op];
+		/* An operation never done has no row: counters only grow. */
+		if (o->count == 0 && o->errors == 0)
+			continue;
+		histogram_text(o->latency_histogram, VNFS_LATENCY_BUCKETS, histogram,
+			       sizeof(histogram));
+		sqlite3_bind_int64(s, 1, step);
+		bind_text(s, 2, operation_names[op]);
+		bind_u64(s, 3, o->count);
+		bind_u64(s, 4, o->errors);
+		bind_u64(s, 5, o->time_ns);
+		bind_u64(s, 6, o->bytes);
+		bind_u64(s, 7, vnfs_histogram_quantile(o->latency_histogram,
+						       VNFS_LATENCY_BUCKETS, 0.50));
+		bind_u64(s, 8, vnfs_histogram_quantile(o->latency_histogram,
+						       VNFS_LATENCY_BUCKETS, 0.99));
+		bind_text(s, 9, histogram);
+		int rc = run(sink, UPSERT_STEP_OPERATION);
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+	return SQLITE_OK;
+}
+
+static int write_breakdowns(struct sqlite_sink *sink, sqlite3_int64 step,
+			    const struct vnfs_step_record *record)
+{
+	int rc;
+	sqlite3_bind_int64(sink->statements[DELETE_TAGS], 1, step);
+	if ((rc = run(sink, DELETE_TAGS)) != SQLITE_OK)
+		return rc;
+	const char *name, *value;
+	for (unsigned i = 0; vnfs_tags_get(&record->tags, i, &name, &value); i++) {
+		sqlite3_stmt *s = sink->statements[INSERT_TAG];
+		sqlite3_bind_int64(s, 1, step);
+		bind_text(s, 2, name);
+		bind_text(s, 3, value);
+		if ((rc = run(sink, INSERT_TAG)) != SQLITE_OK)
+			return rc;
+	}
+	for (size_t i = 0; i < record->process_count; i++) {
+		const struct vnfs_process_record *p = &record->processes[i];
+		char comm[VNFS_COMM_LEN];
+		snprintf(comm, sizeof(comm), "%.*s", VNFS_COMM_LEN - 1, p->comm);
+		sqlite3_stmt *s = sink->statements[UPSERT_PROCESS];
+		sqlite3_bind_int64(s, 1, step);
+		bind_text(s, 2, comm);
+		bind_u64(s, 3, p->stats.read_ops);
+		bind_u64(s, 4, p->stats.read_bytes);
+		bind_u64(s, 5, p->stats.write_ops);
+		bind_u64(s, 6, p->stats.write_bytes);
+		bind_u64(s, 7, p->stats.other_ops);
+		if ((rc = run(sink, UPSERT_PROCESS)) != SQLITE_OK)
+			return rc;
+	}
+	for (size_t i = 0; i < record->mount_count; i++) {
+		const struct vnfs_mount_record *m = &record->mounts[i];
+		sqlite3_stmt *s = sink->statements[UPSERT_MOUNT];
+		sqlite3_bind_int64(s, 1, step);
+		sqlite3_bind_int64(s, 2, m->device);
+		bind_text(s, 3, m->mount_point);
+		bind_text(s, 4, m->source);
+		bind_text(s, 5, m->version);
+		sqlite3_bind_int64(s, 6, m->rsize);
+		sqlite3_bind_int64(s, 7, m->wsize);
+		bind_u64(s, 8, m->stats.ops);
+		bind_u64(s, 9, m->stats.errors);
+		bind_u64(s, 10, m->stats.time_ns);
+		bind_u64(s, 11, m->stats.read_bytes);
+		bind_u64(s, 12, m->stats.write_bytes);
+		if ((rc = run(sink, UPSERT_MOUNT)) != SQLITE_OK)
+			return rc;
+	}
+	return SQLITE_OK;
+}
+
+static int write_step(struct sqlite_sink *sink, const struct vnfs_step_record *record)
+{
+	char read_sizes[VNFS_SIZE_BUCKETS * 21 + 4], write_sizes[VNFS_SIZE_BUCKETS * 21 + 4];
+	histogram_text(record->stats.request_size_histogram[VNFS_DIRECTION_READ],
+		       VNFS_SIZE_BUCKETS, read_sizes, sizeof(read_sizes));
+	histogram_text(record->stats.request_size_histogram[VNFS_DIRECTION_WRITE],
+		       VNFS_SIZE_BUCKETS, write_sizes, sizeof(write_sizes));
+
+	int rc = write_job_row(sink, record->job_id, record->node, record->uid, record->user,
+			       record->start_time_ms, 0, record->sample_time_ms, false);
+	if (rc != SQLITE_OK)
+		return rc;
+
+	sqlite3_stmt *s = sink->statements[UPSERT_STEP];
+	sqlite3_bind_int64(s, 1, record->job_id);
+	bind_text(s, 2, record->node);
+	sqlite3_bind_int64(s, 3, record->step_id);
+	sqlite3_bind_int64(s, 4, record->uid);
+	bind_text(s, 5, record->user);
+	bind_u64(s, 6, record->cgroup_id);
+	bind_text(s, 7, record->cgroup_path);
+	sqlite3_bind_int64(s, 8, record->start_time_ms);
+	bind_time_or_null(s, 9, record->end_time_ms);
+	sqlite3_bind_int64(s, 10, record->sample_time_ms);
+	sqlite3_bind_int(s, 11, record->finished ? 1 : 0);
+	bind_text(s, 12, read_sizes);
+	bind_text(s, 13, write_sizes);
+	rc = sqlite3_step(s);
+	sqlite3_int64 step = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	if (rc == SQLITE_ROW)
+		rc = sqlite3_step(s); /* finish the statement: RETURNING runs to DONE */
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return rc;
+	if (step == 0)
+		return SQLITE_OK; /* already final: a late running record changes nothing */
+
+	if ((rc = write_operations(sink, step, &record->stats)) != SQLITE_OK)
+		return rc;
+	return write_breakdowns(sink, step, record);
+}
+
+static int write_finished_job(struct sqlite_sink *sink, const struct vnfs_job *job)
+{
+	int rc = SQLITE_OK;
+	for (size_t i = 0; i < job->step_count && rc == SQLITE_OK; i++)
+		rc = write_step(sink, &job->steps[i]);
+	if (rc != SQLITE_OK)
+		return rc;
+	return write_job_row(sink, job->job_id, job->node != NULL ? job->node : "", job->uid,
+			     job->user != NULL ? job->user : "", job->start_time_ms,
+			     job->end_time_ms, job->end_time_ms, true);
+}
+
+/* ---- the retry queue ---------------------------------------------------- */
+
+static void pending_free(struct pending_job *pending)
+{
+	if (pending == NULL)
+		return;
+	for (size_t i = 0; i < pending->job.step_count; i++)
+		free((void *)pending->steps[i].processes), free((void *)pending->steps[i].mounts);
+	free(pending->steps);
+	free(pending);
+}
+
+static struct pending_job *pending_copy(const struct vnfs_job *job)
+{
+	struct pending_job *pending = calloc(1, sizeof(*pending));
+	if (pending == NULL)
+		return NULL;
+	pending->job = *job;
+	snprintf(pending->user, sizeof(pending->user), "%s", job->user != NULL ? job->user : "");
+	snprintf(pending->node, sizeof(pending->node), "%s", job->node != NULL ? job->node : "");
+	pending->job.user = pending->user;
+	pending->job.node = pending->node;
+	pending->job.step_count = 0;
+	pending->steps = calloc(job->step_count > 0 ? job->step_count : 1, sizeof(*pending->steps));
+	if (pending->steps == NULL)
+		goto fail;
+	pending->job.steps = pending->steps;
+	for (size_t i = 0; i < job->step_count; i++) {
+		const struct vnfs_step_record *from = &job->steps[i];
+		struct vnfs_step_record *to = &pending->steps[i];
+		*to = *from;
+		to->processes = NULL;
+		to->mounts = NULL;
+		pending->job.step_count = i + 1;
+		if (from->process_count > 0) {
+			struct vnfs_process_record *copy = calloc(from->process_count, sizeof(*copy));
+			if (copy == NULL)
+				goto fail;
+			memcpy(copy, from->processes, from->process_count * sizeof(*copy));
+			to->processes = copy;
+		}
+		if (from->mount_count > 0) {
+			struct vnfs_mount_record *copy = calloc(from->mount_count, sizeof(*copy));
+			if (copy == NULL)
+				goto fail;
+			memcpy(copy, from->mounts, from->mount_count * sizeof(*copy));
+			to->mounts = copy;
+		}
+	}
+	return pending;
+fail:
+	pending_free(pending);
+	return NULL;
+}
+
+static void pending_push(struct sqlite_sink *sink, const struct vnfs_job *job)
+{
+	if (sink->pending_count == MAX_PENDING_JOBS) {
+		/* The oldest goes: count it, keep the newest. */
+		vnfs_warning("sqlite: %s: retry queue full, job %u's history is lost",
+			     sink->path, sink->pending[0]->job.job_id);
+		sink->dropped += sink->pending[0]->job.step_count;
+		pending_free(sink->pending[0]);
+		memmove(&sink->pending[0], &sink->pending[1],
+			(MAX_PENDING_JOBS - 1) * sizeof(sink->pending[0]));
+		sink->pending_count--;
+	}
+	struct pending_job *copy = pending_copy(job);
+	if (copy == NULL) {
+		vnfs_warning("sqlite: out of memory keeping job %u for retry", job->job_id);
+		sink->dropped += job->step_count;
+		return;
+	}
+	sink->pending[sink->pending_count++] = copy;
+}
+
+/* ---- transactions ------------------------------------------------------- */
+
+static void note_failure(struct sqlite_sink *sink, const char *what, int rc)
+{
+	/* Logged when the trouble starts, then every 100th time, not every second. */
+	if (sink->failed_writes % 100 == 0)
+		vnfs_warning("sqlite: %s: %s failed: %s (%s); will retry (%" PRIu64
+			     " failed so far)",
+			     sink->path, what, sqlite3_errstr(rc), sqlite3_errmsg(sink->db),
+			     sink->failed_writes + 1);
+	sink->failed_writes++;
+}
+
+static void note_success(struct sqlite_sink *sink)
+{
+	if (sink->failed_writes > 0)
+		vnfs_info("sqlite: %s: writing again after %" PRIu64 " failed attempts", sink->path,
+			  sink->failed_writes);
+	sink->failed_writes = 0;
+}
+
+static int begin(struct sqlite_sink *sink)
+{
+	return run(sink, BEGIN);
+}
+
+static int commit_or_rollback(struct sqlite_sink *sink, int rc)
+{
+	if (rc == SQLITE_OK)
+		rc = run(sink, COMMIT);
+	if (rc != SQLITE_OK && !sqlite3_get_autocommit(sink->db))
+		run(sink, ROLLBACK);
+	return rc;
+}
+
+/* Retries queued finished jobs, oldest first; stops at the first failure. */
+static void flush_pending(struct sqlite_sink *sink)
+{
+	while (sink->pending_count > 0) {
+		struct pending_job *pending = sink->pending[0];
+		int rc = begin(sink);
+		if (rc == SQLITE_OK)
+			rc = write_finished_job(sink, &pending->job);
+		rc = commit_or_rollback(sink, rc);
+		if (rc != SQLITE_OK) {
+			note_failure(sink, "writing a finished job", rc);
+			return;
+		}
+		note_success(sink);
+		pending_free(pending);
+		memmove(&sink->pending[0], &sink->pending[1],
+			(sink->pending_count - 1) * sizeof(sink->pending[0]));
+		sink->pending_count--;
+	}
+}
+
+static void apply_retention(struct sqlite_sink *sink, int64_t now)
+{
+	if (sink->retention_days == 0 || now - sink->last_retention_ms < RETENTION_PERIOD_MS)
+		return;
+	int64_t cutoff = now - (int64_t)sink->retention_days * 86400 * 1000;
+	sqlite3_bind_int64(sink->statements[DELETE_EXPIRED], 1, cutoff);
+	int rc = run(sink, DELETE_EXPIRED);
+	if (rc != SQLITE_OK) {
+		note_failure(sink, "deleting expired jobs", rc);
+		return;
+	}
+	sink->last_retention_ms = now;
+	int deleted = sqlite3_changes(sink->db);
+	if (deleted > 0)
+		vnfs_info("sqlite: %s: removed %d jobs older than %u days", sink->path, deleted,
+			  sink->retention_days);
+}
+
+static void sqlite_publish(void *state, const struct vnfs_interval *interval)
+{
+	struct sqlite_sink *sink = state;
+	flush_pending(sink);
+	apply_retention(sink, now_ms());
+
+	/* Which steps changed; their new fingerprints apply only on commit. */
+	sink->generation++;
+	struct fingerprint_entry **changed = calloc(interval->step_count + 1, sizeof(*changed));
+	struct fingerprint *fingerprints = calloc(interval->step_count + 1, sizeof(*fingerprints));
+	if (changed == NULL || fingerprints == NULL) {
+		free(changed);
+		free(fingerprints);
+		sink->dropped += interval->step_count;
+		return;
+	}
+	size_t changed_count = 0;
+	const struct vnfs_step_record **records = calloc(interval->step_count + 1,
+							 sizeof(*records));
+	int rc = records != NULL ? SQLITE_OK : SQLITE_NOMEM;
+	for (size_t i = 0; i < interval->step_count && rc == SQLITE_OK; i++) {
+		const struct vnfs_step_record *record = &interval->steps[i];
+		struct fingerprint_entry **link =
+			fingerprint_slot(sink, record->job_id, record->step_id);
+		if (*link == NULL) {
+			*link = calloc(1, sizeof(**link));
+			if (*link == NULL) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			(*link)->job_id = record->job_id;
+			(*link)->step_id = record->step_id;
+			(*link)->written.count = UINT64_MAX; /* never written */
+		}
+		(*link)->generation = sink->generation;
+		struct fingerprint now = fingerprint_of(record);
+		if (same_fingerprint(&now, &(*link)->written))
+			continue;
+		records[changed_count] = record;
+		changed[changed_count] = *link;
+		fingerprints[changed_count++] = now;
+	}
+	if (rc == SQLITE_OK && changed_count > 0) {
+		rc = begin(sink);
+		for (size_t i = 0; i < changed_count && rc == SQLITE_OK; i++)
+			rc = write_step(sink, records[i]);
+		rc = commit_or_rollback(sink, rc);
+	}
+	if (rc != SQLITE_OK) {
+		/* Superseded by the next interval's cumulative counters. */
+		note_failure(sink, "writing an interval", rc);
+		sink->dropped += changed_count;
+	} else if (changed_count > 0) {
+		note_success(sink);
+		for (size_t i = 0; i < changed_count; i++)
+			changed[i]->written = fingerprints[i];
+	}
+	free(records);
+	free(changed);
+	free(fingerprints);
+	forget_stale_fingerprints(sink);
+}
+
+static void sqlite_job_finished(void *state, const struct vnfs_job *job)
+{
+	struct sqlite_sink *sink = state;
+	flush_pending(sink);
+	if (sink->pending_count > 0) {
+		pending_push(sink, job); /* keep the order jobs finished in */
+		return;
+	}
+	int rc = begin(sink);
+	if (rc == SQLITE_OK)
+		rc = write_finished_job(sink, job);
+	rc = commit_or_rollback(sink, rc);
+	if (rc != SQLITE_OK) {
+		note_failure(sink, "writing a finished job", rc);
+		pending_push(sink, job);
+		return;
+	}
+	note_success(sink);
+}
+
+static uint64_t sqlite_dropped(void *state)
+{
+	const struct sqlite_sink *sink = state;
+	return sink->dropped;
+}
+
+static void sqlite_close(void *state)
+{
+	struct sqlite_sink *sink = state;
+	if (sink == NULL)
+		return;
+	flush_pending(sink);
+	if (sink->pending_count > 0)
+		vnfs_warning("sqlite: %s: %zu finished jobs could not be written at close",
+			     sink->path, sink->pending_count);
+	for (size_t i = 0; i < sink->pending_count; i++)
+		pending_free(sink->pending[i]);
+	for (size_t b = 0; b < FINGERPRINT_BUCKETS; b++) {
+		while (sink->fingerprints[b] != NULL) {
+			struct fingerprint_entry *next = sink->fingerprints[b]->next;
+			free(sink->fingerprints[b]);
+			sink->fingerprints[b] = next;
+		}
+	}
+	for (int i = 0; i < STATEMENTS; i++)
+		sqlite3_finalize(sink->statements[i]);
+	sqlite3_close(sink->db);
+	free(sink);
+}
+
+/* ---- opening ------------------------------------------------------------ */
+
+static int exec(sqlite3 *db, const char *sql, char *error, size_t error_size, const char *path)
+{
+	char *message = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &message) != SQLITE_OK) {
+		snprintf(error, error_size, "sqlite: %s: %s", path,
+			 message != NULL ? message : sqlite3_errmsg(db));
+		sqlite3_free(message);
+		return -1;
+	}
+	return 0;
+}
+
+static int schema_version(sqlite3 *db, int *version)
+{
+	sqlite3_stmt *statement;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &statement, NULL) != SQLITE_OK)
+		return -1;
+	int rc = sqlite3_step(statement);
+	if (rc == SQLITE_ROW)
+		*version = sqlite3_column_int(statement, 0);
+	sqlite3_finalize(statement);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+static int migrate(sqlite3 *db, const char *path, char *error, size_t error_size)
+{
+	int version;
+	if (schema_version(db, &version) < 0) {
+		snprintf(error, error_size, "sqlite: %s: cannot read the schema version: %s", path,
+			 sqlite3_errmsg(db));
+		return -1;
+	}
+	if (version > SCHEMA_VERSION) {
+		snprintf(error, error_size,
+			 "sqlite: %s: schema version %d is newer than this vnfs understands (%d)",
+			 path, version, SCHEMA_VERSION);
+		return -1;
+	}
+	for (int step = version; step < SCHEMA_VERSION; step++) {
+		char set_version[48];
+		snprintf(set_version, sizeof(set_version), "PRAGMA user_version = %d", step + 1);
+		if (exec(db, "BEGIN IMMEDIATE", error, error_size, path) < 0)
+			return -1;
+		if (exec(db, migrations[step], error, error_size, path) < 0 ||
+		    exec(db, set_version, error, error_size, path) < 0 ||
+		    exec(db, "COMMIT", error, error_size, path) < 0) {
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			return -1;
+		}
+		vnfs_info("sqlite: %s: schema migrated to version %d", path, step + 1);
+	}
+	return 0;
+}
+
+static int register_operations(struct sqlite_sink *sink, char *error, size_t error_size)
+{
+	for (int op = 0; op < VNFS_OP_COUNT; op++) {
+		sqlite3_stmt *s = sink->statements[UPSERT_OPERATION_NAME];
+		bind_text(s, 1, operation_names[op]);
+		bind_text(s, 2, operation_classes[op]);
+		int rc = run(sink, UPSERT_OPERATION_NAME);
+		if (rc != SQLITE_OK) {
+			snprintf(error, error_size, "sqlite: %s: %s", sink->path,
+				 sqlite3_errmsg(sink->db));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The database's directory (one level, 0755) so a fresh node just works. */
+static int make_parent_directory(const char *path, char *error, size_t error_size)
+{
+	char directory[VNFS_PATH_MAX];
+	snprintf(directory, sizeof(directory), "%s", path);
+	char *slash = strrchr(directory, '/');
+	if (slash == NULL || slash == directory)
+		return 0;
+	*slash = '\0';
+	if (mkdir(directory, 0755) < 0 && errno != EEXIST) {
+		snprintf(error, error_size, "sqlite: cannot create %s: %s", directory,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int open_database(struct sqlite_sink *sink, char *error, size_t error_size)
+{
+	if (make_parent_directory(sink->path, error, error_size) < 0)
+		return -1;
+	int rc = sqlite3_open_v2(sink->path, &sink->db,
+				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+				 NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(error, error_size, "sqlite: cannot open %s: %s", sink->path,
+			 sink->db != NULL ? sqlite3_errmsg(sink->db) : sqlite3_errstr(rc));
+		return -1;
+	}
+	/* Readers (vnfs-report) share the node with us: WAL lets them read
+	 * while we write; the generous open-time timeout covers a migration
+	 * racing another opener, the short one afterwards protects the
+	 * collector. */
+	sqlite3_busy_timeout(sink->db, 2000);
+	if (exec(sink->db, "PRAGMA journal_mode = WAL", error, error_size, sink->path) < 0 ||
+	    exec(sink->db, "PRAGMA synchronous = NORMAL", error, error_size, sink->path) < 0 ||
+	    exec(sink->db, "PRAGMA foreign_keys = ON", error, error_size, sink->path) < 0 ||
+	    migrate(sink->db, sink->path, error, error_size) < 0)
+		return -1;
+	for (int i = 0; i < STATEMENTS; i++) {
+		if (sqlite3_prepare_v3(sink->db, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+				       &sink->statements[i], NULL) != SQLITE_OK) {
+			snprintf(error, error_size, "sqlite: %s: preparing a statement: %s",
+				 sink->path, sqlite3_errmsg(sink->db));
+			return -1;
+		}
+	}
+	if (register_operations(sink, error, error_size) < 0)
+		return -1;
+	apply_retention(sink, now_ms());
+	sqlite3_busy_timeout(sink->db, BUSY_TIMEOUT_MS);
+	return 0;
+}
+
+int vnfs_sink_sqlite_open(struct vnfs_sink *sink, const struct vnfs_config *config,
+			  char *error, size_t error_size)
+{
+	if (config->sqlite.path[0] == '\0') {
+		snprintf(error, error_size, "sqlite: no database path configured");
+		return -1;
+	}
+	struct sqlite_sink *state = calloc(1, sizeof(*state));
+	if (state == NULL) {
+		snprintf(error, error_size, "sqlite: out of memory");
+		return -1;
+	}
+	snprintf(state->path, sizeof(state->path), "%s", config->sqlite.path);
+	state->retention_days = config->sqlite.retention_days;
+	state->last_retention_ms = INT64_MIN / 2;
+	if (open_database(state, error, error_size) < 0) {
+		sqlite_close(state);
+		return -1;
+	}
+	*sink = (struct vnfs_sink){ .name = "sqlite",
+				    .state = state,
+				    .publish = sqlite_publish,
+				    .job_finished = sqlite_job_finished,
+				    .dropped = sqlite_dropped,
+				    .close = sqlite_close };
+	return 0;
+}

@@ -1,0 +1,78 @@
+/*
+ * log.c — the one logging call (see log.h): stderr with a level prefix,
+ * syslog, or a sink the caller installs (the SPANK plugin's Slurm logger).
+ *
+ * Several threads log (the socket server, the collector, the sinks), so the
+ * settings are atomics and each line is formatted whole before it is written
+ * in a single call: lines never interleave mid-way.
+ */
+#include "lib/log.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+static const char *log_ident = "vnfs";
+static _Atomic int log_threshold = VNFS_LOG_PRIORITY_INFO;
+static _Atomic int log_to_syslog;
+static _Atomic(vnfs_log_sink_fn) log_sink;
+/* Under systemd, stderr goes to the journal, which reads "<N>" as the level. */
+static _Atomic int log_journal_prefix;
+
+static const char *const priority_names[] = {
+	[VNFS_LOG_PRIORITY_ERROR] = "error",
+	[VNFS_LOG_PRIORITY_WARNING] = "warning",
+	[VNFS_LOG_PRIORITY_INFO] = "info",
+	[VNFS_LOG_PRIORITY_DEBUG] = "debug",
+};
+
+static const int syslog_priorities[] = {
+	[VNFS_LOG_PRIORITY_ERROR] = LOG_ERR,
+	[VNFS_LOG_PRIORITY_WARNING] = LOG_WARNING,
+	[VNFS_LOG_PRIORITY_INFO] = LOG_INFO,
+	[VNFS_LOG_PRIORITY_DEBUG] = LOG_DEBUG,
+};
+
+void vnfs_log_setup(const char *ident, enum vnfs_log_priority threshold, int use_syslog)
+{
+	if (ident != NULL)
+		log_ident = ident;
+	atomic_store(&log_threshold, (int)threshold);
+	atomic_store(&log_journal_prefix, getenv("JOURNAL_STREAM") != NULL);
+	if (use_syslog && !atomic_load(&log_to_syslog))
+		openlog(log_ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	else if (!use_syslog && atomic_load(&log_to_syslog))
+		closelog();
+	atomic_store(&log_to_syslog, use_syslog != 0);
+}
+
+void vnfs_log_set_sink(vnfs_log_sink_fn sink)
+{
+	atomic_store(&log_sink, sink);
+}
+
+void vnfs_log(enum vnfs_log_priority priority, const char *format, ...)
+{
+	vnfs_log_sink_fn sink = atomic_load(&log_sink);
+	char line[2048];
+	va_list args;
+
+	if ((unsigned)priority > VNFS_LOG_PRIORITY_DEBUG)
+		priority = VNFS_LOG_PRIORITY_ERROR;
+	if ((int)priority > atomic_load(&log_threshold))
+		return;
+	va_start(args, format);
+	vsnprintf(line, sizeof(line), format, args);
+	va_end(args);
+
+	if (sink != NULL)
+		sink(priority, line);
+	else if (atomic_load(&log_to_syslog))
+		syslog(syslog_priorities[priority], "%s", line);
+	else if (atomic_load(&log_journal_prefix))
+		fprintf(stderr, "<%d>%s: %s\n", syslog_priorities[priority], log_ident, line);
+	else
+		fprintf(stderr, "%s: %s: %s\n", log_ident, priority_names[priority], line);
+}

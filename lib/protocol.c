@@ -1,0 +1,590 @@
+/*
+ * protocol.c — encoding and strict decoding of the helper's requests, and
+ * the two reply shapes (see protocol.h, docs/PROTOCOL.md).
+ *
+ * Decoding is deliberately unforgiving: the peer is either our own code or
+ * someone probing a root daemon, so anything not exactly a request of this
+ * version (unknown field, wrong type, number out of range, trailing bytes) is
+ * refused with a message precise enough to find the mistake from a log line.
+ */
+#include "lib/protocol.h"
+
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/record.h"
+
+/* Bytes of a client-supplied name (field, type, tag) shown in a message. */
+#define SHOWN_MAX 40
+
+/* Requests are flat objects with one nested object (tags): deeper is junk. */
+#define MAX_NESTING 3
+
+enum field {
+	FIELD_VERSION,
+	FIELD_TYPE,
+	FIELD_JOB,
+	FIELD_STEP,
+	FIELD_UID,
+	FIELD_CGROUP_ID,
+	FIELD_CGROUP_PATH,
+	FIELD_TAGS,
+	FIELD_REPORT_DIR,
+	FIELD_COUNT
+};
+
+static const char *const field_names[FIELD_COUNT] = {
+	[FIELD_VERSION] = "v",
+	[FIELD_TYPE] = "type",
+	[FIELD_JOB] = "job",
+	[FIELD_STEP] = "step",
+	[FIELD_UID] = "uid",
+	[FIELD_CGROUP_ID] = "cgroup_id",
+	[FIELD_CGROUP_PATH] = "cgroup_path",
+	[FIELD_TAGS] = "tags",
+	[FIELD_REPORT_DIR] = "report_dir",
+};
+
+#define BIT(field) (1u << (field))
+#define COMMON_FIELDS (BIT(FIELD_VERSION) | BIT(FIELD_TYPE))
+
+/* Which fields each request may and must carry. */
+static const struct request_shape {
+	const char *name;
+	unsigned allowed;
+	unsigned required;
+} shapes[VNFS_REQUEST_TYPES] = {
+	[VNFS_REQUEST_REGISTER] = {
+		"register",
+		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_STEP) | BIT(FIELD_UID) |
+			BIT(FIELD_CGROUP_ID) | BIT(FIELD_CGROUP_PATH) | BIT(FIELD_TAGS),
+		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_STEP) | BIT(FIELD_UID),
+	},
+	[VNFS_REQUEST_UNREGISTER] = {
+		"unregister",
+		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_STEP),
+		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_STEP),
+	},
+	[VNFS_REQUEST_FINISH] = {
+		"finish",
+		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_REPORT_DIR),
+		COMMON_FIELDS | BIT(FIELD_JOB),
+	},
+	[VNFS_REQUEST_QUERY] = {
+		"query",
+		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_STEP),
+		COMMON_FIELDS | BIT(FIELD_JOB),
+	},
+	[VNFS_REQUEST_LIST] = { "list", COMMON_FIELDS, COMMON_FIELDS },
+	[VNFS_REQUEST_STATUS] = { "status", COMMON_FIELDS, COMMON_FIELDS },
+};
+
+/* Slurm's special steps, accepted by name as well as by number. */
+static const struct {
+	const char *name;
+	uint32_t id;
+} step_names[] = {
+	{ "batch", VNFS_STEP_BATCH },
+	{ "extern", VNFS_STEP_EXTERN },
+	{ "interactive", VNFS_STEP_INTERACTIVE },
+};
+
+const char *vnfs_request_type_name(enum vnfs_request_type type)
+{
+	if ((unsigned)type >= VNFS_REQUEST_TYPES)
+		return NULL;
+	return shapes[type].name;
+}
+
+static int fail(char *error, size_t error_size, const char *format, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *error, size_t error_size, const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	vsnprintf(error, error_size, format, args);
+	va_end(args);
+	return -1;
+}
+
+/*
+ * Copies a client-supplied name into shown for a message: cut at SHOWN_MAX,
+ * control characters as '?', so a hostile key cannot forge log lines.
+ */
+static const char *shown(const char *text, size_t length, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < length && n + 4 < size && i < SHOWN_MAX; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		out[n++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	if (length > SHOWN_MAX && n + 4 < size) {
+		memcpy(out + n, "...", 3);
+		n += 3;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static int field_index(const char *key)
+{
+	for (int i = 0; i < FIELD_COUNT; i++) {
+		if (strcmp(key, field_names[i]) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* "job, step, uid" for the allowed fields of a shape, in out. */
+static const char *allowed_list(unsigned allowed, char *out, size_t size)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (int i = FIELD_JOB; i < FIELD_COUNT && used < size; i++) {
+		if (allowed & BIT(i))
+			used += (size_t)snprintf(out + used, size - used, "%s%s",
+						 used ? ", " : "", field_names[i]);
+	}
+	if (used == 0)
+		snprintf(out, size, "only v and type");
+	return out;
+}
+
+/* An integer field within [0, max]; json-c saturates bigger numbers at
+ * UINT64_MAX, so max must stay below that to catch them. */
+static int get_unsigned(struct json_object *value, const char *name, uint64_t max,
+			uint64_t *out, char *error, size_t error_size)
+{
+	int64_t signed_value;
+	uint64_t unsigned_value;
+
+	if (!json_object_is_type(value, json_type_int))
+		return fail(error, error_size, "field '%s' must be an integer from 0 to %llu",
+			    name, (unsigned long long)max);
+	signed_value = json_object_get_int64(value);
+	unsigned_value = json_object_get_uint64(value);
+	if (signed_value < 0 || unsigned_value > max)
+		return fail(error, error_size, "field '%s' must be an integer from 0 to %llu",
+			    name, (unsigned long long)max);
+	*out = unsigned_value;
+	return 0;
+}
+
+static int get_uint32(struct json_object *value, const char *name, uint32_t *out,
+		      char *error, size_t error_size)
+{
+	uint64_t wide;
+
+	if (get_unsigned(value, name, UINT32_MAX, &wide, error, error_size) < 0)
+		return -1;
+	*out = (uint32_t)wide;
+	return 0;
+}
+
+static int get_step(struct json_object *value, uint32_t *out, char *error, size_t error_size)
+{
+	const char *text;
+
+	if (!json_object_is_type(value, json_type_string))
+		return get_uint32(value, "step", out, error, error_size);
+	text = json_object_get_string(value);
+	for (size_t i = 0; i < sizeof(step_names) / sizeof(step_names[0]); i++) {
+		if ((size_t)json_object_get_string_len(value) == strlen(step_names[i].name) &&
+		    strcmp(text, step_names[i].name) == 0) {
+			*out = step_names[i].id;
+			return 0;
+		}
+	}
+	return fail(error, error_size,
+		    "field 'step' must be an integer from 0 to 4294967295 or one of "
+		    "\"batch\", \"extern\", \"interactive\"");
+}
+
+/* An absolute path of at most size - 1 bytes, without NUL or ".." parts. */
+static int get_path(struct json_object *value, const char *name, char *out, size_t size,
+		    char *error, size_t error_size)
+{
+	const char *text;
+	size_t length;
+
+	if (!json_object_is_type(value, json_type_string))
+		return fail(error, error_size, "field '%s' must be a string", name);
+	text = json_object_get_string(value);
+	length = (size_t)json_object_get_string_len(value);
+	if (length >= size)
+		return fail(error, error_size, "field '%s' is %zu bytes, longer than %zu", name,
+			    length, size - 1);
+	if (strlen(text) != length)
+		return fail(error, error_size, "field '%s' contains a NUL character", name);
+	if (text[0] != '/')
+		return fail(error, error_size, "field '%s' must be an absolute path", name);
+	if (strstr(text, "/../") || (length >= 3 && strcmp(text + length - 3, "/..") == 0))
+		return fail(error, error_size, "field '%s' must not contain '..'", name);
+	memcpy(out, text, length + 1);
+	return 0;
+}
+
+static int get_tags(struct json_object *value, struct vnfs_tag_list *tags, char *error,
+		    size_t error_size)
+{
+	char name_shown[SHOWN_MAX + 8];
+
+	if (!json_object_is_type(value, json_type_object))
+		return fail(error, error_size,
+			    "field 'tags' must be an object of NAME: \"value\" strings");
+	json_object_object_foreach(value, name, tag_value) {
+		const char *text;
+
+		shown(name, strlen(name), name_shown, sizeof(name_shown));
+		if (!json_object_is_type(tag_value, json_type_string))
+			return fail(error, error_size, "tag '%s' must have a string value",
+				    name_shown);
+		text = json_object_get_string(tag_value);
+		if (strlen(text) != (size_t)json_object_get_string_len(tag_value))
+			return fail(error, error_size, "tag '%s': value contains a NUL character",
+				    name_shown);
+		if (vnfs_tags_set(tags, name, text, error, error_size) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int decode_field(int field, struct json_object *value, struct vnfs_request *request,
+			char *error, size_t error_size)
+{
+	uint64_t wide;
+
+	switch (field) {
+	case FIELD_JOB:
+		return get_uint32(value, "job", &request->job_id, error, error_size);
+	case FIELD_STEP:
+		request->has_step = true;
+		return get_step(value, &request->step_id, error, error_size);
+	case FIELD_UID:
+		return get_uint32(value, "uid", &request->uid, error, error_size);
+	case FIELD_CGROUP_ID:
+		/* Limited to INT64_MAX: real ids are far smaller, and it keeps the
+		 * value exact in every JSON reader. */
+		if (get_unsigned(value, "cgroup_id", INT64_MAX, &wide, error, error_size) < 0)
+			return -1;
+		request->cgroup_id = wide;
+		return 0;
+	case FIELD_CGROUP_PATH:
+		return get_path(value, "cgroup_path", request->cgroup_path,
+				sizeof(request->cgroup_path), error, error_size);
+	case FIELD_TAGS:
+		return get_tags(value, &request->tags, error, error_size);
+	case FIELD_REPORT_DIR:
+		return get_path(value, "report_dir", request->report_dir,
+				sizeof(request->report_dir), error, error_size);
+	default:
+		return 0; /* v and type are read before the others */
+	}
+}
+
+static int decode_version(struct json_object *object, char *error, size_t error_size)
+{
+	struct json_object *value;
+
+	if (!json_object_object_get_ex(object, "v", &value))
+		return fail(error, error_size, "missing field 'v' (the protocol version, %d)",
+			    VNFS_PROTOCOL_VERSION);
+	if (!json_object_is_type(value, json_type_int))
+		return fail(error, error_size, "field 'v' must be the integer %d",
+			    VNFS_PROTOCOL_VERSION);
+	if (json_object_get_int64(value) != VNFS_PROTOCOL_VERSION ||
+	    json_object_get_uint64(value) != VNFS_PROTOCOL_VERSION)
+		return fail(error, error_size,
+			    "unsupported protocol version %s (this side speaks version %d)",
+			    json_object_to_json_string(value), VNFS_PROTOCOL_VERSION);
+	return 0;
+}
+
+static int decode_type(struct json_object *object, enum vnfs_request_type *type, char *error,
+		       size_t error_size)
+{
+	struct json_object *value;
+	const char *text;
+	size_t length;
+	char type_shown[SHOWN_MAX + 8];
+
+	if (!json_object_object_get_ex(object, "type", &value))
+		return fail(error, error_size, "missing field 'type' (the request type)");
+	if (!json_object_is_type(value, json_type_string))
+		return fail(error, error_size, "field 'type' must be a string");
+	text = json_object_get_string(value);
+	length = (size_t)json_object_get_string_len(value);
+	for (int i = 0; i < VNFS_REQUEST_TYPES; i++) {
+		if (length == strlen(shapes[i].name) && strcmp(text, shapes[i].name) == 0) {
+			*type = (enum vnfs_request_type)i;
+			return 0;
+		}
+	}
+	return fail(error, error_size, "unknown request type '%s'",
+		    shown(text, length, type_shown, sizeof(type_shown)));
+}
+
+static int decode_object(struct json_object *object, struct vnfs_request *request, char *error,
+			 size_t error_size)
+{
+	const struct request_shape *shape;
+	unsigned present = 0;
+	char text[160];
+
+	if (!json_object_is_type(object, json_type_object))
+		return fail(error, error_size, "a request must be a JSON object");
+	if (decode_version(object, error, error_size) < 0 ||
+	    decode_type(object, &request->type, error, error_size) < 0)
+		return -1;
+	shape = &shapes[request->type];
+
+	json_object_object_foreach(object, key, value) {
+		int field = field_index(key);
+
+		if (field < 0 || !(shape->allowed & BIT(field))) {
+			char key_shown[SHOWN_MAX + 8];
+
+			return fail(error, error_size,
+				    "unknown field '%s' in a %s request (allowed: %s)",
+				    shown(key, strlen(key), key_shown, sizeof(key_shown)),
+				    shape->name, allowed_list(shape->allowed, text, sizeof(text)));
+		}
+		present |= BIT(field);
+		if (decode_field(field, value, request, error, error_size) < 0)
+			return -1;
+	}
+
+	for (int field = 0; field < FIELD_COUNT; field++) {
+		if ((shape->required & BIT(field)) && !(present & BIT(field)))
+			return fail(error, error_size, "missing field '%s' in a %s request",
+				    field_names[field], shape->name);
+	}
+	if (request->type == VNFS_REQUEST_REGISTER && request->cgroup_id == 0 &&
+	    request->cgroup_path[0] == '\0')
+		return fail(error, error_size,
+			    "a register request needs a non-zero 'cgroup_id' or a 'cgroup_path'");
+	return 0;
+}
+
+/* Where the JSON value ended, only whitespace may follow (a client's '\n'). */
+static int check_trailing(const char *text, size_t length, size_t end, char *error,
+			  size_t error_size)
+{
+	for (size_t i = end; i < length; i++) {
+		if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r' && text[i] != '\n')
+			return fail(error, error_size,
+				    "unexpected data after the JSON object at byte %zu", i);
+	}
+	return 0;
+}
+
+static struct json_object *parse_json(const char *text, size_t length, char *error,
+				      size_t error_size)
+{
+	struct json_tokener *tokener = json_tokener_new_ex(MAX_NESTING);
+	struct json_object *object;
+	enum json_tokener_error status;
+
+	if (tokener == NULL) {
+		fail(error, error_size, "out of memory");
+		return NULL;
+	}
+	json_tokener_set_flags(tokener, JSON_TOKENER_STRICT);
+	object = json_tokener_parse_ex(tokener, text, (int)length);
+	status = json_tokener_get_error(tokener);
+	if (object == NULL) {
+		if (status == json_tokener_continue)
+			fail(error, error_size,
+			     "truncated JSON: the message ends before the object is complete");
+		else
+			fail(error, error_size, "invalid JSON at byte %zu: %s",
+			     json_tokener_get_parse_end(tokener), json_tokener_error_desc(status));
+	} else if (check_trailing(text, length, json_tokener_get_parse_end(tokener), error,
+				  error_size) < 0) {
+		json_object_put(object);
+		object = NULL;
+	}
+	json_tokener_free(tokener);
+	return object;
+}
+
+static bool only_whitespace(const char *text, size_t length)
+{
+	for (size_t i = 0; i < length; i++) {
+		if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r' && text[i] != '\n')
+			return false;
+	}
+	return true;
+}
+
+int vnfs_request_decode(const char *text, size_t length, size_t max_length,
+			struct vnfs_request *request, char *error, size_t error_size)
+{
+	const char *nul;
+	struct json_object *object;
+	int result;
+
+	memset(request, 0, sizeof(*request));
+	vnfs_tags_init(&request->tags);
+	if (length > max_length || length > INT_MAX)
+		return fail(error, error_size, "message of %zu bytes exceeds %zu", length,
+			    max_length < INT_MAX ? max_length : (size_t)INT_MAX);
+	if (only_whitespace(text, length))
+		return fail(error, error_size, "empty message: expected a JSON object");
+	nul = memchr(text, '\0', length);
+	if (nul != NULL)
+		return fail(error, error_size, "message contains a NUL byte at byte %zu",
+			    (size_t)(nul - text));
+
+	object = parse_json(text, length, error, error_size);
+	if (object == NULL)
+		return -1;
+	result = decode_object(object, request, error, error_size);
+	json_object_put(object);
+	if (result < 0) {
+		memset(request, 0, sizeof(*request));
+		vnfs_tags_init(&request->tags);
+	}
+	return result;
+}
+
+/* json-c's add only fails on allocation; one check at the end catches it. */
+static bool add_field(struct json_object *object, const char *name, struct json_object *value)
+{
+	if (value == NULL)
+		return false;
+	if (json_object_object_add(object, name, value) < 0) {
+		json_object_put(value);
+		return false;
+	}
+	return true;
+}
+
+static bool add_request_fields(struct json_object *object, const struct vnfs_request *request)
+{
+	bool ok = true;
+	const char *name, *value;
+
+	switch (request->type) {
+	case VNFS_REQUEST_REGISTER:
+		ok = ok && add_field(object, "job", json_object_new_int64(request->job_id));
+		ok = ok && add_field(object, "step", json_object_new_int64(request->step_id));
+		ok = ok && add_field(object, "uid", json_object_new_int64(request->uid));
+		ok = ok && add_field(object, "cgroup_id", json_object_new_uint64(request->cgroup_id));
+		if (request->cgroup_path[0] != '\0')
+			ok = ok && add_field(object, "cgroup_path",
+					     json_object_new_string(request->cgroup_path));
+		if (ok) {
+			struct json_object *tags = json_object_new_object();
+
+			for (unsigned i = 0; ok && vnfs_tags_get(&request->tags, i, &name, &value); i++)
+				ok = tags && add_field(tags, name, json_object_new_string(value));
+			ok = ok && add_field(object, "tags", tags);
+			if (!ok && tags)
+				json_object_put(tags);
+		}
+		break;
+	case VNFS_REQUEST_UNREGISTER:
+		ok = ok && add_field(object, "job", json_object_new_int64(request->job_id));
+		ok = ok && add_field(object, "step", json_object_new_int64(request->step_id));
+		break;
+	case VNFS_REQUEST_FINISH:
+		ok = ok && add_field(object, "job", json_object_new_int64(request->job_id));
+		if (request->report_dir[0] != '\0')
+			ok = ok && add_field(object, "report_dir",
+					     json_object_new_string(request->report_dir));
+		break;
+	case VNFS_REQUEST_QUERY:
+		ok = ok && add_field(object, "job", json_object_new_int64(request->job_id));
+		if (request->has_step)
+			ok = ok && add_field(object, "step", json_object_new_int64(request->step_id));
+		break;
+	default:
+		break;
+	}
+	return ok;
+}
+
+char *vnfs_request_encode(const struct vnfs_request *request)
+{
+	const char *type_name = vnfs_request_type_name(request->type);
+	struct json_object *object;
+	const char *json;
+	char *line = NULL;
+	bool ok;
+
+	if (type_name == NULL)
+		return NULL;
+	object = json_object_new_object();
+	if (object == NULL)
+		return NULL;
+	ok = add_field(object, "v", json_object_new_int(VNFS_PROTOCOL_VERSION)) &&
+	     add_field(object, "type", json_object_new_string(type_name)) &&
+	     add_request_fields(object, request);
+	if (ok) {
+		json = json_object_to_json_string_ext(object, JSON_C_TO_STRING_PLAIN |
+								      JSON_C_TO_STRING_NOSLASHESCAPE);
+		if (json != NULL && asprintf(&line, "%s\n", json) < 0)
+			line = NULL;
+	}
+	json_object_put(object);
+	return line;
+}
+
+struct json_object *vnfs_reply_ok(struct json_object *body)
+{
+	struct json_object *reply = json_object_new_object();
+	bool ok;
+
+	if (reply == NULL) {
+		json_object_put(body);
+		return NULL;
+	}
+	ok = add_field(reply, "v", json_object_new_int(VNFS_PROTOCOL_VERSION)) &&
+	     add_field(reply, "ok", json_object_new_boolean(1));
+	if (ok && body != NULL && json_object_is_type(body, json_type_object)) {
+		json_object_object_foreach(body, key, value) {
+			if (strcmp(key, "v") == 0 || strcmp(key, "ok") == 0)
+				continue;
+			ok = ok && add_field(reply, key, json_object_get(value));
+		}
+	} else if (ok && body != NULL) {
+		/* A body that is not an object (an array, say) goes whole under "result". */
+		ok = add_field(reply, "result", json_object_get(body));
+	}
+	json_object_put(body);
+	if (!ok) {
+		json_object_put(reply);
+		return NULL;
+	}
+	return reply;
+}
+
+struct json_object *vnfs_reply_error(const char *format, ...)
+{
+	struct json_object *reply = json_object_new_object();
+	char message[1024];
+	va_list args;
+
+	if (reply == NULL)
+		return NULL;
+	va_start(args, format);
+	vsnprintf(message, sizeof(message), format, args);
+	va_end(args);
+	if (!add_field(reply, "v", json_object_new_int(VNFS_PROTOCOL_VERSION)) ||
+	    !add_field(reply, "ok", json_object_new_boolean(0)) ||
+	    !add_field(reply, "error", json_object_new_string(message))) {
+		json_object_put(reply);
+		return NULL;
+	}
+	return reply;
+}

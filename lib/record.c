@@ -1,0 +1,100 @@
+/*
+ * record.c — small facts about step records every output shares: how a
+ * Slurm step id is spelled, how step counters add up, and how a quantile is
+ * read from a log2 histogram.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/record.h"
+
+static const struct {
+	uint32_t step_id;
+	const char *name;
+} special_steps[] = {
+	{ VNFS_STEP_BATCH, "batch" },
+	{ VNFS_STEP_EXTERN, "extern" },
+	{ VNFS_STEP_INTERACTIVE, "interactive" },
+	{ VNFS_STEP_PENDING, "pending" },
+};
+
+const char *vnfs_step_name(uint32_t step_id, char *buf, size_t size)
+{
+	for (size_t i = 0; i < sizeof(special_steps) / sizeof(special_steps[0]); i++) {
+		if (special_steps[i].step_id == step_id) {
+			snprintf(buf, size, "%s", special_steps[i].name);
+			return buf;
+		}
+	}
+	snprintf(buf, size, "%u", step_id);
+	return buf;
+}
+
+int vnfs_step_parse(const char *text, uint32_t *step_id)
+{
+	for (size_t i = 0; i < sizeof(special_steps) / sizeof(special_steps[0]); i++) {
+		if (strcmp(text, special_steps[i].name) == 0) {
+			*step_id = special_steps[i].step_id;
+			return 0;
+		}
+	}
+	/* Plain decimal only: no sign, no spaces, no hex, nothing after. */
+	if (text[0] < '0' || text[0] > '9')
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long value = strtoull(text, &end, 10);
+	if (errno != 0 || *end != '\0' || value > UINT32_MAX)
+		return -1;
+	*step_id = (uint32_t)value;
+	return 0;
+}
+
+void vnfs_step_stats_add(struct vnfs_step_stats *sum, const struct vnfs_step_stats *add)
+{
+	for (int op = 0; op < VNFS_OP_COUNT; op++) {
+		struct vnfs_operation_stats *to = &sum->operations[op];
+		const struct vnfs_operation_stats *from = &add->operations[op];
+
+		to->count += from->count;
+		to->errors += from->errors;
+		to->time_ns += from->time_ns;
+		to->bytes += from->bytes;
+		for (int b = 0; b < VNFS_LATENCY_BUCKETS; b++)
+			to->latency_histogram[b] += from->latency_histogram[b];
+	}
+	for (int direction = 0; direction < VNFS_DIRECTIONS; direction++)
+		for (int b = 0; b < VNFS_SIZE_BUCKETS; b++)
+			sum->request_size_histogram[direction][b] +=
+				add->request_size_histogram[direction][b];
+}
+
+uint64_t vnfs_histogram_quantile(const __u64 *buckets, size_t bucket_count, double q)
+{
+	uint64_t total = 0;
+	for (size_t b = 0; b < bucket_count; b++)
+		total += buckets[b];
+	if (total == 0 || !(q > 0.0))
+		return 0;
+	if (q > 1.0)
+		q = 1.0;
+
+	uint64_t rank = (uint64_t)ceil(q * (double)total);
+	if (rank == 0)
+		rank = 1;
+	uint64_t below = 0;
+	for (size_t b = 0; b < bucket_count; b++) {
+		if (buckets[b] == 0 || below + buckets[b] < rank) {
+			below += buckets[b];
+			continue;
+		}
+		double low = b == 0 ? 0.0 : ldexp(1.0, (int)b);
+		double high = ldexp(1.0, (int)b + 1);
+		double fraction = (double)(rank - below) / (double)buckets[b];
+		return (uint64_t)(low + (high - low) * fraction);
+	}
+	return 0; /* not reached: rank <= total */
+}

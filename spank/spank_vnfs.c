@@ -1,0 +1,434 @@
+/*
+ * spank_vnfs.c — the Slurm SPANK plugin: registers every job step's cgroup
+ * with vnfs-helper, adds --vnfs-tags and --vnfs-report, and asks for the job
+ * report at job end.  Only the callbacks live here; the decisions are in
+ * plugin_args.c, step_cgroup.c and step_report.c.
+ *
+ * Where each callback runs (Slurm 22.05, see docs/SPANK.md):
+ *   option callbacks   srun/sbatch/salloc (remote=0): validate, resolve tags;
+ *                      slurmstepd (remote=1, twice): keep the value
+ *   init_post_opt      srun/sbatch/salloc: hand resolved tags to the job;
+ *                      slurmstepd: register the extern step (it has no tasks)
+ *   local_user_init    srun: remember job and step for the report
+ *   task_post_fork     slurmstepd, root, task held before exec: place, register
+ *   exit               slurmstepd: unregister, remove vnfs cgroups;
+ *                      srun: print the --vnfs-report summary
+ *   job_epilog         slurmd's epilog, root: FINISH (final report files)
+ *
+ * A registration failure is returned as an error: Slurm ignores errors of an
+ * `optional` plugin (the step runs, the log has our one line) and fails the
+ * step for a `required` one, which is the administrator's choice.
+ */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+#include "lib/protocol.h"
+#include "lib/record.h"
+#include "spank/plugin_args.h"
+#include "spank/step_cgroup.h"
+#include "spank/step_report.h"
+
+SPANK_PLUGIN(vnfs, 1);
+
+/* The job control variable that carries resolved tags from srun/sbatch. */
+#define TAGS_VARIABLE "VNFS_TAGS"
+#define REMOVE_WAIT_MS 2000
+
+static struct vnfs_plugin_args plugin_args;
+
+static char user_tags[VNFS_TAGS_BUFFER];   /* resolved locally, or the remote optarg */
+static bool user_tags_given;
+static enum vnfs_report_mode report_mode;
+static bool report_given;
+
+static uint32_t local_job_id, local_step_id;  /* srun, for the report */
+static bool local_ids_known;
+
+static struct vnfs_step_cgroup step_cgroup;   /* slurmstepd: this step's cgroup */
+static uint32_t registered_job_id, registered_step_id;
+static bool step_registered, step_cgroup_known;
+
+static int tags_option(int value, const char *optarg, int remote);
+static int report_option(int value, const char *optarg, int remote);
+
+static struct spank_option tags_spank_option = {
+	"vnfs-tags", "NAME[=VALUE][,...]",
+	"Tag this job's NFS I/O accounting; NAME alone takes $NAME from the environment", 1, 0,
+	tags_option
+};
+static struct spank_option report_spank_option = {
+	"vnfs-report", "brief|full|none",
+	"Print this step's NFS I/O summary when it ends (default brief)", 2, 0, report_option
+};
+
+static int load_arguments(int argc, char **argv)
+{
+	char error[512];
+
+	if (vnfs_plugin_args_parse(&plugin_args, argc, argv, error, sizeof(error)) == 0)
+		return 0;
+	slurm_error("vnfs: plugstack.conf: %s", error);
+	return -1;
+}
+
+static double milliseconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1e3 + (now.tv_nsec - start->tv_nsec) / 1e6;
+}
+
+static const char *getenv_lookup(const char *name, void *context)
+{
+	(void)context;
+	return getenv(name);
+}
+
+/*
+ * The job's environment in slurmstepd.  A value too long for the buffer is
+ * returned cut but still longer than any valid tag, so validation rejects it
+ * instead of recording a wrong value.
+ */
+struct job_environment {
+	spank_t spank;
+	char value[VNFS_TAG_VALUE_MAX * 4 + 1];
+};
+
+static const char *job_environment_lookup(const char *name, void *context)
+{
+	struct job_environment *environment = context;
+	spank_err_t status = spank_getenv(environment->spank, name, environment->value,
+					  sizeof(environment->value));
+
+	if (status == ESPANK_SUCCESS || status == ESPANK_NOSPACE)
+		return environment->value;
+	return NULL;
+}
+
+static int tags_option(int value, const char *optarg, int remote)
+{
+	char error[768];
+
+	(void)value;
+	if (!optarg)
+		optarg = "";
+	if (remote) {
+		/* Runs twice in slurmstepd: only remember the value. */
+		snprintf(user_tags, sizeof(user_tags), "%s", optarg);
+		user_tags_given = true;
+		return 0;
+	}
+	if (vnfs_plugin_resolve_tags(optarg, getenv_lookup, NULL, user_tags, sizeof(user_tags),
+				     error, sizeof(error)) < 0) {
+		slurm_error("vnfs: %s", error);
+		return -1;
+	}
+	user_tags_given = true;
+	return 0;
+}
+
+static int report_option(int value, const char *optarg, int remote)
+{
+	(void)value;
+	(void)remote;
+	if (vnfs_report_mode_parse(optarg ? optarg : "", &report_mode) < 0) {
+		slurm_error("vnfs: --vnfs-report: '%s' is not brief, full or none", optarg);
+		return -1;
+	}
+	report_given = true;
+	return 0;
+}
+
+static bool in_slurmstepd(spank_t spank)
+{
+	return spank_context() == S_CTX_REMOTE && spank_remote(spank);
+}
+
+/*
+ * The tags the step is registered with.  The resolved text srun or sbatch
+ * put in the job control environment wins; without it (a step launched by a
+ * client without the plugin), NAME-only tags are resolved in the job's
+ * environment here.
+ */
+static int step_tags(spank_t spank, struct vnfs_tag_list *tags)
+{
+	struct job_environment *environment = calloc(1, sizeof(*environment));
+	char carried[VNFS_TAGS_BUFFER], warning[512], error[768];
+	const char *user_text = user_tags_given ? user_tags : "";
+	char *resolved = NULL;
+	int status = -1;
+
+	if (!environment) {
+		slurm_error("vnfs: out of memory");
+		return -1;
+	}
+	environment->spank = spank;
+	if (spank_getenv(spank, "SPANK_" TAGS_VARIABLE, carried, sizeof(carried)) ==
+	    ESPANK_SUCCESS) {
+		user_text = carried;
+	} else if (*user_text) {
+		resolved = malloc(VNFS_TAGS_BUFFER);
+		if (!resolved ||
+		    vnfs_plugin_resolve_tags(user_text, job_environment_lookup, environment,
+					     resolved, VNFS_TAGS_BUFFER, error, sizeof(error)) < 0) {
+			slurm_error("vnfs: %s", resolved ? error : "out of memory");
+			goto out;
+		}
+		user_text = resolved;
+	}
+	if (vnfs_plugin_collect_tags(&plugin_args, job_environment_lookup, environment, user_text,
+				     tags, warning, sizeof(warning), error, sizeof(error)) < 0) {
+		slurm_error("vnfs: %s", error);
+		goto out;
+	}
+	if (warning[0])
+		slurm_info("vnfs: %s", warning);
+	status = 0;
+out:
+	free(resolved);
+	free(environment);
+	return status;
+}
+
+/* REGISTER {job, step, uid, cgroup, tags}; waits for the helper's answer. */
+static int register_step(spank_t spank, uint32_t job_id, uint32_t step_id)
+{
+	struct vnfs_request *request = calloc(1, sizeof(*request));
+	struct json_object *reply = NULL;
+	char error[512], step_name[32];
+	uid_t uid = 0;
+	int status = -1;
+
+	vnfs_step_name(step_id, step_name, sizeof(step_name));
+	if (!request) {
+		slurm_error("vnfs: out of memory");
+		return -1;
+	}
+	if (spank_get_item(spank, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+		slurm_info("vnfs: job %u step %s: the job's uid is not available", job_id,
+			   step_name);
+	request->type = VNFS_REQUEST_REGISTER;
+	request->job_id = job_id;
+	request->has_step = true;
+	request->step_id = step_id;
+	request->uid = (uint32_t)uid;
+	request->cgroup_id = step_cgroup.id;
+	snprintf(request->cgroup_path, sizeof(request->cgroup_path), "%s", step_cgroup.relative);
+	if (step_tags(spank, &request->tags) < 0)
+		goto out;
+	if (vnfs_client_call(plugin_args.socket_path, request, plugin_args.timeout_ms, &reply,
+			     error, sizeof(error)) < 0) {
+		slurm_error("vnfs: job %u step %s is not accounted: registration with %s failed: %s",
+			    job_id, step_name, plugin_args.socket_path, error);
+		goto out;
+	}
+	json_object_put(reply);
+	step_registered = true;
+	registered_job_id = job_id;
+	registered_step_id = step_id;
+	status = 0;
+out:
+	free(request);
+	return status;
+}
+
+/* Finds or makes the step's cgroup, puts pid in it if ours, registers once. */
+static int account_step(spank_t spank, pid_t pid)
+{
+	uint32_t job_id, step_id;
+	char error[768], step_name[32];
+	struct timespec start;
+	struct vnfs_step_cgroup placed;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	if (spank_get_item(spank, S_JOB_ID, &job_id) != ESPANK_SUCCESS ||
+	    spank_get_item(spank, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) {
+		slurm_error("vnfs: the job and step ids are not available");
+		return -1;
+	}
+	vnfs_step_name(step_id, step_name, sizeof(step_name));
+	if (vnfs_step_cgroup_place(plugin_args.cgroup, plugin_args.cgroup_root, pid, job_id,
+				   step_id, &placed, error, sizeof(error)) < 0) {
+		slurm_error("vnfs: job %u step %s is not accounted: %s", job_id, step_name, error);
+		return -1;
+	}
+	if (!step_cgroup_known) {
+		step_cgroup = placed;
+		step_cgroup_known = true;
+	}
+	if (step_registered)
+		return 0;
+	if (register_step(spank, job_id, step_id) < 0)
+		return -1;
+	slurm_info("vnfs: job %u step %s registered: cgroup %s%s (id %llu, %s) in %.1f ms", job_id,
+		   step_name, step_cgroup.root, step_cgroup.relative,
+		   (unsigned long long)step_cgroup.id,
+		   step_cgroup.owned ? "created by vnfs" : "Slurm's own", milliseconds_since(&start));
+	return 0;
+}
+
+int slurm_spank_init(spank_t spank, int argc, char **argv)
+{
+	int status = load_arguments(argc, argv);
+	spank_context_t context = spank_context();
+
+	/* Registered even with bad arguments, so jobs using them still parse. */
+	if (context == S_CTX_LOCAL || context == S_CTX_REMOTE || context == S_CTX_ALLOCATOR) {
+		if (spank_option_register(spank, &tags_spank_option) != ESPANK_SUCCESS ||
+		    spank_option_register(spank, &report_spank_option) != ESPANK_SUCCESS) {
+			slurm_error("vnfs: cannot register the --vnfs-tags/--vnfs-report options");
+			return -1;
+		}
+	}
+	return status;
+}
+
+int slurm_spank_init_post_opt(spank_t spank, int argc, char **argv)
+{
+	spank_context_t context = spank_context();
+	uint32_t step_id;
+
+	if (load_arguments(argc, argv) < 0)
+		return -1;
+	if ((context == S_CTX_LOCAL || context == S_CTX_ALLOCATOR) && user_tags_given &&
+	    spank_job_control_setenv(spank, TAGS_VARIABLE, user_tags, 1) != ESPANK_SUCCESS) {
+		slurm_error("vnfs: cannot pass the tags to the job");
+		return -1;
+	}
+	if (in_slurmstepd(spank) &&
+	    spank_get_item(spank, S_JOB_STEPID, &step_id) == ESPANK_SUCCESS &&
+	    step_id == VNFS_STEP_EXTERN) {
+		if (plugin_args.cgroup != VNFS_CGROUP_AUTO && plugin_args.cgroup != VNFS_CGROUP_SLURM)
+			return 0;
+		return account_step(spank, 0);
+	}
+	return 0;
+}
+
+int slurm_spank_local_user_init(spank_t spank, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	if (spank_get_item(spank, S_JOB_ID, &local_job_id) == ESPANK_SUCCESS &&
+	    spank_get_item(spank, S_JOB_STEPID, &local_step_id) == ESPANK_SUCCESS)
+		local_ids_known = true;
+	return 0;
+}
+
+int slurm_spank_task_post_fork(spank_t spank, int argc, char **argv)
+{
+	pid_t pid = 0;
+
+	if (load_arguments(argc, argv) < 0)
+		return -1;
+	if (!in_slurmstepd(spank))
+		return 0;
+	if (spank_get_item(spank, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0) {
+		slurm_error("vnfs: the task's pid is not available");
+		return -1;
+	}
+	return account_step(spank, pid);
+}
+
+static void unregister_step(void)
+{
+	struct vnfs_request request = { 0 };
+	struct json_object *reply = NULL;
+	char error[512], step_name[32];
+
+	request.type = VNFS_REQUEST_UNREGISTER;
+	request.job_id = registered_job_id;
+	request.has_step = true;
+	request.step_id = registered_step_id;
+	if (vnfs_client_call(plugin_args.socket_path, &request, plugin_args.timeout_ms, &reply,
+			     error, sizeof(error)) < 0) {
+		slurm_error("vnfs: job %u step %s: unregistration failed: %s", registered_job_id,
+			    vnfs_step_name(registered_step_id, step_name, sizeof(step_name)), error);
+		return;
+	}
+	json_object_put(reply);
+}
+
+/* srun: the step's summary on the user's terminal. */
+static void print_report(void)
+{
+	struct vnfs_request request = { 0 };
+	struct json_object *reply = NULL;
+	char error[512], *text;
+	const size_t text_size = 8192;
+
+	request.type = VNFS_REQUEST_QUERY;
+	request.job_id = local_job_id;
+	request.has_step = true;
+	request.step_id = local_step_id;
+	if (vnfs_client_call(plugin_args.socket_path, &request, plugin_args.timeout_ms, &reply,
+			     error, sizeof(error)) < 0) {
+		fprintf(stderr, "vnfs: no report for job %u: %s\n", local_job_id, error);
+		return;
+	}
+	text = malloc(text_size);
+	if (!text)
+		fprintf(stderr, "vnfs: no report: out of memory\n");
+	else if (vnfs_step_report_format(reply, local_step_id, report_mode, text, text_size, error,
+					 sizeof(error)) < 0)
+		fprintf(stderr, "vnfs: no report for job %u: %s\n", local_job_id, error);
+	else
+		fputs(text, stderr);
+	free(text);
+	json_object_put(reply);
+}
+
+int slurm_spank_exit(spank_t spank, int argc, char **argv)
+{
+	char error[768];
+
+	if (load_arguments(argc, argv) < 0)
+		return -1;
+	if (in_slurmstepd(spank)) {
+		if (step_registered)
+			unregister_step();
+		if (step_cgroup_known &&
+		    vnfs_step_cgroup_remove(&step_cgroup, REMOVE_WAIT_MS, error, sizeof(error)) < 0)
+			slurm_error("vnfs: %s", error);
+		return 0;
+	}
+	if (spank_context() == S_CTX_LOCAL && local_ids_known) {
+		if (!report_given)
+			report_mode = plugin_args.report;
+		if (report_mode != VNFS_REPORT_NONE)
+			print_report();
+	}
+	return 0;
+}
+
+int slurm_spank_job_epilog(spank_t spank, int argc, char **argv)
+{
+	struct vnfs_request request = { 0 };
+	struct json_object *reply = NULL;
+	char error[512];
+
+	if (load_arguments(argc, argv) < 0)
+		return -1;
+	if (spank_get_item(spank, S_JOB_ID, &request.job_id) != ESPANK_SUCCESS) {
+		slurm_error("vnfs: epilog: the job id is not available");
+		return -1;
+	}
+	request.type = VNFS_REQUEST_FINISH;
+	snprintf(request.report_dir, sizeof(request.report_dir), "%s", plugin_args.report_dir);
+	if (vnfs_client_call(plugin_args.socket_path, &request, plugin_args.timeout_ms, &reply,
+			     error, sizeof(error)) < 0) {
+		/* An epilog error would drain the node: only say it. */
+		slurm_error("vnfs: job %u: finishing with the helper failed: %s", request.job_id,
+			    error);
+		return 0;
+	}
+	json_object_put(reply);
+	return 0;
+}

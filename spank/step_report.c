@@ -1,0 +1,146 @@
+/*
+ * step_report.c — formatting --vnfs-report=brief|full from a QUERY reply.
+ */
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/record_json.h"
+#include "spank/step_report.h"
+
+static const char *const operation_names[VNFS_OP_COUNT] = {
+#define OPERATION_NAME(suffix, name, class) [VNFS_OP_##suffix] = #name,
+	VNFS_OPERATIONS(OPERATION_NAME)
+#undef OPERATION_NAME
+};
+
+/* Appends to out without ever overflowing; the text is cut at size. */
+struct text {
+	char *out;
+	size_t size, used;
+};
+
+static void append(struct text *text, const char *format, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void append(struct text *text, const char *format, ...)
+{
+	va_list list;
+	int written;
+
+	if (text->used + 1 >= text->size)
+		return;
+	va_start(list, format);
+	written = vsnprintf(text->out + text->used, text->size - text->used, format, list);
+	va_end(list);
+	if (written < 0)
+		return;
+	text->used += (size_t)written;
+	if (text->used >= text->size)
+		text->used = text->size - 1;
+}
+
+/* The reply's step record for step_id, or NULL. */
+static const struct json_object *find_step(const struct json_object *reply, uint32_t step_id)
+{
+	struct json_object *job, *steps;
+	char name[32];
+
+	vnfs_step_name(step_id, name, sizeof(name));
+	if (!json_object_object_get_ex(reply, "job", &job) ||
+	    !json_object_object_get_ex(job, "steps", &steps) ||
+	    !json_object_is_type(steps, json_type_array))
+		return NULL;
+	for (size_t i = 0; i < json_object_array_length(steps); i++) {
+		struct json_object *step = json_object_array_get_idx(steps, i), *field;
+
+		if (json_object_object_get_ex(step, "step", &field) &&
+		    json_object_is_type(field, json_type_string) &&
+		    !strcmp(json_object_get_string(field), name))
+			return step;
+	}
+	return NULL;
+}
+
+static void format_brief(const struct vnfs_step_record *record, struct text *text)
+{
+	const struct vnfs_operation_stats *operations = record->stats.operations;
+	uint64_t other_calls = 0, errors = 0, time_ns = 0;
+	char step[32];
+
+	for (int op = 0; op < VNFS_OP_COUNT; op++) {
+		if (op != VNFS_OP_READ && op != VNFS_OP_WRITE)
+			other_calls += operations[op].count;
+		errors += operations[op].errors;
+		time_ns += operations[op].time_ns;
+	}
+	append(text,
+	       "vnfs: job %u step %s: read %llu bytes (%llu calls), write %llu bytes (%llu calls), "
+	       "%llu other calls, %llu errors, %.3f s in NFS calls\n",
+	       record->job_id, vnfs_step_name(record->step_id, step, sizeof(step)),
+	       (unsigned long long)operations[VNFS_OP_READ].bytes,
+	       (unsigned long long)operations[VNFS_OP_READ].count,
+	       (unsigned long long)operations[VNFS_OP_WRITE].bytes,
+	       (unsigned long long)operations[VNFS_OP_WRITE].count,
+	       (unsigned long long)other_calls, (unsigned long long)errors, time_ns / 1e9);
+}
+
+static void format_full(const struct vnfs_step_record *record, struct text *text)
+{
+	const char *name, *value;
+
+	format_brief(record, text);
+	if (record->tags.count) {
+		append(text, "vnfs: tags:");
+		for (unsigned i = 0; vnfs_tags_get(&record->tags, i, &name, &value); i++)
+			append(text, " %s=%s", name, value);
+		append(text, "\n");
+	}
+	append(text, "vnfs: %-12s %12s %8s %12s %16s\n", "operation", "calls", "errors", "time_s",
+	       "bytes");
+	for (int op = 0; op < VNFS_OP_COUNT; op++) {
+		const struct vnfs_operation_stats *stats = &record->stats.operations[op];
+
+		if (!stats->count)
+			continue;
+		append(text, "vnfs: %-12s %12llu %8llu %12.6f %16llu\n", operation_names[op],
+		       (unsigned long long)stats->count, (unsigned long long)stats->errors,
+		       stats->time_ns / 1e9, (unsigned long long)stats->bytes);
+	}
+}
+
+int vnfs_step_report_format(const struct json_object *reply, uint32_t step_id,
+			    enum vnfs_report_mode mode, char *out, size_t size, char *error,
+			    size_t error_size)
+{
+	const struct json_object *step = find_step(reply, step_id);
+	struct vnfs_step_record *record;
+	struct text text = { out, size, 0 };
+	char name[32];
+
+	if (size)
+		out[0] = '\0';
+	if (!step) {
+		snprintf(error, error_size, "the helper's reply has no step %s",
+			 vnfs_step_name(step_id, name, sizeof(name)));
+		return -1;
+	}
+	record = malloc(sizeof(*record));
+	if (!record) {
+		snprintf(error, error_size, "out of memory");
+		return -1;
+	}
+	if (vnfs_step_record_from_json(step, record, error, error_size) < 0) {
+		free(record);
+		return -1;
+	}
+	if (mode == VNFS_REPORT_FULL)
+		format_full(record, &text);
+	else if (mode == VNFS_REPORT_BRIEF)
+		format_brief(record, &text);
+	vnfs_step_record_free_arrays(record);
+	free(record);
+	return 0;
+}
