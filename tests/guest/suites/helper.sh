@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# helper.sh — vnfs-helper end to end on the real kernel NFS client: steps
+# registered through the real socket, known workloads in their cgroups, exact
+# per-operation counts read back with QUERY, on NFS v3, v4.0, v4.1 and v4.2.
+# Also: unattributed I/O, process and mount breakdowns, kill -9 and restart
+# in the middle of a job, socket security and malformed input.
+source /vnfs/src/tests/guest/lib/guest.sh
+
+BUILD=${VNFS_BUILD:-/vnfs/src}
+HELPER=$BUILD/vnfs-helper
+SEND=$BUILD/tests/tools/vnfs-send
+WORKLOAD=$BUILD/tests/tools/nfs-workload
+RUN=/run/vnfs-helper-test
+SOCKET=$RUN/vnfs.sock
+CGROUP=${VNFS_CGROUP2_MOUNT:-/sys/fs/cgroup}/vnfs-test
+MIB=1048576
+
+mkdir -p $RUN
+cat > $RUN/vnfs.conf <<CONF
+[helper]
+socket = $SOCKET
+state_dir = $RUN/state
+report_dir = $RUN/reports
+interval = 1s
+[sqlite]
+path = $RUN/history.db
+[prometheus]
+listen = 127.0.0.1:9716
+CONF
+
+HELPER_PID= HELPER_STARTS=0
+start_helper() { # start_helper [extra args]: waits for "ready:" in its own log
+	local started=$EPOCHREALTIME log
+	HELPER_STARTS=$((HELPER_STARTS + 1))
+	log=$VNFS_OUT/helper-$HELPER_STARTS.log
+	"$HELPER" --config $RUN/vnfs.conf "$@" > "$log" 2>&1 &
+	HELPER_PID=$!
+	if ! until_ok 60 grep -q 'ready:' "$log"; then
+		fail "helper start $HELPER_STARTS: not ready within 60 s"
+		tail -n 30 "$log"
+		return 1
+	fi
+	echo "helper start $HELPER_STARTS: ready after $(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.2f", b-a}') s"
+}
+
+send() { "$SEND" "$SOCKET" "$1"; }
+register() { # register JOB STEP UID CGROUP_DIR [TAGS_JSON]
+	send "{\"v\":1,\"type\":\"register\",\"job\":$1,\"step\":$2,\"uid\":$3,\"cgroup_path\":\"$4\",\"tags\":${5:-{\}}}" > /dev/null
+}
+query() { send "{\"v\":1,\"type\":\"query\",\"job\":$1}"; }
+# op JSON OP FIELD: a job total of one operation field, summed over its steps
+op() { jq -r --arg op "$2" --arg f "$3" '[.job.steps[].operations[$op][$f]] | add' <<< "$1"; }
+in_cgroup() { # in_cgroup DIR COMMAND...: run COMMAND inside cgroup DIR
+	mkdir -p "$1"
+	bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$@"
+}
+
+mark helper_start
+check "helper refuses a bad config with file, line and key" \
+	bash -c "printf '[helper]\nintervall = 1s\n' > /tmp/bad.conf; ! $HELPER --check-config /tmp/bad.conf 2> /tmp/bad.err && grep -q '/tmp/bad.conf:2: \[helper\] intervall' /tmp/bad.err"
+start_helper || exit 1
+status=$(send '{"v":1,"type":"status"}')
+echo "status: $status"
+for operation in read write open close getattr lookup mkdir rename unlink readdir fsync mmap_read; do
+	check "operation $operation attached" bash -c "jq -e '.status.attach.$operation != \"none\"' <<< '$status' > /dev/null"
+done
+
+guest_start_nfs
+guest_mount_all_nfs
+mark nfs_up
+
+job_base=42
+for version in $NFS_VERSIONS; do
+	mount_dir=$(nfs_mount_of "$version")
+	writer_job=$job_base reader_job=$((job_base + 1))
+	work=$mount_dir/helper-$writer_job
+	mkdir -p "$work/w" "$work/r"
+	# Files the reader uses are written and then evicted from the cache by an
+	# unregistered shell: they show up only as unattributed.
+	"$WORKLOAD" write "$work/r/data" 4 > /dev/null
+	"$WORKLOAD" write "$work/r/mapped" 1 > /dev/null
+	guest_drop_caches
+
+	mkdir -p "$CGROUP/job$writer_job" "$CGROUP/job$reader_job"
+	register $writer_job 0 0 "$CGROUP/job$writer_job" '{"PROJECT_NAME":"alpha"}'
+	check "v$version: job $writer_job registered" [ $? = 0 ]
+	register $reader_job 0 "$(id -u vnfstest)" "$CGROUP/job$reader_job" '{"PROJECT_NAME":"beta"}'
+	check "v$version: job $reader_job registered" [ $? = 0 ]
+
+	# The writer runs in a task sub-cgroup: the nearest registered ancestor counts.
+	in_cgroup "$CGROUP/job$writer_job/task_0" "$WORKLOAD" writer "$work/w" > $VNFS_OUT/writer-$version.txt
+	check "v$version: writer workload ran" [ $? = 0 ]
+	in_cgroup "$CGROUP/job$reader_job" "$WORKLOAD" reader "$work/r/data" "$work/r" > $VNFS_OUT/reader-$version.txt
+	check "v$version: reader workload ran" [ $? = 0 ]
+	in_cgroup "$CGROUP/job$reader_job" "$WORKLOAD" mmap "$work/r/mapped" > /dev/null
+	check "v$version: mmap workload ran" [ $? = 0 ]
+	in_cgroup "$CGROUP/unregistered" "$WORKLOAD" write "$work/stray" 1 > /dev/null
+
+	writer=$(query $writer_job)
+	reader=$(query $reader_job)
+	echo "$writer" > $VNFS_OUT/query-$writer_job.json
+	echo "$reader" > $VNFS_OUT/query-$reader_job.json
+
+	# Exact: the kernel calls these hooks once per system call.
+	check_eq "v$version job $writer_job write bytes" "$(op "$writer" write bytes)" $((8 * MIB))
+	check_eq "v$version job $writer_job write calls" "$(op "$writer" write count)" 8
+	check_eq "v$version job $writer_job fsync" "$(op "$writer" fsync count)" 1
+	check_eq "v$version job $writer_job rename" "$(op "$writer" rename count)" 3
+	check_eq "v$version job $writer_job mkdir" "$(op "$writer" mkdir count)" 2
+	check_eq "v$version job $writer_job rmdir" "$(op "$writer" rmdir count)" 2
+	check_eq "v$version job $writer_job unlink" "$(op "$writer" unlink count)" 10
+	check_eq "v$version job $writer_job close" "$(op "$writer" close count)" 10
+	check_eq "v$version job $writer_job read bytes" "$(op "$writer" read bytes)" 0
+	check_eq "v$version job $writer_job errors" "$(jq '[.job.steps[].operations[].errors] | add' <<< "$writer")" 0
+	# NFSv3 creates with CREATE and then opens; NFSv4 creates through OPEN.
+	if [ "$version" = 3 ]; then
+		check_eq "v$version job $writer_job create" "$(op "$writer" create count)" 10
+	else
+		check_eq "v$version job $writer_job create" "$(op "$writer" create count)" 0
+	fi
+	check_eq "v$version job $writer_job open" "$(op "$writer" open count)" 10
+	check_eq "v$version job $writer_job tag" "$(jq -r '.job.steps[0].tags.PROJECT_NAME' <<< "$writer")" alpha
+	check "v$version job $writer_job: nfs-workload in its process breakdown" \
+		bash -c "jq -e '[.job.steps[].processes[] | select(.comm == \"nfs-workload\") | .write_bytes] | add == $((8 * MIB))' <<< '$writer' > /dev/null"
+	check "v$version job $writer_job: mount breakdown names $mount_dir and adds up" \
+		bash -c "jq -e '[.job.steps[].mounts[] | select(.mount_point == \"$mount_dir\") | .write_bytes] | add == $((8 * MIB))' <<< '$writer' > /dev/null"
+
+	check_eq "v$version job $reader_job read bytes" "$(op "$reader" read bytes)" $((4 * MIB))
+	# 1,024 reads of 4 KiB and the one at end of file that returns 0.
+	check_eq "v$version job $reader_job read calls" "$(op "$reader" read count)" 1025
+	check_eq "v$version job $reader_job mmap_read bytes" "$(op "$reader" mmap_read bytes)" $MIB
+	check_eq "v$version job $reader_job write bytes" "$(op "$reader" write bytes)" 0
+	check_ge "v$version job $reader_job readdir" "$(op "$reader" readdir count)" 1
+	# stat() always calls getattr; the open of a cached name may add more.
+	check_ge "v$version job $reader_job getattr" "$(op "$reader" getattr count)" 1
+	# The missing name: an open error where NFSv4 opens atomically, a lookup
+	# that found nothing on NFSv3.
+	if [ "$version" = 3 ]; then
+		check_eq "v$version job $reader_job lookup errors (missing file)" "$(op "$reader" lookup errors)" 1
+	else
+		check_eq "v$version job $reader_job open errors (missing file)" "$(op "$reader" open errors)" 1
+	fi
+	check_eq "v$version job $reader_job user" "$(jq -r '.job.steps[0].user' <<< "$reader")" vnfstest
+
+	job_base=$((job_base + 100))
+done
+
+# Unattributed: the stray writes of the unregistered cgroup, 1 MiB per version.
+unregistered_id=$(stat -c %i "$CGROUP/unregistered")
+mark workloads_done
+sleep 2
+metrics=$(curl -s http://127.0.0.1:9716/metrics)
+echo "$metrics" > $VNFS_OUT/metrics.txt
+check "unattributed writes of cgroup $unregistered_id are exported" \
+	grep -q "vnfs_unattributed_operations_total{.*cgroup_id=\"$unregistered_id\"" $VNFS_OUT/metrics.txt
+
+# Security: a non-root client cannot register, finish, or read another's job.
+denied=$(as_user vnfstest "$SEND" "$SOCKET" '{"v":1,"type":"register","job":9,"step":0,"uid":1,"cgroup_path":"/sys/fs/cgroup"}')
+check "non-root register denied" grep -q 'permission denied' <<< "$denied"
+denied=$(as_user vnfstest "$SEND" "$SOCKET" '{"v":1,"type":"finish","job":42}')
+check "non-root finish denied" grep -q 'permission denied' <<< "$denied"
+denied=$(as_user vnfstest "$SEND" "$SOCKET" '{"v":1,"type":"query","job":42}')
+check "non-root query of root's job denied" grep -q 'permission denied' <<< "$denied"
+own=$(as_user vnfstest "$SEND" "$SOCKET" '{"v":1,"type":"query","job":43}')
+check "non-root query of own job allowed" grep -q '"ok":true' <<< "$own"
+
+# Malformed input gets an error reply; the helper survives all of it.
+check "garbage gets an error reply" bash -c "'$SEND' '$SOCKET' 'not json' | grep -q '\"ok\":false'"
+check "unknown type gets an error reply" bash -c "'$SEND' '$SOCKET' '{\"v\":1,\"type\":\"regster\"}' | grep -q 'unknown request type'"
+check "oversized message gets an error reply" bash -c "'$SEND' '$SOCKET' --bytes 200000 | grep -q '\"ok\":false'"
+check "helper still alive after bad input" kill -0 "$HELPER_PID"
+
+# Restart: kill -9 in the middle of a job's I/O; the final counts are exact.
+mkdir -p "$CGROUP/job500"
+register 500 0 0 "$CGROUP/job500"
+in_cgroup "$CGROUP/job500" "$WORKLOAD" slow-write "$(nfs_mount_of 4.2)/restart" 12 150 > /dev/null &
+workload_pid=$!
+sleep 0.8
+kill -9 "$HELPER_PID"
+wait "$HELPER_PID" 2> /dev/null
+start_helper
+wait $workload_pid
+check "workload across the restart succeeded" [ $? = 0 ]
+restarted=$(query 500)
+check_eq "job 500 write bytes across kill -9 and restart" "$(op "$restarted" write bytes)" $((12 * MIB))
+check_eq "job 500 write calls across kill -9 and restart" "$(op "$restarted" write count)" 12
+
+# FINISH: report files and slots released.
+finished=$(send '{"v":1,"type":"finish","job":42}')
+check "finish job 42" grep -q '"ok":true' <<< "$finished"
+check "report file for job 42 exists" test -s $RUN/reports/42/$(hostname).json
+check_eq "report file has job 42's exact write bytes" \
+	"$(jq '[.steps[].operations.write.bytes] | add' $RUN/reports/42/$(hostname).json)" $((8 * MIB))
+check "job 42 no longer held" bash -c "'$SEND' '$SOCKET' '{\"v\":1,\"type\":\"query\",\"job\":42}' | grep -q 'not running'"
+
+kill -TERM "$HELPER_PID"
+wait "$HELPER_PID"
+check_eq "helper exit status after SIGTERM" $? 0
+check "no sanitizer report in the helper logs" bash -c "! grep -qE 'Sanitizer|runtime error' $VNFS_OUT/helper-*.log"
+guest_done

@@ -1,0 +1,174 @@
+/*
+ * nfs-workload — test tool: NFS workloads with an exactly known sequence of
+ * system calls, so guest suites can assert exact per-operation counts.
+ * (Shell tools add stats, opens and probes of their own.)
+ *
+ *   nfs-workload writer DIR     10 creates, 8 x 1 MiB writes + fsync to one of
+ *                               them, 3 renames, 2 mkdir+rmdir, 10 unlinks
+ *   nfs-workload reader FILE DIR  FILE read in 4 KiB reads, DIR listed once,
+ *                               FILE stat'ed once, DIR/missing opened (ENOENT)
+ *   nfs-workload mmap FILE      FILE mapped and every page touched (no read())
+ *   nfs-workload write FILE MIB write MIB x 1 MiB then fsync
+ *   nfs-workload slow-write FILE MIB MS  like write, sleeping MS ms between writes
+ * Prints what it did, one "name=value" per line; exits non-zero on any
+ * unexpected result.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1024 * 1024)
+
+static char buffer[MIB];
+
+static int fail(const char *what, const char *path)
+{
+	fprintf(stderr, "nfs-workload: %s %s: %s\n", what, path, strerror(errno));
+	return 1;
+}
+
+static int write_file(const char *path, int mib, int pause_ms)
+{
+	struct timespec pause = { pause_ms / 1000, (long)(pause_ms % 1000) * 1000000 };
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	long written = 0;
+
+	if (fd < 0)
+		return fail("open", path);
+	memset(buffer, 'v', sizeof(buffer));
+	for (int i = 0; i < mib; i++) {
+		if (write(fd, buffer, MIB) != MIB)
+			return fail("write", path);
+		written += MIB;
+		if (pause_ms > 0)
+			nanosleep(&pause, NULL);
+	}
+	if (fsync(fd) != 0)
+		return fail("fsync", path);
+	if (close(fd) != 0)
+		return fail("close", path);
+	printf("write_bytes=%ld\nwrite_calls=%d\n", written, mib);
+	return 0;
+}
+
+static int writer(const char *dir)
+{
+	char path[4096], other[4096];
+
+	for (int i = 0; i < 10; i++) {
+		snprintf(path, sizeof(path), "%s/file%d", dir, i);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd < 0)
+			return fail("create", path);
+		if (i == 0) {
+			memset(buffer, 'w', sizeof(buffer));
+			for (int j = 0; j < 8; j++)
+				if (write(fd, buffer, MIB) != MIB)
+					return fail("write", path);
+			if (fsync(fd) != 0)
+				return fail("fsync", path);
+		}
+		if (close(fd) != 0)
+			return fail("close", path);
+	}
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/file%d", dir, i);
+		snprintf(other, sizeof(other), "%s/renamed%d", dir, i);
+		if (rename(path, other) != 0)
+			return fail("rename", path);
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/dir%d", dir, i);
+		if (mkdir(path, 0755) != 0)
+			return fail("mkdir", path);
+		if (rmdir(path) != 0)
+			return fail("rmdir", path);
+	}
+	for (int i = 0; i < 10; i++) {
+		snprintf(path, sizeof(path), i < 3 ? "%s/renamed%d" : "%s/file%d", dir, i);
+		if (unlink(path) != 0)
+			return fail("unlink", path);
+	}
+	printf("creates=10\nwrite_bytes=%d\nwrite_calls=8\nfsyncs=1\nrenames=3\nmkdirs=2\nrmdirs=2\nunlinks=10\n",
+	       8 * MIB);
+	return 0;
+}
+
+static int reader(const char *file, const char *dir)
+{
+	char path[4096];
+	struct stat status;
+	long total = 0, calls = 0;
+	ssize_t got;
+	int fd = open(file, O_RDONLY);
+	DIR *listing;
+
+	if (fd < 0)
+		return fail("open", file);
+	do {
+		got = read(fd, buffer, 4096);
+		if (got < 0)
+			return fail("read", file);
+		total += got;
+		calls++;
+	} while (got > 0);
+	if (close(fd) != 0)
+		return fail("close", file);
+	listing = opendir(dir);
+	if (listing == NULL)
+		return fail("opendir", dir);
+	while (readdir(listing) != NULL)
+		;
+	closedir(listing);
+	if (stat(file, &status) != 0)
+		return fail("stat", file);
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	if (open(path, O_RDONLY) >= 0 || errno != ENOENT)
+		return fail("open of a missing file did not fail with ENOENT", path);
+	printf("read_bytes=%ld\nread_calls=%ld\n", total, calls);
+	return 0;
+}
+
+static int map_and_touch(const char *file)
+{
+	struct stat status;
+	volatile const char *pages;
+	unsigned long sum = 0;
+	int fd = open(file, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &status) != 0)
+		return fail("open", file);
+	pages = mmap(NULL, (size_t)status.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (pages == MAP_FAILED)
+		return fail("mmap", file);
+	for (off_t offset = 0; offset < status.st_size; offset += 4096)
+		sum += (unsigned char)pages[offset];
+	munmap((void *)pages, (size_t)status.st_size);
+	close(fd);
+	printf("mapped_bytes=%lld\nchecksum=%lu\n", (long long)status.st_size, sum);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "writer") == 0)
+		return writer(argv[2]);
+	if (argc == 4 && strcmp(argv[1], "reader") == 0)
+		return reader(argv[2], argv[3]);
+	if (argc == 3 && strcmp(argv[1], "mmap") == 0)
+		return map_and_touch(argv[2]);
+	if (argc == 4 && strcmp(argv[1], "write") == 0)
+		return write_file(argv[2], atoi(argv[3]), 0);
+	if (argc == 5 && strcmp(argv[1], "slow-write") == 0)
+		return write_file(argv[2], atoi(argv[3]), atoi(argv[4]));
+	fprintf(stderr, "usage: nfs-workload writer DIR | reader FILE DIR | mmap FILE | "
+			"write FILE MIB | slow-write FILE MIB MS\n");
+	return 2;
+}
