@@ -51,8 +51,8 @@ struct config_key {
 	uint64_t min, max;         /* range in the field's unit; list: max entries */
 	const char *const *choices; /* enum: names in enum order, NULL-terminated */
 	const char *default_text;  /* parsed by vnfs_config_defaults() */
-	const char *needed_by;     /* string that must be set when the section is enabled */
-	const char *example;       /* shown when needed_by is missing */
+	const char *required_when; /* a bool key of the section: when true, this must be set */
+	const char *example;       /* shown when a required key is missing */
 };
 
 struct config_section {
@@ -90,36 +90,24 @@ static const char *const probe_modes[] = { "auto", "fentry", "kprobe", NULL };
 #define GIB (1024ull * MIB)
 #define TIB (1024ull * GIB)
 
-static int parse_string(const struct config_key *, const char *, const char *, char *, char *,
-			size_t);
-static int parse_name(const struct config_key *, const char *, const char *, char *, char *,
-		      size_t);
-static int parse_path(const struct config_key *, const char *, const char *, char *, char *,
-		      size_t);
-static int parse_url(const struct config_key *, const char *, const char *, char *, char *,
-		     size_t);
-static int parse_bool(const struct config_key *, const char *, const char *, char *, char *,
-		      size_t);
-static int parse_uint(const struct config_key *, const char *, const char *, char *, char *,
-		      size_t);
-static int parse_duration_ms(const struct config_key *, const char *, const char *, char *,
-			     char *, size_t);
-static int parse_duration_s(const struct config_key *, const char *, const char *, char *,
-			    char *, size_t);
-static int parse_size(const struct config_key *, const char *, const char *, char *, char *,
-		      size_t);
-static int parse_mode(const struct config_key *, const char *, const char *, char *, char *,
-		      size_t);
-static int parse_enum(const struct config_key *, const char *, const char *, char *, char *,
-		      size_t);
-static int parse_listen(const struct config_key *, const char *, const char *, char *, char *,
-			size_t);
-static int parse_tag_list(const struct config_key *, const char *, const char *, char *,
-			  char *, size_t);
-static int parse_header_list(const struct config_key *, const char *, const char *, char *,
-			     char *, size_t);
-static int parse_property(const struct config_key *, const char *, const char *, char *,
-			  char *, size_t);
+#define DECLARE_PARSER(function) \
+	static int function(const struct config_key *, const char *, const char *, char *, \
+			    char *, size_t)
+DECLARE_PARSER(parse_string);
+DECLARE_PARSER(parse_name);
+DECLARE_PARSER(parse_path);
+DECLARE_PARSER(parse_url);
+DECLARE_PARSER(parse_bool);
+DECLARE_PARSER(parse_uint);
+DECLARE_PARSER(parse_duration_ms);
+DECLARE_PARSER(parse_duration_s);
+DECLARE_PARSER(parse_size);
+DECLARE_PARSER(parse_mode);
+DECLARE_PARSER(parse_enum);
+DECLARE_PARSER(parse_listen);
+DECLARE_PARSER(parse_tag_list);
+DECLARE_PARSER(parse_header_list);
+DECLARE_PARSER(parse_property);
 
 #define FIELD(member) .offset = offsetof(struct vnfs_config, member), \
 		      .size = sizeof(((struct vnfs_config *)0)->member)
@@ -181,7 +169,7 @@ static const struct config_key config_keys[] = {
 
 	{ "kafka", "enabled", parse_bool, FIELD(kafka.enabled), .default_text = "false" },
 	{ "kafka", "brokers", parse_string, FIELD(kafka.brokers), .default_text = "",
-	  .needed_by = "enabled", .example = "brokers = kafka1:9092,kafka2:9092" },
+	  .required_when = "enabled", .example = "brokers = kafka1:9092,kafka2:9092" },
 	{ "kafka", "topic", parse_name, FIELD(kafka.topic), .min = 1, .default_text = "vnfs" },
 	{ "kafka", "queue_limit", parse_uint, FIELD(kafka.queue_limit),
 	  .min = 1, .max = 10000000, .default_text = "100000" },
@@ -191,7 +179,7 @@ static const struct config_key config_keys[] = {
 
 	{ "http", "enabled", parse_bool, FIELD(http.enabled), .default_text = "false" },
 	{ "http", "url", parse_url, FIELD(http.url), .default_text = "",
-	  .needed_by = "enabled", .example = "url = https://collector.example.org/vnfs" },
+	  .required_when = "enabled", .example = "url = https://collector.example.org/vnfs" },
 	{ "http", "header", parse_header_list, LIST(http.headers, http.header_count),
 	  .default_text = "" },
 	{ "http", "timeout", parse_duration_ms, FIELD(http.timeout_ms),
@@ -515,13 +503,12 @@ static int parse_mode(const struct config_key *key, const char *name, const char
 		      char *base, char *problem, size_t problem_size)
 {
 	size_t length = strlen(value);
-	char *end;
 
 	(void)name;
 	if (length == 0 || length > 4 || strspn(value, "01234567") != length)
 		return problem_at(problem, problem_size,
 				  "'%s' is not an octal mode (use e.g. 0666, 0660)", value);
-	unsigned long mode = strtoul(value, &end, 8);
+	unsigned long mode = strtoul(value, NULL, 8);
 	if (mode > key->max)
 		return problem_at(problem, problem_size,
 				  "'%s' is out of range (allowed: 0000 to %04" PRIo64 ")", value,
@@ -848,7 +835,11 @@ static char *read_line(char *buffer, int buffer_size, void *stream)
 	}
 	state->line_number++;
 	/* inih needs room for "\r\n\0" after the longest line. */
-	if (buffer_size < 3 || (size_t)length > (size_t)buffer_size - 1) {
+	size_t content = (size_t)length;
+	while (content > 0 && (state->line[content - 1] == '\n' || state->line[content - 1] == '\r'))
+		content--;
+	if (buffer_size < 3 || content > (size_t)buffer_size - 3 ||
+	    (size_t)length > (size_t)buffer_size - 1) {
 		record_error(state, "%s:%u: line is longer than %d characters", state->path,
 			     state->line_number, buffer_size - 3);
 		return NULL;
@@ -862,8 +853,10 @@ static int handle_key(void *user, const char *section, const char *name, const c
 	struct load_state *state = user;
 	char problem[512], choices[256];
 
-	if (!name || state->error_line)
-		return state->error_line == 0;
+	if (state->error_line)
+		return 0; /* only the first error is reported */
+	if (!name)
+		return 1; /* a section header, from an inih built to report them */
 	const char *path = state->path;
 	unsigned line = state->line_number;
 
@@ -902,23 +895,24 @@ static int handle_key(void *user, const char *section, const char *name, const c
 }
 
 /* A section that is enabled but misses what it cannot work without. */
-static void check_needed_keys(struct load_state *state)
+static void check_required_keys(struct load_state *state)
 {
 	const char *base = (const char *)state->config;
 
 	for (size_t i = 0; i < KEY_COUNT; i++) {
-		const struct config_key *needed = &config_keys[i];
+		const struct config_key *required = &config_keys[i];
 
-		if (!needed->needed_by || base[needed->offset] != '\0')
+		if (!required->required_when || base[required->offset] != '\0')
 			continue;
-		const struct config_key *enabled = find_key(needed->section, needed->needed_by);
+		const struct config_key *enabled = find_key(required->section,
+							  required->required_when);
 		if (!enabled || !*(const bool *)(base + enabled->offset))
 			continue;
 		unsigned line = state->key_line[enabled - config_keys];
 		state->line_number = line;
 		record_error(state, "%s:%u: [%s] %s: %s is enabled but %s is not set (use e.g. %s)",
-			     state->path, line, needed->section, enabled->name, needed->section,
-			     needed->name, needed->example);
+			     state->path, line, required->section, enabled->name, required->section,
+			     required->name, required->example);
 		return;
 	}
 }
@@ -939,7 +933,7 @@ static int parse_file(struct load_state *state, char *error, size_t error_size)
 		return -1;
 	}
 	if (state->error_line == 0)
-		check_needed_keys(state);
+		check_required_keys(state);
 	if (state->error_line != 0) {
 		snprintf(error, error_size, "%s", state->error);
 		return -1;

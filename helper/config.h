@@ -13,7 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VNFS_DEFAULT_CONFIG_PATH "/etc/vnfs/vnfs.conf"
+/* SYSCONFDIR comes from configure (--sysconfdir), so an installed helper
+ * reads the file `make install` put there. */
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define VNFS_DEFAULT_CONFIG_PATH SYSCONFDIR "/vnfs/vnfs.conf"
 #define VNFS_PATH_MAX 256
 #define VNFS_CONFIG_MAX_LIST 32      /* entries in a list-valued key */
 #define VNFS_CONFIG_MAX_PROPERTIES 64 /* kafka property.* pass-through */
