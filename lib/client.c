@@ -26,6 +26,9 @@
  * request may be, yet still bounded so a broken helper cannot exhaust us. */
 #define MAX_REPLY_BYTES (16u * 1024 * 1024)
 
+/* send_all: the helper closed the connection, maybe after saying why. */
+#define HELPER_HUNG_UP (-2)
+
 struct call {
 	const char *socket_path;
 	int timeout_ms;
@@ -135,6 +138,10 @@ static int send_all(const struct call *call, int fd, const char *data, size_t le
 		}
 		if (sent < 0 && errno == EINTR)
 			continue;
+		if (sent < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+			fail_errno(call, "cannot send to", errno);
+			return HELPER_HUNG_UP;
+		}
 		if (sent < 0 && errno != EAGAIN)
 			return fail_errno(call, "cannot send to", errno);
 		switch (wait_for(call, fd, POLLOUT)) {
@@ -291,8 +298,18 @@ int vnfs_client_call(const char *socket_path, const struct vnfs_request *request
 	}
 	result = send_all(&call, fd, message, strlen(message));
 	free(message);
-	if (result == 0)
+	if (result == HELPER_HUNG_UP) {
+		/* A helper that refuses a client (too many connections) replies
+		 * and closes before reading: its reason beats "Broken pipe". */
+		char send_error[256];
+
+		snprintf(send_error, sizeof(send_error), "%s", error);
 		result = receive_line(&call, fd, &line, &length);
+		if (result < 0)
+			snprintf(error, error_size, "%s", send_error);
+	} else if (result == 0) {
+		result = receive_line(&call, fd, &line, &length);
+	}
 	close(fd);
 	if (result == 0)
 		result = interpret_reply(&call, line, length, reply);

@@ -9,16 +9,20 @@
 #include "lib/log.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
+#include <unistd.h>
 
 static const char *log_ident = "vnfs";
 static _Atomic int log_threshold = VNFS_LOG_PRIORITY_INFO;
 static _Atomic int log_to_syslog;
 static _Atomic(vnfs_log_sink_fn) log_sink;
-/* Under systemd, stderr goes to the journal, which reads "<N>" as the level. */
+/* Under systemd, stderr goes to the journal, which reads "<N>" as the level
+ * and knows the program's name already. */
 static _Atomic int log_journal_prefix;
 
 static const char *const priority_names[] = {
@@ -35,12 +39,26 @@ static const int syslog_priorities[] = {
 	[VNFS_LOG_PRIORITY_DEBUG] = LOG_DEBUG,
 };
 
+/* systemd sets JOURNAL_STREAM=DEVICE:INODE of the stream it gave us; a
+ * stderr redirected elsewhere since then no longer matches. */
+static bool stderr_is_journal(void)
+{
+	const char *stream = getenv("JOURNAL_STREAM");
+	unsigned long long device, inode;
+	struct stat status;
+
+	if (stream == NULL || sscanf(stream, "%llu:%llu", &device, &inode) != 2 ||
+	    fstat(STDERR_FILENO, &status) < 0)
+		return false;
+	return status.st_dev == (dev_t)device && status.st_ino == (ino_t)inode;
+}
+
 void vnfs_log_setup(const char *ident, enum vnfs_log_priority threshold, int use_syslog)
 {
 	if (ident != NULL)
 		log_ident = ident;
 	atomic_store(&log_threshold, (int)threshold);
-	atomic_store(&log_journal_prefix, getenv("JOURNAL_STREAM") != NULL);
+	atomic_store(&log_journal_prefix, stderr_is_journal());
 	if (use_syslog && !atomic_load(&log_to_syslog))
 		openlog(log_ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 	else if (!use_syslog && atomic_load(&log_to_syslog))
@@ -72,7 +90,7 @@ void vnfs_log(enum vnfs_log_priority priority, const char *format, ...)
 	else if (atomic_load(&log_to_syslog))
 		syslog(syslog_priorities[priority], "%s", line);
 	else if (atomic_load(&log_journal_prefix))
-		fprintf(stderr, "<%d>%s: %s\n", syslog_priorities[priority], log_ident, line);
+		fprintf(stderr, "<%d>%s\n", syslog_priorities[priority], line);
 	else
 		fprintf(stderr, "%s: %s: %s\n", log_ident, priority_names[priority], line);
 }

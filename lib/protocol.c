@@ -114,8 +114,9 @@ static int fail(char *error, size_t error_size, const char *format, ...)
 }
 
 /*
- * Copies a client-supplied name into shown for a message: cut at SHOWN_MAX,
- * control characters as '?', so a hostile key cannot forge log lines.
+ * Copies a client-supplied name into out for a message: cut at SHOWN_MAX,
+ * anything but printable ASCII as '?', so that a hostile key can neither
+ * forge log lines nor put broken UTF-8 into a reply.
  */
 static const char *shown(const char *text, size_t length, char *out, size_t size)
 {
@@ -124,7 +125,7 @@ static const char *shown(const char *text, size_t length, char *out, size_t size
 	for (size_t i = 0; i < length && n + 4 < size && i < SHOWN_MAX; i++) {
 		unsigned char c = (unsigned char)text[i];
 
-		out[n++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+		out[n++] = (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
 	}
 	if (length > SHOWN_MAX && n + 4 < size) {
 		memcpy(out + n, "...", 3);
@@ -132,6 +133,12 @@ static const char *shown(const char *text, size_t length, char *out, size_t size
 	}
 	out[n] = '\0';
 	return out;
+}
+
+/* "a register request", "an unregister request". */
+static const char *article(const char *noun)
+{
+	return strchr("aeiou", noun[0]) ? "an" : "a";
 }
 
 static int field_index(const char *key)
@@ -354,9 +361,9 @@ static int decode_object(struct json_object *object, struct vnfs_request *reques
 			char key_shown[SHOWN_MAX + 8];
 
 			return fail(error, error_size,
-				    "unknown field '%s' in a %s request (allowed: %s)",
+				    "unknown field '%s' in %s %s request (allowed: %s)",
 				    shown(key, strlen(key), key_shown, sizeof(key_shown)),
-				    shape->name, allowed_list(shape->allowed, text, sizeof(text)));
+				    article(shape->name), shape->name, allowed_list(shape->allowed, text, sizeof(text)));
 		}
 		present |= BIT(field);
 		if (decode_field(field, value, request, error, error_size) < 0)
@@ -365,8 +372,8 @@ static int decode_object(struct json_object *object, struct vnfs_request *reques
 
 	for (int field = 0; field < FIELD_COUNT; field++) {
 		if ((shape->required & BIT(field)) && !(present & BIT(field)))
-			return fail(error, error_size, "missing field '%s' in a %s request",
-				    field_names[field], shape->name);
+			return fail(error, error_size, "missing field '%s' in %s %s request",
+				    field_names[field], article(shape->name), shape->name);
 	}
 	if (request->type == VNFS_REQUEST_REGISTER && request->cgroup_id == 0 &&
 	    request->cgroup_path[0] == '\0')
@@ -387,12 +394,34 @@ static int check_trailing(const char *text, size_t length, size_t end, char *err
 	return 0;
 }
 
+/*
+ * Where the value ends when read leniently, or 0 if it does not parse.  The
+ * strict tokener reports data after the object as a bare "unexpected
+ * character"; this tells that case apart for a clearer message.
+ */
+static size_t lenient_end(const char *text, size_t length)
+{
+	struct json_tokener *tokener = json_tokener_new_ex(MAX_NESTING);
+	struct json_object *object;
+	size_t end = 0;
+
+	if (tokener == NULL)
+		return 0;
+	object = json_tokener_parse_ex(tokener, text, (int)length);
+	if (object != NULL)
+		end = json_tokener_get_parse_end(tokener);
+	json_object_put(object);
+	json_tokener_free(tokener);
+	return end;
+}
+
 static struct json_object *parse_json(const char *text, size_t length, char *error,
 				      size_t error_size)
 {
 	struct json_tokener *tokener = json_tokener_new_ex(MAX_NESTING);
 	struct json_object *object;
 	enum json_tokener_error status;
+	size_t end;
 
 	if (tokener == NULL) {
 		fail(error, error_size, "out of memory");
@@ -401,20 +430,27 @@ static struct json_object *parse_json(const char *text, size_t length, char *err
 	json_tokener_set_flags(tokener, JSON_TOKENER_STRICT);
 	object = json_tokener_parse_ex(tokener, text, (int)length);
 	status = json_tokener_get_error(tokener);
-	if (object == NULL) {
-		if (status == json_tokener_continue)
-			fail(error, error_size,
-			     "truncated JSON: the message ends before the object is complete");
-		else
-			fail(error, error_size, "invalid JSON at byte %zu: %s",
-			     json_tokener_get_parse_end(tokener), json_tokener_error_desc(status));
-	} else if (check_trailing(text, length, json_tokener_get_parse_end(tokener), error,
-				  error_size) < 0) {
-		json_object_put(object);
-		object = NULL;
-	}
+	end = json_tokener_get_parse_end(tokener);
 	json_tokener_free(tokener);
-	return object;
+	if (object != NULL) {
+		if (check_trailing(text, length, end, error, error_size) == 0)
+			return object;
+		json_object_put(object);
+		return NULL;
+	}
+	if (status == json_tokener_continue) {
+		fail(error, error_size,
+		     "truncated JSON: the message ends before the object is complete");
+	} else {
+		size_t lenient = lenient_end(text, length);
+
+		if (lenient > 0 && lenient <= end &&
+		    check_trailing(text, length, lenient, error, error_size) < 0)
+			return NULL;
+		fail(error, error_size, "invalid JSON at byte %zu: %s", end,
+		     json_tokener_error_desc(status));
+	}
+	return NULL;
 }
 
 static bool only_whitespace(const char *text, size_t length)

@@ -66,7 +66,7 @@ static void add_string(struct json_object *object, const char *key, const char *
 
 static void add_time(struct json_object *object, const char *key, int64_t time_ms)
 {
-	char text[40];
+	char text[128]; /* room for any int the format could print */
 	format_time(time_ms, text, sizeof(text));
 	add_string(object, key, text);
 }
@@ -175,7 +175,8 @@ struct json_object *vnfs_step_record_to_json(const struct vnfs_step_record *reco
 	add_time(object, "sample_time", record->sample_time_ms);
 	json_object_object_add(object, "finished", json_object_new_boolean(record->finished));
 
-	add_stats(object, &record->stats);
+	static const struct vnfs_step_stats no_stats;
+	add_stats(object, record->stats != NULL ? record->stats : &no_stats);
 	json_object_object_add(object, "processes",
 			       processes_to_json(record->processes, record->process_count));
 	json_object_object_add(object, "mounts",
@@ -286,7 +287,8 @@ struct json_object *vnfs_job_to_json(const struct vnfs_job *job)
 	struct vnfs_step_stats *totals = calloc(1, sizeof(*totals));
 	if (totals != NULL) {
 		for (size_t s = 0; s < job->step_count; s++)
-			vnfs_step_stats_add(totals, &job->steps[s].stats);
+			if (job->steps[s].stats != NULL)
+				vnfs_step_stats_add(totals, job->steps[s].stats);
 		add_stats(object, totals);
 		free(totals);
 	}
@@ -385,6 +387,17 @@ static int read_u64(struct reader *reader, const struct json_object *object, con
 	if (value == NULL)
 		return -1;
 	return read_u64_value(reader, value, key, max, out);
+}
+
+/* The __u64 counters of the BPF ABI (unsigned long long, not uint64_t). */
+static int read_counter(struct reader *reader, const struct json_object *object,
+			const char *key, __u64 *out)
+{
+	uint64_t value;
+	if (read_u64(reader, object, key, UINT64_MAX, &value) < 0)
+		return -1;
+	*out = value;
+	return 0;
 }
 
 static int read_u32(struct reader *reader, const struct json_object *object, const char *key,
@@ -592,11 +605,11 @@ static int read_processes(struct reader *reader, const struct json_object *objec
 		if (need_object(reader, entry, "a process") < 0 ||
 		    check_keys(reader, entry, keys) < 0 ||
 		    read_string(reader, entry, "comm", processes[i].comm, VNFS_COMM_LEN) < 0 ||
-		    read_u64(reader, entry, "read_ops", UINT64_MAX, &s->read_ops) < 0 ||
-		    read_u64(reader, entry, "read_bytes", UINT64_MAX, &s->read_bytes) < 0 ||
-		    read_u64(reader, entry, "write_ops", UINT64_MAX, &s->write_ops) < 0 ||
-		    read_u64(reader, entry, "write_bytes", UINT64_MAX, &s->write_bytes) < 0 ||
-		    read_u64(reader, entry, "other_ops", UINT64_MAX, &s->other_ops) < 0)
+		    read_counter(reader, entry, "read_ops", &s->read_ops) < 0 ||
+		    read_counter(reader, entry, "read_bytes", &s->read_bytes) < 0 ||
+		    read_counter(reader, entry, "write_ops", &s->write_ops) < 0 ||
+		    read_counter(reader, entry, "write_bytes", &s->write_bytes) < 0 ||
+		    read_counter(reader, entry, "other_ops", &s->other_ops) < 0)
 			return -1;
 	}
 	reader->path[0] = '\0';
@@ -637,11 +650,11 @@ static int read_mounts(struct reader *reader, const struct json_object *object,
 		    read_string(reader, entry, "version", m->version, sizeof(m->version)) < 0 ||
 		    read_u32(reader, entry, "rsize", &m->rsize) < 0 ||
 		    read_u32(reader, entry, "wsize", &m->wsize) < 0 ||
-		    read_u64(reader, entry, "ops", UINT64_MAX, &m->stats.ops) < 0 ||
-		    read_u64(reader, entry, "errors", UINT64_MAX, &m->stats.errors) < 0 ||
-		    read_u64(reader, entry, "time_ns", UINT64_MAX, &m->stats.time_ns) < 0 ||
-		    read_u64(reader, entry, "read_bytes", UINT64_MAX, &m->stats.read_bytes) < 0 ||
-		    read_u64(reader, entry, "write_bytes", UINT64_MAX, &m->stats.write_bytes) < 0)
+		    read_counter(reader, entry, "ops", &m->stats.ops) < 0 ||
+		    read_counter(reader, entry, "errors", &m->stats.errors) < 0 ||
+		    read_counter(reader, entry, "time_ns", &m->stats.time_ns) < 0 ||
+		    read_counter(reader, entry, "read_bytes", &m->stats.read_bytes) < 0 ||
+		    read_counter(reader, entry, "write_bytes", &m->stats.write_bytes) < 0)
 			return -1;
 	}
 	reader->path[0] = '\0';
@@ -685,7 +698,11 @@ static int read_step(struct reader *reader, const struct json_object *object,
 		return fail(reader, "field 'finished' must be true or false");
 	record->finished = json_object_get_boolean(finished);
 
-	if (read_stats(reader, object, &record->stats) < 0 ||
+	struct vnfs_step_stats *stats = calloc(1, sizeof(*stats));
+	if (stats == NULL)
+		return fail(reader, "out of memory");
+	record->stats = stats;
+	if (read_stats(reader, object, stats) < 0 ||
 	    read_processes(reader, object, record) < 0 || read_mounts(reader, object, record) < 0)
 		return -1;
 	return 0;
@@ -705,8 +722,10 @@ int vnfs_step_record_from_json(const struct json_object *object, struct vnfs_ste
 
 void vnfs_step_record_free_arrays(struct vnfs_step_record *record)
 {
+	free((void *)record->stats);
 	free((void *)record->processes);
 	free((void *)record->mounts);
+	record->stats = NULL;
 	record->processes = NULL;
 	record->process_count = 0;
 	record->mounts = NULL;

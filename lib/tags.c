@@ -72,13 +72,23 @@ bool vnfs_tag_value_valid(const char *value)
 	return true;
 }
 
-/* Writes "tag 'NAME'" (cut if long) for the start of a message. */
+/*
+ * Writes "tag 'NAME'" for the start of a message: cut if long, and anything
+ * but printable ASCII as '?', since names also arrive from the socket and
+ * end up in the helper's log.
+ */
 static void format_tag_label(char *label, size_t size, const char *name, size_t name_length)
 {
-	if (name_length > SHOWN_NAME_MAX)
-		snprintf(label, size, "tag '%.*s...'", SHOWN_NAME_MAX, name);
-	else
-		snprintf(label, size, "tag '%.*s'", (int)name_length, name);
+	char shown[SHOWN_NAME_MAX + 1];
+	size_t count = name_length < SHOWN_NAME_MAX ? name_length : SHOWN_NAME_MAX;
+
+	for (size_t i = 0; i < count; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		shown[i] = (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
+	}
+	shown[count] = '\0';
+	snprintf(label, size, "tag '%s%s'", shown, name_length > SHOWN_NAME_MAX ? "..." : "");
 }
 
 static int check_name(const char *name, size_t length, char *error, size_t error_size)

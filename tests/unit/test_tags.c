@@ -172,6 +172,9 @@ static void test_bad_names(void **state)
 	assert_int_equal(vnfs_tags_parse(&list, "=x", NULL, NULL, error, sizeof(error)), -1);
 	assert_string_equal(error, "empty tag name: a name is letters, digits and '_' "
 				   "(not starting with a digit)");
+	assert_int_equal(vnfs_tags_set(&list, "A\nB\x01\xc3\xa9", "x", error, sizeof(error)), -1);
+	assert_string_equal(error, "tag 'A?B??" "?': a name is letters, digits and '_' "
+				   "(not starting with a digit)");
 	assert_int_equal(vnfs_tags_set(&list, "A.B", "x", error, sizeof(error)), -1);
 	assert_string_equal(error, "tag 'A.B': a name is letters, digits and '_' "
 				   "(not starting with a digit)");

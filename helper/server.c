@@ -1,0 +1,780 @@
+/*
+ * server.c — the helper's Unix socket server (see server.h for the contract
+ * and the authorization rules, docs/PROTOCOL.md for the wire format).
+ *
+ * One thread, one poll() over the listening socket, a wake-up pipe and at
+ * most max_clients non-blocking connections.  Nothing a client does can stall
+ * it: every connection has a deadline (to deliver its request, then to take
+ * its reply), input is bounded by max_message_bytes, and sends never block,
+ * so a slow or malicious client only ever loses its own connection.
+ */
+#include "helper/server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+
+#define DEFAULT_CLIENT_TIMEOUT_MS 5000
+#define DEFAULT_MAX_CLIENTS 64
+#define LISTEN_BACKLOG 128
+#define INITIAL_INPUT_BYTES 4096
+/* After accept() fails for lack of descriptors, stop polling the listening
+ * socket this long: it stays readable and would otherwise spin the thread. */
+#define ACCEPT_PAUSE_MS 100
+
+struct connection {
+	int fd;                 /* -1: the slot is free */
+	struct vnfs_peer peer;
+	char *input;            /* grows up to max_message_bytes + 1 */
+	size_t input_capacity;
+	size_t input_used;
+	size_t input_scanned;   /* bytes already searched for '\n' */
+	char *output;           /* the reply being sent, '\n'-terminated */
+	size_t output_length;
+	size_t output_sent;
+	int64_t deadline_ms;    /* to deliver a request, or to take the reply */
+	bool close_when_sent;   /* after an error reply for bad input */
+	bool peer_closed;       /* the client shut down its side */
+};
+
+struct vnfs_server {
+	struct vnfs_server_options options;
+	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	dev_t socket_device;    /* what we bound, so stop never unlinks a successor's */
+	ino_t socket_inode;
+	int listen_fd;
+	int wake_fds[2];        /* stop writes a byte to wake the thread */
+	pthread_t thread;
+	vnfs_request_handler handler;
+	void *context;
+	struct connection *connections;
+	struct pollfd *poll_fds;
+	unsigned *poll_slots;   /* poll_fds[i + 2] watches connections[poll_slots[i]] */
+	int64_t accept_paused_until_ms;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* ---- connections ---------------------------------------------------- */
+
+static void connection_close(struct connection *connection)
+{
+	if (connection->fd >= 0)
+		close(connection->fd);
+	free(connection->input);
+	free(connection->output);
+	memset(connection, 0, sizeof(*connection));
+	connection->fd = -1;
+}
+
+/* Queues reply (consumed) as the connection's output line. */
+static void queue_reply(struct vnfs_server *server, struct connection *connection,
+			struct json_object *reply)
+{
+	const char *text = NULL;
+	size_t length;
+
+	if (reply != NULL)
+		text = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN |
+								     JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (text == NULL) {
+		vnfs_error("socket: cannot serialize a reply for pid %ld: out of memory",
+			   (long)connection->peer.pid);
+		json_object_put(reply);
+		connection->close_when_sent = true;
+		return;
+	}
+	length = strlen(text);
+	connection->output = malloc(length + 1);
+	if (connection->output == NULL) {
+		vnfs_error("socket: cannot queue a reply of %zu bytes: out of memory", length + 1);
+		connection->close_when_sent = true;
+	} else {
+		memcpy(connection->output, text, length);
+		connection->output[length] = '\n';
+		connection->output_length = length + 1;
+		connection->output_sent = 0;
+	}
+	json_object_put(reply);
+	connection->deadline_ms = now_ms() + server->options.client_timeout_ms;
+}
+
+/*
+ * Says why, in one line, to a client about to be dropped, without waiting:
+ * if its socket buffer is full it simply does not get the explanation.
+ */
+static void send_parting_error(int fd, const char *message)
+{
+	struct json_object *reply = vnfs_reply_error("%s", message);
+	const char *text;
+	char line[512];
+	int length;
+
+	if (reply == NULL)
+		return;
+	text = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN);
+	length = text ? snprintf(line, sizeof(line), "%s\n", text) : -1;
+	if (length > 0 && (size_t)length < sizeof(line) &&
+	    send(fd, line, (size_t)length, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		vnfs_debug("socket: could not tell a client '%s': %s", message, strerror(errno));
+	json_object_put(reply);
+}
+
+/* ---- authorization and dispatch ------------------------------------- */
+
+static const char *root_only_action(enum vnfs_request_type type)
+{
+	switch (type) {
+	case VNFS_REQUEST_REGISTER:
+		return "register steps";
+	case VNFS_REQUEST_UNREGISTER:
+		return "unregister steps";
+	case VNFS_REQUEST_FINISH:
+		return "finish jobs";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * A non-root caller only sees a job it owns: the handler put the owner in
+ * "uid" and this decides, so no handler can forget the check.
+ */
+static struct json_object *enforce_owner(struct json_object *reply,
+					 const struct vnfs_request *request,
+					 const struct vnfs_peer *peer)
+{
+	struct json_object *ok, *owner;
+
+	if (peer->uid == 0 || !json_object_object_get_ex(reply, "ok", &ok) ||
+	    !json_object_get_boolean(ok))
+		return reply;
+	if (!json_object_object_get_ex(reply, "uid", &owner) ||
+	    !json_object_is_type(owner, json_type_int)) {
+		vnfs_error("socket: the reply to query job %u has no owner uid: refused to uid %u",
+			   request->job_id, (unsigned)peer->uid);
+		json_object_put(reply);
+		return vnfs_reply_error("internal error: job %u has no recorded owner",
+					request->job_id);
+	}
+	if (json_object_get_int64(owner) != (int64_t)peer->uid) {
+		json_object_put(reply);
+		return vnfs_reply_error("permission denied: job %u belongs to another user",
+					request->job_id);
+	}
+	return reply;
+}
+
+static struct json_object *answer(struct vnfs_server *server, struct connection *connection,
+				  const char *line, size_t length)
+{
+	struct vnfs_request *request = malloc(sizeof(*request));
+	struct json_object *reply;
+	const char *action;
+	char error[512];
+
+	if (request == NULL) {
+		connection->close_when_sent = true;
+		return vnfs_reply_error("internal error: out of memory");
+	}
+	if (vnfs_request_decode(line, length, server->options.max_message_bytes, request, error,
+				sizeof(error)) < 0) {
+		vnfs_debug("socket: bad request from pid %ld uid %u: %s",
+			   (long)connection->peer.pid, (unsigned)connection->peer.uid, error);
+		free(request);
+		connection->close_when_sent = true;
+		return vnfs_reply_error("%s", error);
+	}
+
+	action = root_only_action(request->type);
+	if (action != NULL && connection->peer.uid != 0) {
+		vnfs_info("socket: refused %s for job %u from uid %u (pid %ld)",
+			  vnfs_request_type_name(request->type), request->job_id,
+			  (unsigned)connection->peer.uid, (long)connection->peer.pid);
+		free(request);
+		return vnfs_reply_error("permission denied: only root may %s", action);
+	}
+
+	reply = server->handler(server->context, request, &connection->peer);
+	if (reply == NULL) {
+		vnfs_error("socket: no reply to the %s request", vnfs_request_type_name(request->type));
+		reply = vnfs_reply_error("internal error: the helper produced no reply");
+	} else if (request->type == VNFS_REQUEST_QUERY) {
+		reply = enforce_owner(reply, request, &connection->peer);
+	}
+	free(request);
+	return reply;
+}
+
+/* ---- reading and writing -------------------------------------------- */
+
+/* Writes what the socket takes now.  Returns false if the connection closed. */
+static bool flush_output(struct vnfs_server *server, struct connection *connection)
+{
+	while (connection->output_sent < connection->output_length) {
+		ssize_t sent = send(connection->fd, connection->output + connection->output_sent,
+				    connection->output_length - connection->output_sent,
+				    MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (sent > 0) {
+			connection->output_sent += (size_t)sent;
+			continue;
+		}
+		if (sent < 0 && errno == EINTR)
+			continue;
+		if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return true;
+		vnfs_debug("socket: pid %ld went away before its reply: %s",
+			   (long)connection->peer.pid, sent < 0 ? strerror(errno) : "closed");
+		connection_close(connection);
+		return false;
+	}
+	free(connection->output);
+	connection->output = NULL;
+	connection->output_length = connection->output_sent = 0;
+	if (connection->close_when_sent) {
+		connection_close(connection);
+		return false;
+	}
+	/* Waiting for the next request now: a fresh deadline to deliver it. */
+	connection->deadline_ms = now_ms() + server->options.client_timeout_ms;
+	return true;
+}
+
+/* Takes one complete line off the front of the input, if there is one. */
+static bool take_line(struct connection *connection, char **line, size_t *length)
+{
+	char *newline = memchr(connection->input + connection->input_scanned, '\n',
+			       connection->input_used - connection->input_scanned);
+
+	if (newline == NULL) {
+		connection->input_scanned = connection->input_used;
+		return false;
+	}
+	*line = connection->input;
+	*length = (size_t)(newline - connection->input);
+	return true;
+}
+
+static void drop_line(struct connection *connection, size_t length)
+{
+	size_t consumed = length + 1;
+
+	memmove(connection->input, connection->input + consumed,
+		connection->input_used - consumed);
+	connection->input_used -= consumed;
+	connection->input_scanned = 0;
+}
+
+/*
+ * Answers the requests that have arrived, one at a time: the next is only
+ * looked at once the previous reply is fully sent.
+ */
+static void process_input(struct vnfs_server *server, struct connection *connection)
+{
+	while (connection->fd >= 0 && connection->output == NULL && !connection->close_when_sent) {
+		char *line;
+		size_t length;
+
+		if (take_line(connection, &line, &length)) {
+			queue_reply(server, connection, answer(server, connection, line, length));
+			drop_line(connection, length);
+		} else if (connection->input_used > server->options.max_message_bytes) {
+			connection->close_when_sent = true;
+			queue_reply(server, connection,
+				    vnfs_reply_error("message exceeds %zu bytes",
+						     server->options.max_message_bytes));
+		} else if (connection->peer_closed) {
+			if (connection->input_used == 0) {
+				connection_close(connection);
+				return;
+			}
+			connection->close_when_sent = true;
+			queue_reply(server, connection,
+				    vnfs_reply_error("truncated message: the connection was shut "
+						     "down before the closing newline"));
+		} else {
+			return;
+		}
+		if (connection->output == NULL) { /* could not queue: out of memory */
+			connection_close(connection);
+			return;
+		}
+		if (!flush_output(server, connection))
+			return;
+	}
+}
+
+static bool grow_input(struct vnfs_server *server, struct connection *connection)
+{
+	size_t limit = server->options.max_message_bytes + 1;
+	size_t capacity = connection->input_capacity ? connection->input_capacity * 2
+						     : INITIAL_INPUT_BYTES;
+	char *bigger;
+
+	if (capacity > limit)
+		capacity = limit;
+	bigger = realloc(connection->input, capacity);
+	if (bigger == NULL)
+		return false;
+	connection->input = bigger;
+	connection->input_capacity = capacity;
+	return true;
+}
+
+static void read_input(struct vnfs_server *server, struct connection *connection)
+{
+	size_t limit = server->options.max_message_bytes + 1;
+
+	while (connection->input_used < limit) {
+		ssize_t received;
+
+		if (connection->input_used == connection->input_capacity &&
+		    !grow_input(server, connection)) {
+			vnfs_error("socket: out of memory reading a request");
+			connection_close(connection);
+			return;
+		}
+		received = recv(connection->fd, connection->input + connection->input_used,
+				connection->input_capacity - connection->input_used, MSG_DONTWAIT);
+		if (received > 0) {
+			connection->input_used += (size_t)received;
+			continue;
+		}
+		if (received == 0) {
+			connection->peer_closed = true;
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			break;
+		vnfs_debug("socket: reading from pid %ld: %s", (long)connection->peer.pid,
+			   strerror(errno));
+		connection_close(connection);
+		return;
+	}
+	process_input(server, connection);
+}
+
+static void handle_events(struct vnfs_server *server, struct connection *connection,
+			  short revents)
+{
+	if (connection->output != NULL) {
+		if ((revents & (POLLOUT | POLLERR | POLLHUP)) && flush_output(server, connection))
+			process_input(server, connection);
+		return;
+	}
+	if (revents & POLLIN)
+		read_input(server, connection);
+	else if (revents & (POLLERR | POLLHUP | POLLNVAL))
+		connection_close(connection);
+}
+
+static void expire(struct vnfs_server *server, struct connection *connection, int64_t now)
+{
+	if (connection->fd < 0 || now < connection->deadline_ms)
+		return;
+	if (connection->output != NULL) {
+		vnfs_info("socket: pid %ld did not take its reply within %d ms: disconnected",
+			  (long)connection->peer.pid, server->options.client_timeout_ms);
+	} else {
+		char message[128];
+
+		snprintf(message, sizeof(message), "timed out: no complete request within %d ms",
+			 server->options.client_timeout_ms);
+		send_parting_error(connection->fd, message);
+		vnfs_debug("socket: pid %ld sent no request within %d ms: disconnected",
+			   (long)connection->peer.pid, server->options.client_timeout_ms);
+	}
+	connection_close(connection);
+}
+
+/* ---- accepting ------------------------------------------------------ */
+
+static struct connection *free_slot(struct vnfs_server *server)
+{
+	for (unsigned i = 0; i < server->options.max_clients; i++) {
+		if (server->connections[i].fd < 0)
+			return &server->connections[i];
+	}
+	return NULL;
+}
+
+static void accept_one(struct vnfs_server *server, int fd)
+{
+	struct ucred credentials;
+	socklen_t size = sizeof(credentials);
+	struct connection *connection;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) < 0) {
+		vnfs_warning("socket: cannot read the peer's credentials: %s", strerror(errno));
+		close(fd);
+		return;
+	}
+	connection = free_slot(server);
+	if (connection == NULL) {
+		char message[128];
+
+		snprintf(message, sizeof(message),
+			 "too many clients (%u connected): try again later",
+			 server->options.max_clients);
+		send_parting_error(fd, message);
+		vnfs_warning("socket: %u clients connected: refused pid %ld",
+			     server->options.max_clients, (long)credentials.pid);
+		close(fd);
+		return;
+	}
+	connection->fd = fd;
+	connection->peer.pid = credentials.pid;
+	connection->peer.uid = credentials.uid;
+	connection->peer.gid = credentials.gid;
+	connection->deadline_ms = now_ms() + server->options.client_timeout_ms;
+}
+
+static void accept_all(struct vnfs_server *server)
+{
+	for (;;) {
+		int fd = accept4(server->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd >= 0) {
+			accept_one(server, fd);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			vnfs_warning("socket: accept: %s", strerror(errno));
+			server->accept_paused_until_ms = now_ms() + ACCEPT_PAUSE_MS;
+		}
+		return;
+	}
+}
+
+/* ---- the thread ----------------------------------------------------- */
+
+/* Fills the poll set; returns how many entries, and the poll timeout. */
+static nfds_t build_poll_set(struct vnfs_server *server, int64_t now, int *timeout_ms)
+{
+	nfds_t count = 2;
+	int64_t nearest = INT64_MAX;
+
+	server->poll_fds[0] = (struct pollfd){ .fd = server->wake_fds[0], .events = POLLIN };
+	server->poll_fds[1] = (struct pollfd){ .fd = server->listen_fd, .events = POLLIN };
+	if (now < server->accept_paused_until_ms) {
+		server->poll_fds[1].fd = -1;
+		nearest = server->accept_paused_until_ms;
+	}
+	for (unsigned i = 0; i < server->options.max_clients; i++) {
+		struct connection *connection = &server->connections[i];
+
+		if (connection->fd < 0)
+			continue;
+		server->poll_fds[count] = (struct pollfd){
+			.fd = connection->fd,
+			.events = connection->output ? POLLOUT : POLLIN,
+		};
+		server->poll_slots[count - 2] = i;
+		count++;
+		if (connection->deadline_ms < nearest)
+			nearest = connection->deadline_ms;
+	}
+	if (nearest == INT64_MAX)
+		*timeout_ms = -1;
+	else if (nearest <= now)
+		*timeout_ms = 0;
+	else
+		*timeout_ms = nearest - now > INT_MAX ? INT_MAX : (int)(nearest - now);
+	return count;
+}
+
+static void *server_thread(void *argument)
+{
+	struct vnfs_server *server = argument;
+
+	for (;;) {
+		int timeout_ms;
+		nfds_t count = build_poll_set(server, now_ms(), &timeout_ms);
+		int ready = poll(server->poll_fds, count, timeout_ms);
+		int64_t now;
+
+		if (ready < 0) {
+			if (errno != EINTR) {
+				vnfs_error("socket: poll: %s", strerror(errno));
+				return NULL;
+			}
+			continue;
+		}
+		if (server->poll_fds[0].revents != 0)
+			break; /* vnfs_server_stop */
+		if (server->poll_fds[1].revents & POLLIN)
+			accept_all(server);
+		for (nfds_t i = 2; i < count; i++) {
+			struct connection *connection = &server->connections[server->poll_slots[i - 2]];
+
+			if (server->poll_fds[i].revents != 0 &&
+			    connection->fd == server->poll_fds[i].fd)
+				handle_events(server, connection, server->poll_fds[i].revents);
+		}
+		now = now_ms();
+		for (unsigned i = 0; i < server->options.max_clients; i++)
+			expire(server, &server->connections[i], now);
+	}
+	return NULL;
+}
+
+/* ---- the socket ----------------------------------------------------- */
+
+static int fail(char *error, size_t error_size, const char *format, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *error, size_t error_size, const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	vsnprintf(error, error_size, format, args);
+	va_end(args);
+	return -1;
+}
+
+/* mkdir -p of the socket's directory, 0755 for what it creates. */
+static int make_parent_directories(const char *socket_path, char *error, size_t error_size)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(path, sizeof(path), "%s", socket_path);
+	for (slash = strchr(path + 1, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(path, 0755) == 0) {
+			/* Whatever the umask: users must reach the socket to QUERY. */
+			if (chmod(path, 0755) < 0)
+				return fail(error, error_size, "cannot set the mode of %s: %s", path,
+					    strerror(errno));
+		} else if (errno != EEXIST) {
+			return fail(error, error_size, "cannot create directory %s for the socket: %s",
+				    path, strerror(errno));
+		}
+		*slash = '/';
+	}
+	return 0;
+}
+
+/*
+ * A socket file left by a helper that died is removed; one that still
+ * answers belongs to a running helper, and taking it over would orphan that
+ * helper's clients, so that is an error.
+ */
+static int remove_stale_socket(const char *path, char *error, size_t error_size)
+{
+	struct sockaddr_un address = { .sun_family = AF_UNIX };
+	struct stat status;
+	int fd, connected, saved;
+
+	if (lstat(path, &status) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return fail(error, error_size, "cannot check %s: %s", path, strerror(errno));
+	}
+	if (!S_ISSOCK(status.st_mode))
+		return fail(error, error_size, "%s exists and is not a socket: not removing it",
+			    path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return fail(error, error_size, "socket: %s", strerror(errno));
+	memcpy(address.sun_path, path, strlen(path) + 1);
+	connected = connect(fd, (struct sockaddr *)&address, sizeof(address));
+	saved = errno;
+	close(fd);
+	if (connected == 0 || saved == EAGAIN)
+		return fail(error, error_size, "another vnfs-helper is already listening on %s",
+			    path);
+	if (saved != ECONNREFUSED)
+		return fail(error, error_size, "cannot check whether %s is in use: %s", path,
+			    strerror(saved));
+	if (unlink(path) < 0 && errno != ENOENT)
+		return fail(error, error_size, "cannot remove the stale socket %s: %s", path,
+			    strerror(errno));
+	vnfs_info("socket: removed the stale socket %s", path);
+	return 0;
+}
+
+static int open_listening_socket(struct vnfs_server *server, char *error, size_t error_size)
+{
+	struct sockaddr_un address = { .sun_family = AF_UNIX };
+	const char *path = server->socket_path;
+	struct stat status;
+	int fd;
+
+	if (make_parent_directories(path, error, error_size) < 0 ||
+	    remove_stale_socket(path, error, error_size) < 0)
+		return -1;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return fail(error, error_size, "socket: %s", strerror(errno));
+	/* Linux gives a bound socket file the mode of the socket's inode (less
+	 * the umask): set it first, so the file is never more open than asked. */
+	if (fchmod(fd, server->options.socket_mode) < 0)
+		vnfs_debug("socket: fchmod before bind: %s", strerror(errno));
+	memcpy(address.sun_path, path, strlen(path) + 1);
+	if (bind(fd, (struct sockaddr *)&address, sizeof(address)) < 0 ||
+	    chmod(path, server->options.socket_mode) < 0 || listen(fd, LISTEN_BACKLOG) < 0 ||
+	    stat(path, &status) < 0) {
+		int saved = errno;
+
+		close(fd);
+		unlink(path);
+		return fail(error, error_size, "cannot listen on %s: %s", path, strerror(saved));
+	}
+	server->socket_device = status.st_dev;
+	server->socket_inode = status.st_ino;
+	server->listen_fd = fd;
+	return 0;
+}
+
+/* Only the socket file this server created: a newer helper may own the path. */
+static void remove_own_socket(const struct vnfs_server *server)
+{
+	struct stat status;
+
+	if (lstat(server->socket_path, &status) == 0 && status.st_dev == server->socket_device &&
+	    status.st_ino == server->socket_inode)
+		unlink(server->socket_path);
+}
+
+static int apply_defaults(struct vnfs_server *server, const struct vnfs_server_options *options,
+			  char *error, size_t error_size)
+{
+	server->options = *options;
+	if (options->socket_path == NULL || options->socket_path[0] != '/')
+		return fail(error, error_size, "the socket path must be absolute, not '%s'",
+			    options->socket_path ? options->socket_path : "");
+	if (strlen(options->socket_path) >= sizeof(server->socket_path))
+		return fail(error, error_size, "socket path %s is longer than %zu bytes",
+			    options->socket_path, sizeof(server->socket_path) - 1);
+	memcpy(server->socket_path, options->socket_path, strlen(options->socket_path) + 1);
+	server->options.socket_path = server->socket_path;
+	if (server->options.max_message_bytes == 0)
+		server->options.max_message_bytes = VNFS_DEFAULT_MAX_MESSAGE;
+	if (server->options.max_message_bytes > INT_MAX - 1)
+		server->options.max_message_bytes = INT_MAX - 1;
+	if (server->options.client_timeout_ms <= 0)
+		server->options.client_timeout_ms = DEFAULT_CLIENT_TIMEOUT_MS;
+	if (server->options.max_clients == 0)
+		server->options.max_clients = DEFAULT_MAX_CLIENTS;
+	return 0;
+}
+
+static void destroy(struct vnfs_server *server)
+{
+	if (server->connections != NULL) {
+		for (unsigned i = 0; i < server->options.max_clients; i++)
+			connection_close(&server->connections[i]);
+	}
+	if (server->listen_fd >= 0) {
+		close(server->listen_fd);
+		remove_own_socket(server);
+	}
+	if (server->wake_fds[0] >= 0)
+		close(server->wake_fds[0]);
+	if (server->wake_fds[1] >= 0)
+		close(server->wake_fds[1]);
+	free(server->connections);
+	free(server->poll_fds);
+	free(server->poll_slots);
+	free(server);
+}
+
+/* The thread takes no signals: they belong to the daemon's main loop. */
+static int start_thread(struct vnfs_server *server, char *error, size_t error_size)
+{
+	sigset_t all, previous;
+	int result;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &previous);
+	result = pthread_create(&server->thread, NULL, server_thread, server);
+	pthread_sigmask(SIG_SETMASK, &previous, NULL);
+	if (result != 0)
+		return fail(error, error_size, "cannot start the socket thread: %s",
+			    strerror(result));
+	return 0;
+}
+
+int vnfs_server_start(struct vnfs_server **result, const struct vnfs_server_options *options,
+		      vnfs_request_handler handler, void *context, char *error, size_t error_size)
+{
+	struct vnfs_server *server = calloc(1, sizeof(*server));
+
+	*result = NULL;
+	if (server == NULL)
+		return fail(error, error_size, "out of memory");
+	server->listen_fd = -1;
+	server->wake_fds[0] = server->wake_fds[1] = -1;
+	server->handler = handler;
+	server->context = context;
+	if (apply_defaults(server, options, error, error_size) < 0) {
+		destroy(server);
+		return -1;
+	}
+	server->connections = calloc(server->options.max_clients, sizeof(*server->connections));
+	server->poll_fds = calloc(server->options.max_clients + 2, sizeof(*server->poll_fds));
+	server->poll_slots = calloc(server->options.max_clients, sizeof(*server->poll_slots));
+	if (server->connections == NULL || server->poll_fds == NULL || server->poll_slots == NULL) {
+		destroy(server);
+		return fail(error, error_size, "out of memory for %u clients",
+			    options->max_clients);
+	}
+	for (unsigned i = 0; i < server->options.max_clients; i++)
+		server->connections[i].fd = -1;
+	if (pipe2(server->wake_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+		fail(error, error_size, "pipe: %s", strerror(errno));
+		destroy(server);
+		return -1;
+	}
+	if (open_listening_socket(server, error, error_size) < 0 ||
+	    start_thread(server, error, error_size) < 0) {
+		destroy(server);
+		return -1;
+	}
+	vnfs_info("socket: listening on %s (mode %04o, at most %u clients)", server->socket_path,
+		  server->options.socket_mode, server->options.max_clients);
+	*result = server;
+	return 0;
+}
+
+void vnfs_server_stop(struct vnfs_server *server)
+{
+	char byte = 0;
+
+	if (server == NULL)
+		return;
+	while (write(server->wake_fds[1], &byte, 1) < 0 && errno == EINTR)
+		;
+	pthread_join(server->thread, NULL);
+	destroy(server);
+}

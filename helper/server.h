@@ -1,0 +1,60 @@
+/*
+ * server.h — the helper's Unix socket server: accepts the SPANK plugin's and
+ * vnfs-report's connections, decodes requests (lib/protocol.h), enforces who
+ * may ask what, and hands each request to one handler on its own thread.
+ *
+ * Authorization (docs/PROTOCOL.md) is the server's job, from SO_PEERCRED:
+ *   REGISTER, UNREGISTER, FINISH   only from uid 0; others never reach the handler.
+ *   QUERY    the handler answers with the job's owner in the reply's "uid"
+ *            field; the server replaces the reply with "permission denied"
+ *            when the caller is neither root nor that owner (and when an ok
+ *            reply lacks "uid": it fails closed).
+ *   LIST     the handler gets the peer and lists only what it may see.
+ *   STATUS   anyone.
+ */
+#ifndef VNFS_SERVER_H
+#define VNFS_SERVER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "lib/protocol.h"
+
+struct json_object;
+struct vnfs_server;
+
+struct vnfs_peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Called from the server thread for each decoded request; returns the reply
+ * object (vnfs_reply_ok/vnfs_reply_error; owned by the server afterwards, NULL
+ * is answered with an internal error).  Authorization is the server's job,
+ * not the handler's (but LIST filters by peer, see above). */
+typedef struct json_object *(*vnfs_request_handler)(void *context,
+						     const struct vnfs_request *request,
+						     const struct vnfs_peer *peer);
+
+struct vnfs_server_options {
+	const char *socket_path;    /* its directory is created (0755) if missing */
+	unsigned socket_mode;       /* e.g. 0666: users may QUERY their own jobs */
+	size_t max_message_bytes;   /* request bound; 0 = VNFS_DEFAULT_MAX_MESSAGE */
+	int client_timeout_ms;      /* to send a request / take a reply; <= 0 = 5000 */
+	unsigned max_clients;       /* connections at once; 0 = 64 */
+};
+
+/*
+ * Binds the socket (removing a stale one; refusing if another helper answers
+ * on it) and starts the server thread.  Returns 0, or -1 with a message in
+ * error.  options is copied.
+ */
+int vnfs_server_start(struct vnfs_server **server, const struct vnfs_server_options *options,
+		      vnfs_request_handler handler, void *context, char *error, size_t error_size);
+
+/* Stops the thread (joins it), closes every connection, unlinks the socket.
+ * NULL is allowed. */
+void vnfs_server_stop(struct vnfs_server *server);
+
+#endif /* VNFS_SERVER_H */

@@ -1,0 +1,897 @@
+/*
+ * test_server.c — helper/server.c and lib/client.c together, over real Unix
+ * sockets in a temporary directory, with the server's real thread: the ok
+ * path, authorization by SO_PEERCRED (a forked child drops to uid 65534),
+ * bad and oversized input, idle and slow clients, too many clients, stale
+ * sockets, and the client's own errors and timeouts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "helper/server.h"
+#include "lib/protocol.h"
+
+#define NOBODY 65534
+#define BIG_REPLY_BYTES (4u * 1024 * 1024)
+
+struct fixture {
+	char directory[64];
+	char socket_path[128];
+	struct vnfs_server *server;
+	pthread_mutex_t lock;
+	unsigned calls;
+	struct vnfs_peer last_peer;
+	enum vnfs_request_type last_type;
+};
+
+/* ---- the handler: a small fake registry of jobs --------------------- */
+
+static struct json_object *object_with(const char *key, struct json_object *value)
+{
+	struct json_object *object = json_object_new_object();
+
+	json_object_object_add(object, key, value);
+	return object;
+}
+
+static struct json_object *answer_query(const struct vnfs_request *request)
+{
+	struct json_object *body;
+	char *big;
+
+	switch (request->job_id) {
+	case 42: /* owned by 1001 */
+		body = object_with("job", json_object_new_int64(42));
+		json_object_object_add(body, "uid", json_object_new_int(1001));
+		return vnfs_reply_ok(body);
+	case 43: /* owned by nobody */
+		body = object_with("job", json_object_new_int64(43));
+		json_object_object_add(body, "uid", json_object_new_int(NOBODY));
+		return vnfs_reply_ok(body);
+	case 44: /* a buggy handler that forgot the owner */
+		return vnfs_reply_ok(object_with("job", json_object_new_int64(44)));
+	case 77: /* a reply too big for the socket buffers */
+		big = malloc(BIG_REPLY_BYTES + 1);
+		if (big == NULL)
+			return NULL;
+		memset(big, 'x', BIG_REPLY_BYTES);
+		big[BIG_REPLY_BYTES] = '\0';
+		body = object_with("blob", json_object_new_string(big));
+		json_object_object_add(body, "uid", json_object_new_int(0));
+		free(big);
+		return vnfs_reply_ok(body);
+	default:
+		return vnfs_reply_error("job %u is not known", request->job_id);
+	}
+}
+
+static struct json_object *handler(void *context, const struct vnfs_request *request,
+				   const struct vnfs_peer *peer)
+{
+	struct fixture *fixture = context;
+
+	pthread_mutex_lock(&fixture->lock);
+	fixture->calls++;
+	fixture->last_peer = *peer;
+	fixture->last_type = request->type;
+	pthread_mutex_unlock(&fixture->lock);
+
+	switch (request->type) {
+	case VNFS_REQUEST_REGISTER:
+		return vnfs_reply_ok(object_with("registered", json_object_new_int64(request->job_id)));
+	case VNFS_REQUEST_UNREGISTER:
+		return vnfs_reply_ok(NULL);
+	case VNFS_REQUEST_FINISH:
+		return NULL; /* the server must cope with a handler that fails */
+	case VNFS_REQUEST_QUERY:
+		return answer_query(request);
+	case VNFS_REQUEST_LIST:
+		return vnfs_reply_ok(object_with("peer_uid", json_object_new_int64(peer->uid)));
+	case VNFS_REQUEST_STATUS:
+		return vnfs_reply_ok(object_with("status", json_object_new_string("running")));
+	default:
+		return NULL;
+	}
+}
+
+/* ---- fixtures ------------------------------------------------------- */
+
+static int start_server(struct fixture *fixture, size_t max_message, int timeout_ms,
+			unsigned max_clients)
+{
+	struct vnfs_server_options options = {
+		.socket_path = fixture->socket_path,
+		.socket_mode = 0666,
+		.max_message_bytes = max_message,
+		.client_timeout_ms = timeout_ms,
+		.max_clients = max_clients,
+	};
+	char error[256];
+	mode_t saved_umask = umask(077); /* the modes must not depend on it */
+	int result = vnfs_server_start(&fixture->server, &options, handler, fixture, error,
+				       sizeof(error));
+
+	umask(saved_umask);
+	if (result < 0) {
+		print_error("vnfs_server_start: %s\n", error);
+		return -1;
+	}
+	return 0;
+}
+
+static struct fixture *new_fixture(void)
+{
+	struct fixture *fixture = calloc(1, sizeof(*fixture));
+
+	if (fixture == NULL)
+		return NULL;
+	strcpy(fixture->directory, "/tmp/vnfs-test-server.XXXXXX");
+	if (mkdtemp(fixture->directory) == NULL || chmod(fixture->directory, 0755) < 0) {
+		free(fixture);
+		return NULL;
+	}
+	/* Two levels the server has to create. */
+	snprintf(fixture->socket_path, sizeof(fixture->socket_path), "%s/run/vnfs/helper.sock",
+		 fixture->directory);
+	pthread_mutex_init(&fixture->lock, NULL);
+	return fixture;
+}
+
+static int setup_with(void **state, size_t max_message, int timeout_ms, unsigned max_clients)
+{
+	struct fixture *fixture = new_fixture();
+
+	if (fixture == NULL || start_server(fixture, max_message, timeout_ms, max_clients) < 0)
+		return -1;
+	*state = fixture;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, 0, 2000, 0);
+}
+
+static int setup_small(void **state)
+{
+	return setup_with(state, 1024, 300, 4);
+}
+
+/* Long enough that "answered before the deadline" holds even on a loaded machine. */
+static int setup_slow_reader(void **state)
+{
+	return setup_with(state, 0, 1500, 8);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fixture = *state;
+	char path[192];
+
+	vnfs_server_stop(fixture->server);
+	snprintf(path, sizeof(path), "%s/run/vnfs", fixture->directory);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/run", fixture->directory);
+	rmdir(path);
+	rmdir(fixture->directory);
+	pthread_mutex_destroy(&fixture->lock);
+	free(fixture);
+	return 0;
+}
+
+/* ---- raw socket helpers --------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static int raw_connect(const char *path)
+{
+	struct sockaddr_un address = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&address, sizeof(address)), 0);
+	return fd;
+}
+
+static void raw_send(int fd, const char *text, size_t length)
+{
+	assert_int_equal(send(fd, text, length, MSG_NOSIGNAL), (ssize_t)length);
+}
+
+static void raw_send_text(int fd, const char *text)
+{
+	raw_send(fd, text, strlen(text));
+}
+
+/*
+ * Reads one line (without '\n') within timeout_ms.  Returns its length, -1
+ * on end of file before any byte, -2 on timeout.
+ */
+static ssize_t raw_read_line(int fd, char *line, size_t size, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	size_t used = 0;
+
+	while (used + 1 < size) {
+		struct pollfd poll_fd = { .fd = fd, .events = POLLIN };
+		int left = (int)(deadline - now_ms());
+		ssize_t received;
+
+		if (left <= 0 || poll(&poll_fd, 1, left) == 0)
+			return -2;
+		received = recv(fd, line + used, 1, 0);
+		if (received <= 0)
+			return used == 0 ? -1 : (ssize_t)used;
+		if (line[used] == '\n') {
+			line[used] = '\0';
+			return (ssize_t)used;
+		}
+		used++;
+	}
+	line[used] = '\0';
+	return (ssize_t)used;
+}
+
+/* Asserts the server closed fd: EOF (or a reset) within timeout_ms. */
+static void assert_closed(int fd, int timeout_ms)
+{
+	char byte;
+	struct pollfd poll_fd = { .fd = fd, .events = POLLIN };
+
+	assert_int_equal(poll(&poll_fd, 1, timeout_ms), 1);
+	assert_true(recv(fd, &byte, 1, 0) <= 0);
+}
+
+static struct vnfs_request simple_request(enum vnfs_request_type type, uint32_t job)
+{
+	struct vnfs_request request;
+
+	memset(&request, 0, sizeof(request));
+	request.type = type;
+	request.job_id = job;
+	vnfs_tags_init(&request.tags);
+	return request;
+}
+
+/* ---- tests ---------------------------------------------------------- */
+
+static void test_socket_created_with_mode(void **state)
+{
+	struct fixture *fixture = *state;
+	struct stat status;
+	char path[192];
+
+	assert_int_equal(lstat(fixture->socket_path, &status), 0);
+	assert_true(S_ISSOCK(status.st_mode));
+	assert_int_equal(status.st_mode & 07777, 0666);
+	snprintf(path, sizeof(path), "%s/run/vnfs", fixture->directory);
+	assert_int_equal(stat(path, &status), 0);
+	assert_int_equal(status.st_mode & 07777, 0755);
+	snprintf(path, sizeof(path), "%s/run", fixture->directory);
+	assert_int_equal(stat(path, &status), 0);
+	assert_int_equal(status.st_mode & 07777, 0755);
+}
+
+static void test_ok_path(void **state)
+{
+	struct fixture *fixture = *state;
+	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
+	struct json_object *reply, *status;
+	char error[256] = "";
+
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
+					  sizeof(error)),
+			 0);
+	assert_string_equal(error, "");
+	assert_true(json_object_object_get_ex(reply, "status", &status));
+	assert_string_equal(json_object_get_string(status), "running");
+	json_object_put(reply);
+
+	pthread_mutex_lock(&fixture->lock);
+	assert_int_equal(fixture->calls, 1);
+	assert_int_equal(fixture->last_type, VNFS_REQUEST_STATUS);
+	assert_int_equal(fixture->last_peer.pid, getpid());
+	assert_int_equal(fixture->last_peer.uid, getuid());
+	assert_int_equal(fixture->last_peer.gid, getgid());
+	pthread_mutex_unlock(&fixture->lock);
+}
+
+static void test_root_registers_and_queries(void **state)
+{
+	struct fixture *fixture = *state;
+	struct vnfs_request request = simple_request(VNFS_REQUEST_REGISTER, 42);
+	struct json_object *reply, *value;
+	char error[256];
+
+	assert_int_equal(getuid(), 0); /* the suite runs as root */
+	request.has_step = true;
+	request.uid = 1001;
+	request.cgroup_id = 1234;
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
+					  sizeof(error)),
+			 0);
+	assert_true(json_object_object_get_ex(reply, "registered", &value));
+	assert_int_equal(json_object_get_int64(value), 42);
+	json_object_put(reply);
+
+	/* Root may read another user's job. */
+	request = simple_request(VNFS_REQUEST_QUERY, 42);
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
+					  sizeof(error)),
+			 0);
+	assert_true(json_object_object_get_ex(reply, "uid", &value));
+	assert_int_equal(json_object_get_int64(value), 1001);
+	json_object_put(reply);
+
+	/* An ok:false reply becomes the client's error text. */
+	request = simple_request(VNFS_REQUEST_QUERY, 45);
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
+					  sizeof(error)),
+			 -1);
+	assert_null(reply);
+	assert_string_equal(error, "job 45 is not known");
+
+	/* A handler that returns nothing is an internal error, not a crash. */
+	request = simple_request(VNFS_REQUEST_FINISH, 42);
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
+					  sizeof(error)),
+			 -1);
+	assert_string_equal(error, "internal error: the helper produced no reply");
+}
+
+static void test_several_requests_on_one_connection(void **state)
+{
+	struct fixture *fixture = *state;
+	const char two[] = "{\"v\":1,\"type\":\"status\"}\n{\"v\":1,\"type\":\"list\"}\n";
+	char line[256];
+	int fd = raw_connect(fixture->socket_path);
+
+	raw_send(fd, two, strlen(two));
+	assert_int_equal(raw_read_line(fd, line, sizeof(line), 2000), 36);
+	assert_string_equal(line, "{\"v\":1,\"ok\":true,\"status\":\"running\"}");
+	assert_int_equal(raw_read_line(fd, line, sizeof(line), 2000), 30);
+	assert_string_equal(line, "{\"v\":1,\"ok\":true,\"peer_uid\":0}");
+	/* A third, in two pieces. */
+	raw_send_text(fd, "{\"v\":1,\"ty");
+	raw_send_text(fd, "pe\":\"status\"}\n");
+	assert_int_equal(raw_read_line(fd, line, sizeof(line), 2000), 36);
+	close(fd);
+}
+
+static void test_garbage_gets_error_then_close(void **state)
+{
+	struct fixture *fixture = *state;
+	char line[512];
+	int fd = raw_connect(fixture->socket_path);
+
+	raw_send_text(fd, "hello\n");
+	assert_true(raw_read_line(fd, line, sizeof(line), 2000) > 0);
+	assert_string_equal(line, "{\"v\":1,\"ok\":false,\"error\":\"invalid JSON at byte 0: "
+				  "unexpected character\"}");
+	assert_closed(fd, 2000);
+	close(fd);
+
+	fd = raw_connect(fixture->socket_path);
+	raw_send_text(fd, "{\"v\":1,\"type\":\"query\",\"job\":\"x\"}\n");
+	assert_true(raw_read_line(fd, line, sizeof(line), 2000) > 0);
+	assert_string_equal(line, "{\"v\":1,\"ok\":false,\"error\":\"field 'job' must be an "
+				  "integer from 0 to 4294967295\"}");
+	assert_closed(fd, 2000);
+	close(fd);
+
+	/* Binary junk with a NUL. */
+	fd = raw_connect(fixture->socket_path);
+	raw_send(fd, "{\0\xff\n", 4);
+	assert_true(raw_read_line(fd, line, sizeof(line), 2000) > 0);
+	assert_string_equal(line, "{\"v\":1,\"ok\":false,\"error\":\"message contains a NUL byte "
+				  "at byte 1\"}");
+	assert_closed(fd, 2000);
+	close(fd);
+
+	/* A half request and a shutdown of the sending side. */
+	fd = raw_connect(fixture->socket_path);
+	raw_send_text(fd, "{\"v\":1");
+	assert_int_equal(shutdown(fd, SHUT_WR), 0);
+	assert_true(raw_read_line(fd, line, sizeof(line), 2000) > 0);
+	assert_string_equal(line, "{\"v\":1,\"ok\":false,\"error\":\"truncated message: the "
+				  "connection was shut down before the closing newline\"}");
+	assert_closed(fd, 2000);
+	close(fd);
+
+	/* The server is still fine. */
+	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
+	struct json_object *reply;
+	char error[256];
+
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
+					  sizeof(error)),
+			 0);
+	json_object_put(reply);
+}
+
+static void test_oversize_gets_error_then_close(void **state)
+{
+	struct fixture *fixture = *state;
+	char big[3000], line[256];
+	int fd = raw_connect(fixture->socket_path);
+
+	memset(big, ' ', sizeof(big));
+	raw_send(fd, big, sizeof(big));
+	assert_true(raw_read_line(fd, line, sizeof(line), 2000) > 0);
+	assert_string_equal(line, "{\"v\":1,\"ok\":false,\"error\":\"message exceeds 1024 bytes\"}");
+	assert_closed(fd, 2000);
+	close(fd);
+
+	/* Exactly the limit (1024 bytes and its newline) is accepted. */
+	memset(big, ' ', 1024);
+	memcpy(big, "{\"v\":1,\"type\":\"status\"}", 23);
+	big[1024] = '\n';
+	fd = raw_connect(fixture->socket_path);
+	raw_send(fd, big, 1025);
+	assert_true(raw_read_line(fd, line, sizeof(line), 2000) > 0);
+	assert_string_equal(line, "{\"v\":1,\"ok\":true,\"status\":\"running\"}");
+	close(fd);
+
+	/* A request the client encodes over the limit: error reply via the client. */
+	struct vnfs_request request = simple_request(VNFS_REQUEST_REGISTER, 1);
+	struct json_object *reply;
+	char error[256], name[32];
+
+	request.has_step = true;
+	request.cgroup_id = 1;
+	for (int i = 0; i < 30; i++) {
+		snprintf(name, sizeof(name), "TAG_NUMBER_%d", i);
+		assert_int_equal(vnfs_tags_set(&request.tags, name, "some-value-here", error,
+					       sizeof(error)),
+				 0);
+	}
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
+					  sizeof(error)),
+			 -1);
+	assert_string_equal(error, "message exceeds 1024 bytes");
+}
+
+static void test_idle_client_is_closed(void **state)
+{
+	struct fixture *fixture = *state;
+	char line[256];
+	int64_t start = now_ms(), elapsed;
+	int fd = raw_connect(fixture->socket_path);
+
+	assert_true(raw_read_line(fd, line, sizeof(line), 3000) > 0);
+	elapsed = now_ms() - start;
+	assert_string_equal(line, "{\"v\":1,\"ok\":false,\"error\":\"timed out: no complete request "
+				  "within 300 ms\"}");
+	assert_closed(fd, 2000);
+	close(fd);
+	assert_true(elapsed >= 290);
+	assert_true(elapsed < 2000);
+
+	/* A request that never completes is timed out the same way. */
+	start = now_ms();
+	fd = raw_connect(fixture->socket_path);
+	raw_send_text(fd, "{\"v\":1,");
+	assert_true(raw_read_line(fd, line, sizeof(line), 3000) > 0);
+	assert_true(now_ms() - start >= 290);
+	assert_string_equal(line, "{\"v\":1,\"ok\":false,\"error\":\"timed out: no complete request "
+				  "within 300 ms\"}");
+	assert_closed(fd, 2000);
+	close(fd);
+}
+
+/*
+ * A client that asks for a big reply and never reads it is cut off after the
+ * timeout, and meanwhile others are served at once.
+ */
+static void test_slow_reader_is_cut_off(void **state)
+{
+	struct fixture *fixture = *state;
+	const char query[] = "{\"v\":1,\"type\":\"query\",\"job\":77}\n";
+	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
+	struct json_object *reply;
+	char error[256], buffer[65536];
+	size_t total = 0;
+	int64_t start;
+	int fd = raw_connect(fixture->socket_path);
+
+	raw_send(fd, query, strlen(query));
+	usleep(100 * 1000); /* the handler builds 4 MiB */
+	start = now_ms();
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
+					  sizeof(error)),
+			 0);
+	json_object_put(reply);
+	assert_true(now_ms() - start < 1000);
+
+	usleep(1800 * 1000); /* past the 1500 ms deadline to take the reply */
+	for (;;) {
+		ssize_t received = recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+
+		if (received <= 0) {
+			assert_true(received == 0 || errno == ECONNRESET);
+			break;
+		}
+		total += (size_t)received;
+	}
+	assert_true(total > 0);
+	assert_true(total < BIG_REPLY_BYTES);
+	close(fd);
+}
+
+static void test_too_many_clients(void **state)
+{
+	struct fixture *fixture = *state;
+	const char status[] = "{\"v\":1,\"type\":\"status\"}\n";
+	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
+	struct json_object *reply;
+	char line[256], error[256];
+	int fds[4], extra, result = -1;
+
+	/* Fill all four slots; a round trip on each proves the server holds it. */
+	for (int i = 0; i < 4; i++) {
+		fds[i] = raw_connect(fixture->socket_path);
+		raw_send(fds[i], status, strlen(status));
+		assert_true(raw_read_line(fds[i], line, sizeof(line), 2000) > 0);
+	}
+	extra = raw_connect(fixture->socket_path);
+	assert_true(raw_read_line(extra, line, sizeof(line), 2000) > 0);
+	assert_string_equal(line, "{\"v\":1,\"ok\":false,\"error\":\"too many clients (4 "
+				  "connected): try again later\"}");
+	assert_closed(extra, 2000);
+	close(extra);
+
+	/* The helper hangs up before reading the request, so the client's send
+	 * often fails with EPIPE: with SIGPIPE at its default, any send without
+	 * MSG_NOSIGNAL would kill this test. */
+	signal(SIGPIPE, SIG_DFL);
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply,
+						  error, sizeof(error)),
+				 -1);
+		assert_string_equal(error, "too many clients (4 connected): try again later");
+	}
+
+	/* Once one leaves, a new client is served. */
+	close(fds[0]);
+	for (int attempt = 0; attempt < 100 && result != 0; attempt++) {
+		result = vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
+					  sizeof(error));
+		if (result != 0)
+			usleep(10 * 1000);
+	}
+	assert_int_equal(result, 0);
+	json_object_put(reply);
+	for (int i = 1; i < 4; i++)
+		close(fds[i]);
+}
+
+struct worker {
+	const char *socket_path;
+	int calls;
+	int failures;
+	char first_error[256];
+};
+
+static void *work(void *argument)
+{
+	struct worker *worker = argument;
+	struct vnfs_request request = simple_request(VNFS_REQUEST_QUERY, 43);
+
+	for (int i = 0; i < worker->calls; i++) {
+		struct json_object *reply;
+		char error[256];
+
+		if (vnfs_client_call(worker->socket_path, &request, 5000, &reply, error,
+				     sizeof(error)) < 0) {
+			if (worker->failures++ == 0)
+				snprintf(worker->first_error, sizeof(worker->first_error), "%s", error);
+			continue;
+		}
+		json_object_put(reply);
+	}
+	return NULL;
+}
+
+static void test_many_clients(void **state)
+{
+	struct fixture *fixture = *state;
+	enum { WORKERS = 32, CALLS = 25 };
+	struct worker workers[WORKERS];
+	pthread_t threads[WORKERS];
+
+	for (int i = 0; i < WORKERS; i++) {
+		workers[i] = (struct worker){ .socket_path = fixture->socket_path, .calls = CALLS };
+		assert_int_equal(pthread_create(&threads[i], NULL, work, &workers[i]), 0);
+	}
+	for (int i = 0; i < WORKERS; i++) {
+		assert_int_equal(pthread_join(threads[i], NULL), 0);
+		if (workers[i].failures != 0)
+			fail_msg("worker %d: %d failures, first: %s", i, workers[i].failures,
+				 workers[i].first_error);
+	}
+	pthread_mutex_lock(&fixture->lock);
+	assert_int_equal(fixture->calls, WORKERS * CALLS);
+	pthread_mutex_unlock(&fixture->lock);
+}
+
+/* ---- authorization: a child process as uid 65534 -------------------- */
+
+/* One call as the child; writes "rc|error or reply\n" to out. */
+static void child_call(FILE *out, const char *socket_path, struct vnfs_request request)
+{
+	struct json_object *reply = NULL;
+	char error[256] = "";
+	int result = vnfs_client_call(socket_path, &request, 2000, &reply, error, sizeof(error));
+
+	fprintf(out, "%d|%s\n", result,
+		result == 0 ? json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN) : error);
+	json_object_put(reply);
+}
+
+static void run_as_nobody(const char *socket_path, int write_fd)
+{
+	FILE *out = fdopen(write_fd, "w");
+	struct vnfs_request request;
+
+	if (out == NULL || setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+	    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+		_exit(2);
+	request = simple_request(VNFS_REQUEST_REGISTER, 42);
+	request.has_step = true;
+	request.uid = NOBODY;
+	request.cgroup_id = 99;
+	child_call(out, socket_path, request);
+	request = simple_request(VNFS_REQUEST_UNREGISTER, 42);
+	request.has_step = true;
+	child_call(out, socket_path, request);
+	child_call(out, socket_path, simple_request(VNFS_REQUEST_FINISH, 42));
+	child_call(out, socket_path, simple_request(VNFS_REQUEST_QUERY, 42));
+	child_call(out, socket_path, simple_request(VNFS_REQUEST_QUERY, 43));
+	child_call(out, socket_path, simple_request(VNFS_REQUEST_QUERY, 44));
+	child_call(out, socket_path, simple_request(VNFS_REQUEST_QUERY, 45));
+	child_call(out, socket_path, simple_request(VNFS_REQUEST_LIST, 0));
+	child_call(out, socket_path, simple_request(VNFS_REQUEST_STATUS, 0));
+	fclose(out);
+	_exit(0);
+}
+
+static void test_non_root_is_limited(void **state)
+{
+	struct fixture *fixture = *state;
+	const char *expected =
+		"-1|permission denied: only root may register steps\n"
+		"-1|permission denied: only root may unregister steps\n"
+		"-1|permission denied: only root may finish jobs\n"
+		"-1|permission denied: job 42 belongs to another user\n"
+		"0|{\"v\":1,\"ok\":true,\"job\":43,\"uid\":65534}\n"
+		"-1|internal error: job 44 has no recorded owner\n"
+		"-1|job 45 is not known\n"
+		"0|{\"v\":1,\"ok\":true,\"peer_uid\":65534}\n"
+		"0|{\"v\":1,\"ok\":true,\"status\":\"running\"}\n";
+	char output[2048];
+	size_t used = 0;
+	int pipe_fds[2], status;
+	pid_t child;
+
+	assert_int_equal(pipe(pipe_fds), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		close(pipe_fds[0]);
+		run_as_nobody(fixture->socket_path, pipe_fds[1]);
+	}
+	close(pipe_fds[1]);
+	for (;;) {
+		ssize_t received = read(pipe_fds[0], output + used, sizeof(output) - 1 - used);
+
+		if (received <= 0)
+			break;
+		used += (size_t)received;
+	}
+	output[used] = '\0';
+	close(pipe_fds[0]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_string_equal(output, expected);
+
+	/* Denied requests never reached the handler: 6 of the 9 did. */
+	pthread_mutex_lock(&fixture->lock);
+	assert_int_equal(fixture->calls, 6);
+	assert_int_equal(fixture->last_peer.uid, NOBODY);
+	assert_int_equal(fixture->last_peer.gid, NOBODY);
+	assert_int_equal(fixture->last_peer.pid, child);
+	pthread_mutex_unlock(&fixture->lock);
+}
+
+/* ---- starting and stopping ------------------------------------------ */
+
+static void test_stale_and_busy_sockets(void **state)
+{
+	struct fixture *fixture = *state;
+	struct fixture *second = new_fixture();
+	struct vnfs_server_options options = { .socket_mode = 0600 };
+	struct vnfs_server *server = NULL;
+	struct sockaddr_un address = { .sun_family = AF_UNIX };
+	char error[256], expected[512], path[100];
+	int fd;
+
+	assert_non_null(second);
+	/* Someone is listening: refused. */
+	options.socket_path = fixture->socket_path;
+	assert_int_equal(vnfs_server_start(&server, &options, handler, second, error, sizeof(error)),
+			 -1);
+	assert_null(server);
+	snprintf(expected, sizeof(expected), "another vnfs-helper is already listening on %s",
+		 fixture->socket_path);
+	assert_string_equal(error, expected);
+
+	/* A socket file nobody listens on (a helper that died): replaced. */
+	snprintf(path, sizeof(path), "%s/stale.sock", second->directory);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
+	close(fd);
+	options.socket_path = path;
+	assert_int_equal(vnfs_server_start(&server, &options, handler, second, error, sizeof(error)),
+			 0);
+	{
+		struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
+		struct json_object *reply;
+		struct stat status;
+
+		assert_int_equal(lstat(path, &status), 0);
+		assert_int_equal(status.st_mode & 07777, 0600);
+		assert_int_equal(vnfs_client_call(path, &request, 2000, &reply, error, sizeof(error)),
+				 0);
+		json_object_put(reply);
+	}
+	vnfs_server_stop(server);
+	assert_int_equal(access(path, F_OK), -1); /* stop unlinks the socket */
+
+	/* A regular file is never removed. */
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(vnfs_server_start(&server, &options, handler, second, error, sizeof(error)),
+			 -1);
+	snprintf(expected, sizeof(expected), "%s exists and is not a socket: not removing it", path);
+	assert_string_equal(error, expected);
+	assert_int_equal(unlink(path), 0);
+
+	options.socket_path = "relative.sock";
+	assert_int_equal(vnfs_server_start(&server, &options, handler, second, error, sizeof(error)),
+			 -1);
+	assert_string_equal(error, "the socket path must be absolute, not 'relative.sock'");
+
+	rmdir(second->directory);
+	pthread_mutex_destroy(&second->lock);
+	free(second);
+	vnfs_server_stop(NULL);
+}
+
+/* ---- the client's own errors ---------------------------------------- */
+
+static void test_client_cannot_reach(void **state)
+{
+	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
+	struct json_object *reply = (struct json_object *)&request;
+	char error[256];
+
+	(void)state;
+	assert_int_equal(vnfs_client_call("/nonexistent/vnfs/helper.sock", &request, 500, &reply,
+					  error, sizeof(error)),
+			 -1);
+	assert_null(reply);
+	assert_string_equal(error, "cannot reach vnfs-helper at /nonexistent/vnfs/helper.sock: "
+				   "No such file or directory");
+}
+
+/* A "helper" that accepts connections (the kernel does, from the backlog)
+ * but never answers: the client must give up on time. */
+static void test_client_times_out_on_stalled_helper(void **state)
+{
+	struct fixture *fixture = *state;
+	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
+	struct sockaddr_un address = { .sun_family = AF_UNIX };
+	struct json_object *reply;
+	char path[100], error[256], expected[512];
+	int listener, accepted;
+	int64_t start, elapsed;
+
+	snprintf(path, sizeof(path), "%s/stalled.sock", fixture->directory);
+	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
+	listener = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(listener, (struct sockaddr *)&address, sizeof(address)), 0);
+	assert_int_equal(listen(listener, 4), 0);
+
+	start = now_ms();
+	assert_int_equal(vnfs_client_call(path, &request, 300, &reply, error, sizeof(error)), -1);
+	elapsed = now_ms() - start;
+	snprintf(expected, sizeof(expected),
+		 "vnfs-helper at %s did not answer within 300 ms (waiting for the reply)", path);
+	assert_string_equal(error, expected);
+	assert_true(elapsed >= 290);
+	assert_true(elapsed < 1500);
+
+	/* One that accepts and hangs up without a word. */
+	accepted = accept(listener, NULL, NULL);
+	assert_true(accepted >= 0);
+	close(accepted);
+	{
+		pid_t child = fork();
+		int status;
+
+		assert_true(child >= 0);
+		if (child == 0) {
+			int fd = accept(listener, NULL, NULL);
+			char buffer[256];
+
+			if (fd >= 0 && read(fd, buffer, sizeof(buffer)) > 0)
+				close(fd);
+			_exit(0);
+		}
+		assert_int_equal(vnfs_client_call(path, &request, 2000, &reply, error,
+						  sizeof(error)),
+				 -1);
+		snprintf(expected, sizeof(expected),
+			 "vnfs-helper at %s closed the connection without answering", path);
+		assert_string_equal(error, expected);
+		assert_int_equal(waitpid(child, &status, 0), child);
+	}
+	close(listener);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_socket_created_with_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ok_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_registers_and_queries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_several_requests_on_one_connection, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_gets_error_then_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oversize_gets_error_then_close, setup_small,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_idle_client_is_closed, setup_small, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_reader_is_cut_off, setup_slow_reader,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_too_many_clients, setup_small, teardown),
+		cmocka_unit_test_setup_teardown(test_many_clients, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_non_root_is_limited, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_and_busy_sockets, setup, teardown),
+		cmocka_unit_test(test_client_cannot_reach),
+		cmocka_unit_test_setup_teardown(test_client_times_out_on_stalled_helper, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
