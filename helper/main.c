@@ -270,18 +270,24 @@ static void reload(struct helper *helper, const char *path, int timer)
 		  path, helper->config.helper.interval_ms);
 }
 
+/* The signals the main loop takes through its signalfd.  They are blocked
+ * before any thread starts, so every thread inherits the mask and none of
+ * them can be killed by a SIGTERM meant for the loop. */
+static void control_signals(sigset_t *signals)
+{
+	sigemptyset(signals);
+	sigaddset(signals, SIGTERM);
+	sigaddset(signals, SIGINT);
+	sigaddset(signals, SIGHUP);
+}
+
 static int run(struct helper *helper, const char *config_path)
 {
 	sigset_t signals;
 	int timer, signal_fd;
 	bool running = true;
 
-	sigemptyset(&signals);
-	sigaddset(&signals, SIGTERM);
-	sigaddset(&signals, SIGINT);
-	sigaddset(&signals, SIGHUP);
-	if (pthread_sigmask(SIG_BLOCK, &signals, NULL) != 0)
-		return -1;
+	control_signals(&signals);
 	signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
 	timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	if (signal_fd < 0 || timer < 0 || arm_timer(timer, helper->config.helper.interval_ms) != 0) {
@@ -399,6 +405,7 @@ int main(int argc, char **argv)
 	const char *config_path = VNFS_DEFAULT_CONFIG_PATH, *probe_mode = NULL;
 	bool config_given = false, unload = false;
 	char error[1024];
+	sigset_t signals;
 	int option, status;
 
 	while ((option = getopt_long(argc, argv, "c:Vh", options, NULL)) != -1) {
@@ -453,6 +460,11 @@ int main(int argc, char **argv)
 		snprintf(helper.node, sizeof(helper.node), "%s", helper.config.helper.node_name);
 	else if (gethostname(helper.node, sizeof(helper.node) - 1) != 0)
 		snprintf(helper.node, sizeof(helper.node), "localhost");
+	control_signals(&signals);
+	if (pthread_sigmask(SIG_BLOCK, &signals, NULL) != 0) {
+		vnfs_error("cannot block the control signals");
+		return 1;
+	}
 	status = start(&helper) == 0 && run(&helper, config_path) == 0 ? 0 : 1;
 	stop(&helper);
 	return status;

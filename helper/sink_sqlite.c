@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,18 +31,6 @@
 #define RETENTION_PERIOD_MS (3600 * 1000LL)
 #define MAX_PENDING_JOBS 64         /* finished jobs kept for retry */
 #define FINGERPRINT_BUCKETS 2048
-
-static const char *const operation_names[VNFS_OP_COUNT] = {
-#define VNFS_OPERATION_NAME(suffix, name, class) [VNFS_OP_##suffix] = #name,
-	VNFS_OPERATIONS(VNFS_OPERATION_NAME)
-#undef VNFS_OPERATION_NAME
-};
-
-static const char *const operation_classes[VNFS_OP_COUNT] = {
-#define VNFS_OPERATION_CLASS(suffix, name, class) [VNFS_OP_##suffix] = #class,
-	VNFS_OPERATIONS(VNFS_OPERATION_CLASS)
-#undef VNFS_OPERATION_CLASS
-};
 
 /* migrations[i] takes the schema from user_version i to i + 1. */
 static const char *const migrations[] = {
@@ -222,6 +211,7 @@ struct fingerprint_entry {
 	uint32_t step_id;
 	uint64_t generation;        /* last interval that saw the step */
 	struct fingerprint written;
+	uint64_t operation_counts[VNFS_OP_COUNT]; /* as last written */
 };
 
 /* A deep copy of a finished job whose final write failed. */
@@ -233,6 +223,9 @@ struct pending_job {
 };
 
 struct sqlite_sink {
+	/* publish and job_finished may come from different threads (the
+	 * collector's, the socket server's at FINISH): one at a time. */
+	pthread_mutex_t lock;
 	sqlite3 *db;
 	char path[VNFS_PATH_MAX];
 	uint32_t retention_days;
@@ -243,6 +236,7 @@ struct sqlite_sink {
 	struct pending_job *pending[MAX_PENDING_JOBS];
 	size_t pending_count;
 	uint64_t dropped;
+	uint64_t lost_jobs;         /* finished jobs pushed out of the queue */
 	uint64_t failed_writes;     /* consecutive, for logging state changes */
 };
 
@@ -304,11 +298,11 @@ static struct fingerprint fingerprint_of(const struct vnfs_step_record *record)
 				 .tag_count = record->tags.count,
 				 .end_time_ms = record->end_time_ms,
 				 .finished = record->finished };
-	for (int op = 0; op < VNFS_OP_COUNT; op++) {
-		f.count += record->stats.operations[op].count;
-		f.errors += record->stats.operations[op].errors;
-		f.time_ns += record->stats.operations[op].time_ns;
-		f.bytes += record->stats.operations[op].bytes;
+	for (int op = 0; op < VNFS_OP_COUNT && record->stats != NULL; op++) {
+		f.count += record->stats->operations[op].count;
+		f.errors += record->stats->operations[op].errors;
+		f.time_ns += record->stats->operations[op].time_ns;
+		f.bytes += record->stats->operations[op].bytes;
 	}
 	return f;
 }
@@ -366,8 +360,9 @@ static int write_job_row(struct sqlite_sink *sink, uint32_t job_id, const char *
 	return run(sink, UPSERT_JOB);
 }
 
+/* Operations whose count moved since written_counts (NULL: all of them). */
 static int write_operations(struct sqlite_sink *sink, sqlite3_int64 step,
-			    const struct vnfs_step_stats *stats)
+			    const struct vnfs_step_stats *stats, const uint64_t *written_counts)
 {
 	char histogram[VNFS_LATENCY_BUCKETS * 21 + 4];
 	sqlite3_stmt *s = sink->statements[UPSERT_STEP_OPERATION];
@@ -376,10 +371,13 @@ static int write_operations(struct sqlite_sink *sink, sqlite3_int64 step,
 		/* An operation never done has no row: counters only grow. */
 		if (o->count == 0 && o->errors == 0)
 			continue;
+		/* Every call adds to count, so an equal count means nothing new. */
+		if (written_counts != NULL && written_counts[op] == o->count)
+			continue;
 		histogram_text(o->latency_histogram, VNFS_LATENCY_BUCKETS, histogram,
 			       sizeof(histogram));
 		sqlite3_bind_int64(s, 1, step);
-		bind_text(s, 2, operation_names[op]);
+		bind_text(s, 2, vnfs_operation_names[op]);
 		bind_u64(s, 3, o->count);
 		bind_u64(s, 4, o->errors);
 		bind_u64(s, 5, o->time_ns);
@@ -396,8 +394,8 @@ static int write_operations(struct sqlite_sink *sink, sqlite3_int64 step,
 	return SQLITE_OK;
 }
 
-static int write_breakdowns(struct sqlite_sink *sink, sqlite3_int64 step,
-			    const struct vnfs_step_record *record)
+static int write_tags(struct sqlite_sink *sink, sqlite3_int64 step,
+		      const struct vnfs_step_record *record)
 {
 	int rc;
 	sqlite3_bind_int64(sink->statements[DELETE_TAGS], 1, step);
@@ -412,6 +410,13 @@ static int write_breakdowns(struct sqlite_sink *sink, sqlite3_int64 step,
 		if ((rc = run(sink, INSERT_TAG)) != SQLITE_OK)
 			return rc;
 	}
+	return SQLITE_OK;
+}
+
+static int write_breakdowns(struct sqlite_sink *sink, sqlite3_int64 step,
+			    const struct vnfs_step_record *record)
+{
+	int rc;
 	for (size_t i = 0; i < record->process_count; i++) {
 		const struct vnfs_process_record *p = &record->processes[i];
 		char comm[VNFS_COMM_LEN];
@@ -448,16 +453,26 @@ static int write_breakdowns(struct sqlite_sink *sink, sqlite3_int64 step,
 	return SQLITE_OK;
 }
 
-static int write_step(struct sqlite_sink *sink, const struct vnfs_step_record *record)
+/*
+ * One step and its breakdowns.  Tags are fixed at registration, so they are
+ * rewritten only when with_tags says the step is new to us; the job row
+ * only when the previous step written was of another job.
+ */
+static int write_step(struct sqlite_sink *sink, const struct vnfs_step_record *record,
+		      bool with_tags, bool with_job, const uint64_t *written_counts)
 {
+	static const struct vnfs_step_stats no_stats;
+	const struct vnfs_step_stats *stats = record->stats != NULL ? record->stats : &no_stats;
 	char read_sizes[VNFS_SIZE_BUCKETS * 21 + 4], write_sizes[VNFS_SIZE_BUCKETS * 21 + 4];
-	histogram_text(record->stats.request_size_histogram[VNFS_DIRECTION_READ],
+	histogram_text(stats->request_size_histogram[VNFS_DIRECTION_READ],
 		       VNFS_SIZE_BUCKETS, read_sizes, sizeof(read_sizes));
-	histogram_text(record->stats.request_size_histogram[VNFS_DIRECTION_WRITE],
+	histogram_text(stats->request_size_histogram[VNFS_DIRECTION_WRITE],
 		       VNFS_SIZE_BUCKETS, write_sizes, sizeof(write_sizes));
 
-	int rc = write_job_row(sink, record->job_id, record->node, record->uid, record->user,
-			       record->start_time_ms, 0, record->sample_time_ms, false);
+	int rc = SQLITE_OK;
+	if (with_job)
+		rc = write_job_row(sink, record->job_id, record->node, record->uid, record->user,
+				   record->start_time_ms, 0, record->sample_time_ms, false);
 	if (rc != SQLITE_OK)
 		return rc;
 
@@ -486,7 +501,9 @@ static int write_step(struct sqlite_sink *sink, const struct vnfs_step_record *r
 	if (step == 0)
 		return SQLITE_OK; /* already final: a late running record changes nothing */
 
-	if ((rc = write_operations(sink, step, &record->stats)) != SQLITE_OK)
+	if ((rc = write_operations(sink, step, stats, written_counts)) != SQLITE_OK)
+		return rc;
+	if (with_tags && (rc = write_tags(sink, step, record)) != SQLITE_OK)
 		return rc;
 	return write_breakdowns(sink, step, record);
 }
@@ -495,7 +512,7 @@ static int write_finished_job(struct sqlite_sink *sink, const struct vnfs_job *j
 {
 	int rc = SQLITE_OK;
 	for (size_t i = 0; i < job->step_count && rc == SQLITE_OK; i++)
-		rc = write_step(sink, &job->steps[i]);
+		rc = write_step(sink, &job->steps[i], true, true, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
 	return write_job_row(sink, job->job_id, job->node != NULL ? job->node : "", job->uid,
@@ -509,8 +526,11 @@ static void pending_free(struct pending_job *pending)
 {
 	if (pending == NULL)
 		return;
-	for (size_t i = 0; i < pending->job.step_count; i++)
-		free((void *)pending->steps[i].processes), free((void *)pending->steps[i].mounts);
+	for (size_t i = 0; i < pending->job.step_count; i++) {
+		free((void *)pending->steps[i].stats);
+		free((void *)pending->steps[i].processes);
+		free((void *)pending->steps[i].mounts);
+	}
 	free(pending->steps);
 	free(pending);
 }
@@ -534,9 +554,16 @@ static struct pending_job *pending_copy(const struct vnfs_job *job)
 		const struct vnfs_step_record *from = &job->steps[i];
 		struct vnfs_step_record *to = &pending->steps[i];
 		*to = *from;
+		to->stats = NULL;
 		to->processes = NULL;
 		to->mounts = NULL;
 		pending->job.step_count = i + 1;
+		struct vnfs_step_stats *stats = calloc(1, sizeof(*stats));
+		if (stats == NULL)
+			goto fail;
+		if (from->stats != NULL)
+			*stats = *from->stats;
+		to->stats = stats;
 		if (from->process_count > 0) {
 			struct vnfs_process_record *copy = calloc(from->process_count, sizeof(*copy));
 			if (copy == NULL)
@@ -561,9 +588,12 @@ fail:
 static void pending_push(struct sqlite_sink *sink, const struct vnfs_job *job)
 {
 	if (sink->pending_count == MAX_PENDING_JOBS) {
-		/* The oldest goes: count it, keep the newest. */
-		vnfs_warning("sqlite: %s: retry queue full, job %u's history is lost",
-			     sink->path, sink->pending[0]->job.job_id);
+		/* The oldest goes: count it, keep the newest; log the first and
+		 * every 100th, not every job of a long outage. */
+		if (sink->lost_jobs++ % 100 == 0)
+			vnfs_warning("sqlite: %s: retry queue full, job %u's history is lost (%" PRIu64
+				     " jobs lost so far)",
+				     sink->path, sink->pending[0]->job.job_id, sink->lost_jobs);
 		sink->dropped += sink->pending[0]->job.step_count;
 		pending_free(sink->pending[0]);
 		memmove(&sink->pending[0], &sink->pending[1],
@@ -653,9 +683,8 @@ static void apply_retention(struct sqlite_sink *sink, int64_t now)
 			  sink->retention_days);
 }
 
-static void sqlite_publish(void *state, const struct vnfs_interval *interval)
+static void publish_locked(struct sqlite_sink *sink, const struct vnfs_interval *interval)
 {
-	struct sqlite_sink *sink = state;
 	flush_pending(sink);
 	apply_retention(sink, now_ms());
 
@@ -697,8 +726,15 @@ static void sqlite_publish(void *state, const struct vnfs_interval *interval)
 	}
 	if (rc == SQLITE_OK && changed_count > 0) {
 		rc = begin(sink);
-		for (size_t i = 0; i < changed_count && rc == SQLITE_OK; i++)
-			rc = write_step(sink, records[i]);
+		for (size_t i = 0; i < changed_count && rc == SQLITE_OK; i++) {
+			const struct fingerprint *written = &changed[i]->written;
+			bool never_written = written->count == UINT64_MAX;
+			bool new_tags = never_written ||
+					written->tag_count != fingerprints[i].tag_count;
+			bool new_job = i == 0 || records[i - 1]->job_id != records[i]->job_id;
+			rc = write_step(sink, records[i], new_tags, new_job,
+					never_written ? NULL : changed[i]->operation_counts);
+		}
 		rc = commit_or_rollback(sink, rc);
 	}
 	if (rc != SQLITE_OK) {
@@ -707,8 +743,12 @@ static void sqlite_publish(void *state, const struct vnfs_interval *interval)
 		sink->dropped += changed_count;
 	} else if (changed_count > 0) {
 		note_success(sink);
-		for (size_t i = 0; i < changed_count; i++)
+		for (size_t i = 0; i < changed_count; i++) {
 			changed[i]->written = fingerprints[i];
+			for (int op = 0; op < VNFS_OP_COUNT && records[i]->stats != NULL; op++)
+				changed[i]->operation_counts[op] =
+					records[i]->stats->operations[op].count;
+		}
 	}
 	free(records);
 	free(changed);
@@ -716,9 +756,16 @@ static void sqlite_publish(void *state, const struct vnfs_interval *interval)
 	forget_stale_fingerprints(sink);
 }
 
-static void sqlite_job_finished(void *state, const struct vnfs_job *job)
+static void sqlite_publish(void *state, const struct vnfs_interval *interval)
 {
 	struct sqlite_sink *sink = state;
+	pthread_mutex_lock(&sink->lock);
+	publish_locked(sink, interval);
+	pthread_mutex_unlock(&sink->lock);
+}
+
+static void job_finished_locked(struct sqlite_sink *sink, const struct vnfs_job *job)
+{
 	flush_pending(sink);
 	if (sink->pending_count > 0) {
 		pending_push(sink, job); /* keep the order jobs finished in */
@@ -736,10 +783,21 @@ static void sqlite_job_finished(void *state, const struct vnfs_job *job)
 	note_success(sink);
 }
 
+static void sqlite_job_finished(void *state, const struct vnfs_job *job)
+{
+	struct sqlite_sink *sink = state;
+	pthread_mutex_lock(&sink->lock);
+	job_finished_locked(sink, job);
+	pthread_mutex_unlock(&sink->lock);
+}
+
 static uint64_t sqlite_dropped(void *state)
 {
-	const struct sqlite_sink *sink = state;
-	return sink->dropped;
+	struct sqlite_sink *sink = state;
+	pthread_mutex_lock(&sink->lock);
+	uint64_t dropped = sink->dropped;
+	pthread_mutex_unlock(&sink->lock);
+	return dropped;
 }
 
 static void sqlite_close(void *state)
@@ -763,6 +821,7 @@ static void sqlite_close(void *state)
 	for (int i = 0; i < STATEMENTS; i++)
 		sqlite3_finalize(sink->statements[i]);
 	sqlite3_close(sink->db);
+	pthread_mutex_destroy(&sink->lock);
 	free(sink);
 }
 
@@ -826,8 +885,8 @@ static int register_operations(struct sqlite_sink *sink, char *error, size_t err
 {
 	for (int op = 0; op < VNFS_OP_COUNT; op++) {
 		sqlite3_stmt *s = sink->statements[UPSERT_OPERATION_NAME];
-		bind_text(s, 1, operation_names[op]);
-		bind_text(s, 2, operation_classes[op]);
+		bind_text(s, 1, vnfs_operation_names[op]);
+		bind_text(s, 2, vnfs_operation_is_metadata[op] ? "META" : "DATA");
 		int rc = run(sink, UPSERT_OPERATION_NAME);
 		if (rc != SQLITE_OK) {
 			snprintf(error, error_size, "sqlite: %s: %s", sink->path,
@@ -904,6 +963,7 @@ int vnfs_sink_sqlite_open(struct vnfs_sink *sink, const struct vnfs_config *conf
 		snprintf(error, error_size, "sqlite: out of memory");
 		return -1;
 	}
+	pthread_mutex_init(&state->lock, NULL);
 	snprintf(state->path, sizeof(state->path), "%s", config->sqlite.path);
 	state->retention_days = config->sqlite.retention_days;
 	state->last_retention_ms = INT64_MIN / 2;

@@ -22,12 +22,6 @@
 
 #include "lib/record_json.h"
 
-static const char *const operation_names[VNFS_OP_COUNT] = {
-#define VNFS_OPERATION_NAME(suffix, name, class) [VNFS_OP_##suffix] = #name,
-	VNFS_OPERATIONS(VNFS_OPERATION_NAME)
-#undef VNFS_OPERATION_NAME
-};
-
 static const char *const direction_names[VNFS_DIRECTIONS] = {
 	[VNFS_DIRECTION_READ] = "read",
 	[VNFS_DIRECTION_WRITE] = "write",
@@ -94,7 +88,7 @@ static void add_stats(struct json_object *object, const struct vnfs_step_stats *
 		json_object_object_add(entry, "latency_histogram",
 				       histogram_to_json(s->latency_histogram,
 							 VNFS_LATENCY_BUCKETS));
-		json_object_object_add(operations, operation_names[op], entry);
+		json_object_object_add(operations, vnfs_operation_names[op], entry);
 	}
 	json_object_object_add(object, "operations", operations);
 
@@ -531,16 +525,16 @@ static int read_stats(struct reader *reader, const struct json_object *object,
 		(void)value;
 		bool known = false;
 		for (int op = 0; op < VNFS_OP_COUNT && !known; op++)
-			known = strcmp(operation_names[op], key) == 0;
+			known = strcmp(vnfs_operation_names[op], key) == 0;
 		if (!known)
 			return fail(reader, "unknown operation '%.40s'", key);
 	}
 	for (int op = 0; op < VNFS_OP_COUNT; op++) {
 		struct json_object *entry;
-		if (!json_object_object_get_ex(operations, operation_names[op], &entry))
-			return fail(reader, "operation '%s' missing", operation_names[op]);
+		if (!json_object_object_get_ex(operations, vnfs_operation_names[op], &entry))
+			return fail(reader, "operation '%s' missing", vnfs_operation_names[op]);
 		snprintf(reader->path + path_length, sizeof(reader->path) - path_length,
-			 "%soperations.%s", path_length > 0 ? "." : "", operation_names[op]);
+			 "%soperations.%s", path_length > 0 ? "." : "", vnfs_operation_names[op]);
 		if (read_operation(reader, entry, &stats->operations[op]) < 0)
 			return -1;
 		reader->path[path_length] = '\0';

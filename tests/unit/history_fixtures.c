@@ -7,10 +7,10 @@
 
 #include "tests/unit/history_fixtures.h"
 
-void history_set_operation(struct vnfs_step_record *record, enum vnfs_operation operation,
+void history_set_operation(struct history_step *step, enum vnfs_operation operation,
 			   uint64_t count, uint64_t errors, uint64_t bytes_each, int bucket)
 {
-	struct vnfs_operation_stats *stats = &record->stats.operations[operation];
+	struct vnfs_operation_stats *stats = &step->stats.operations[operation];
 	memset(stats, 0, sizeof(*stats));
 	stats->count = count;
 	stats->errors = errors;
@@ -44,15 +44,16 @@ void history_step_init(struct history_step *step, uint32_t job_id, uint32_t step
 	r->end_time_ms = 0;
 	r->sample_time_ms = start_ms + 60000;
 	r->finished = false;
+	r->stats = &step->stats;
 
 	const uint64_t mib = 1 << 20;
-	history_set_operation(r, VNFS_OP_READ, 10 * scale, 0, mib, 20);
-	history_set_operation(r, VNFS_OP_WRITE, 5 * scale, 0, mib, 21);
-	history_set_operation(r, VNFS_OP_GETATTR, 20 * scale, 0, 0, 14);
-	history_set_operation(r, VNFS_OP_OPEN, 2 * scale, 0, 0, 16);
-	history_set_operation(r, VNFS_OP_CLOSE, 2 * scale, 0, 0, 12);
-	r->stats.request_size_histogram[VNFS_DIRECTION_READ][20] = 10 * scale;
-	r->stats.request_size_histogram[VNFS_DIRECTION_WRITE][20] = 5 * scale;
+	history_set_operation(step, VNFS_OP_READ, 10 * scale, 0, mib, 20);
+	history_set_operation(step, VNFS_OP_WRITE, 5 * scale, 0, mib, 21);
+	history_set_operation(step, VNFS_OP_GETATTR, 20 * scale, 0, 0, 14);
+	history_set_operation(step, VNFS_OP_OPEN, 2 * scale, 0, 0, 16);
+	history_set_operation(step, VNFS_OP_CLOSE, 2 * scale, 0, 0, 12);
+	step->stats.request_size_histogram[VNFS_DIRECTION_READ][20] = 10 * scale;
+	step->stats.request_size_histogram[VNFS_DIRECTION_WRITE][20] = 5 * scale;
 
 	snprintf(step->processes[0].comm, VNFS_COMM_LEN, "python3");
 	step->processes[0].stats = (struct vnfs_process_stats){
@@ -74,7 +75,7 @@ void history_step_init(struct history_step *step, uint32_t job_id, uint32_t step
 					       .time_ns = 0, .read_bytes = 10 * scale * mib,
 					       .write_bytes = 5 * scale * mib };
 	for (int op = 0; op < VNFS_OP_COUNT; op++)
-		m->stats.time_ns += r->stats.operations[op].time_ns;
+		m->stats.time_ns += step->stats.operations[op].time_ns;
 	r->mounts = step->mounts;
 	r->mount_count = 1;
 }

@@ -10,6 +10,7 @@
 /* A step record and the arrays it points into. */
 struct history_step {
 	struct vnfs_step_record record;
+	struct vnfs_step_stats stats;   /* record.stats points here */
 	struct vnfs_process_record processes[2];
 	struct vnfs_mount_record mounts[1];
 };
@@ -28,7 +29,7 @@ void history_step_init(struct history_step *step, uint32_t job_id, uint32_t step
 
 /* Replaces one operation: count calls, all in latency bucket, each moving
  * bytes_each bytes, errors of them failed. */
-void history_set_operation(struct vnfs_step_record *record, enum vnfs_operation operation,
+void history_set_operation(struct history_step *step, enum vnfs_operation operation,
 			   uint64_t count, uint64_t errors, uint64_t bytes_each, int bucket);
 
 /* Marks the step ended at end_ms. */

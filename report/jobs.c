@@ -1,0 +1,428 @@
+/*
+ * jobs.c — gathering step records and summing them into report rows.
+ *
+ * The same job step can arrive from several sources (live from the helper,
+ * from SQLite, from a report file) and every source may hold an older
+ * sample: counters are cumulative, so the latest sample of each job, step and
+ * node is the whole truth and the others are dropped, never added.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/jobs.h"
+
+void report_set_init(struct report_set *set)
+{
+	memset(set, 0, sizeof(*set));
+}
+
+static void free_record_arrays(struct vnfs_step_record *record)
+{
+	free((void *)record->stats);
+	free((void *)record->processes);
+	free((void *)record->mounts);
+	record->stats = NULL;
+	record->processes = NULL;
+	record->mounts = NULL;
+	record->process_count = 0;
+	record->mount_count = 0;
+}
+
+void report_set_free(struct report_set *set)
+{
+	for (size_t i = 0; i < set->count; i++)
+		free_record_arrays(&set->records[i]);
+	free(set->records);
+	report_set_init(set);
+}
+
+static int grow(struct report_set *set)
+{
+	if (set->count < set->capacity)
+		return 0;
+	size_t capacity = set->capacity > 0 ? set->capacity * 2 : 16;
+	struct vnfs_step_record *records = realloc(set->records, capacity * sizeof(*records));
+	if (records == NULL)
+		return -1;
+	set->records = records;
+	set->capacity = capacity;
+	return 0;
+}
+
+int report_set_take(struct report_set *set, struct vnfs_step_record *record)
+{
+	if (grow(set) < 0) {
+		free_record_arrays(record);
+		return -1;
+	}
+	if (record->stats == NULL) {
+		struct vnfs_step_stats *stats = calloc(1, sizeof(*stats));
+		if (stats == NULL) {
+			free_record_arrays(record);
+			return -1;
+		}
+		record->stats = stats;
+	}
+	set->records[set->count++] = *record;
+	record->stats = NULL;
+	record->processes = NULL;
+	record->mounts = NULL;
+	record->process_count = 0;
+	record->mount_count = 0;
+	return 0;
+}
+
+static void *copy_array(const void *from, size_t count, size_t size)
+{
+	if (count == 0)
+		return NULL;
+	void *to = calloc(count, size);
+	if (to != NULL)
+		memcpy(to, from, count * size);
+	return to;
+}
+
+int report_set_add(struct report_set *set, const struct vnfs_step_record *record)
+{
+	struct vnfs_step_record copy = *record;
+	copy.stats = copy_array(record->stats, record->stats != NULL ? 1 : 0,
+				sizeof(*record->stats));
+	copy.processes = copy_array(record->processes, record->process_count,
+				    sizeof(*record->processes));
+	copy.mounts = copy_array(record->mounts, record->mount_count, sizeof(*record->mounts));
+	if ((record->stats != NULL && copy.stats == NULL) ||
+	    (record->process_count > 0 && copy.processes == NULL) ||
+	    (record->mount_count > 0 && copy.mounts == NULL)) {
+		free_record_arrays(&copy);
+		return -1;
+	}
+	return report_set_take(set, &copy);
+}
+
+/* batch, extern, interactive, pending, then 0, 1, 2 ... (sacct's order). */
+static uint64_t step_order(uint32_t step_id)
+{
+	switch (step_id) {
+	case VNFS_STEP_BATCH: return 0;
+	case VNFS_STEP_EXTERN: return 1;
+	case VNFS_STEP_INTERACTIVE: return 2;
+	case VNFS_STEP_PENDING: return 3;
+	default: return 4 + (uint64_t)step_id;
+	}
+}
+
+/* By job, step and node; the latest sample (finished before running) first. */
+static int compare_records(const void *a, const void *b)
+{
+	const struct vnfs_step_record *x = a, *y = b;
+	if (x->job_id != y->job_id)
+		return x->job_id < y->job_id ? -1 : 1;
+	if (x->step_id != y->step_id)
+		return step_order(x->step_id) < step_order(y->step_id) ? -1 : 1;
+	int by_node = strcmp(x->node, y->node);
+	if (by_node != 0)
+		return by_node;
+	if (x->finished != y->finished)
+		return x->finished ? -1 : 1;
+	if (x->sample_time_ms != y->sample_time_ms)
+		return x->sample_time_ms > y->sample_time_ms ? -1 : 1;
+	return 0;
+}
+
+static void drop_older_samples(struct report_set *set)
+{
+	if (set->count == 0)
+		return;
+	qsort(set->records, set->count, sizeof(*set->records), compare_records);
+	size_t kept = 1;
+	for (size_t i = 1; i < set->count; i++) {
+		struct vnfs_step_record *previous = &set->records[kept - 1];
+		struct vnfs_step_record *record = &set->records[i];
+		if (record->job_id == previous->job_id && record->step_id == previous->step_id &&
+		    strcmp(record->node, previous->node) == 0) {
+			free_record_arrays(record);
+			continue;
+		}
+		set->records[kept++] = *record;
+	}
+	set->count = kept;
+}
+
+/* ---- merging into a row ---------------------------------------------- */
+
+static void add_node(struct report_row *row, const char *node)
+{
+	/* Records arrive sorted by node within a step, not within a job. */
+	size_t length = strlen(node);
+	const char *at = row->nodes;
+	while ((at = strstr(at, node)) != NULL) {
+		bool starts = at == row->nodes || at[-1] == ',';
+		bool ends = at[length] == '\0' || at[length] == ',';
+		if (starts && ends)
+			return;
+		at += length;
+	}
+	size_t used = strlen(row->nodes);
+	snprintf(row->nodes + used, sizeof(row->nodes) - used, "%s%s", used > 0 ? "," : "", node);
+}
+
+static int compare_nodes(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void sort_nodes(struct report_row *row)
+{
+	char copy[sizeof(row->nodes)];
+	char *names[64];
+	size_t count = 0;
+	snprintf(copy, sizeof(copy), "%s", row->nodes);
+	for (char *save = NULL, *name = strtok_r(copy, ",", &save); name != NULL && count < 64;
+	     name = strtok_r(NULL, ",", &save))
+		names[count++] = name;
+	qsort(names, count, sizeof(names[0]), compare_nodes);
+	row->nodes[0] = '\0';
+	for (size_t i = 0; i < count; i++)
+		add_node(row, names[i]);
+}
+
+static int merge_processes(struct report_row *row, const struct vnfs_step_record *record)
+{
+	for (size_t p = 0; p < record->process_count; p++) {
+		const struct vnfs_process_record *from = &record->processes[p];
+		struct vnfs_process_record *to = NULL;
+		for (size_t i = 0; i < row->process_count && to == NULL; i++)
+			if (strncmp(row->processes[i].comm, from->comm, VNFS_COMM_LEN) == 0)
+				to = &row->processes[i];
+		if (to == NULL) {
+			struct vnfs_process_record *grown = realloc(
+				row->processes, (row->process_count + 1) * sizeof(*grown));
+			if (grown == NULL)
+				return -1;
+			row->processes = grown;
+			to = &row->processes[row->process_count++];
+			memset(to, 0, sizeof(*to));
+			memcpy(to->comm, from->comm, VNFS_COMM_LEN);
+			to->comm[VNFS_COMM_LEN - 1] = '\0';
+		}
+		to->stats.read_ops += from->stats.read_ops;
+		to->stats.read_bytes += from->stats.read_bytes;
+		to->stats.write_ops += from->stats.write_ops;
+		to->stats.write_bytes += from->stats.write_bytes;
+		to->stats.other_ops += from->stats.other_ops;
+	}
+	return 0;
+}
+
+static int merge_mounts(struct report_row *row, const struct vnfs_step_record *record)
+{
+	for (size_t m = 0; m < record->mount_count; m++) {
+		const struct vnfs_mount_record *from = &record->mounts[m];
+		struct vnfs_mount_record *to = NULL;
+		/* Devices differ between nodes; the export and mount point do not. */
+		for (size_t i = 0; i < row->mount_count && to == NULL; i++)
+			if (strcmp(row->mounts[i].source, from->source) == 0 &&
+			    strcmp(row->mounts[i].mount_point, from->mount_point) == 0)
+				to = &row->mounts[i];
+		if (to == NULL) {
+			struct vnfs_mount_record *grown =
+				realloc(row->mounts, (row->mount_count + 1) * sizeof(*grown));
+			if (grown == NULL)
+				return -1;
+			row->mounts = grown;
+			to = &row->mounts[row->mount_count++];
+			*to = *from;
+			memset(&to->stats, 0, sizeof(to->stats));
+		}
+		if (to->rsize == 0)
+			to->rsize = from->rsize;
+		if (to->wsize == 0)
+			to->wsize = from->wsize;
+		to->stats.ops += from->stats.ops;
+		to->stats.errors += from->stats.errors;
+		to->stats.time_ns += from->stats.time_ns;
+		to->stats.read_bytes += from->stats.read_bytes;
+		to->stats.write_bytes += from->stats.write_bytes;
+	}
+	return 0;
+}
+
+static int add_record(struct report_row *row, const struct vnfs_step_record *record)
+{
+	if (row->record_count == 0) {
+		row->uid = record->uid;
+		snprintf(row->user, sizeof(row->user), "%s", record->user);
+		row->start_time_ms = record->start_time_ms;
+		vnfs_tags_init(&row->tags);
+	}
+	const struct vnfs_step_record **grown =
+		realloc(row->records, (row->record_count + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return -1;
+	row->records = grown;
+	row->records[row->record_count++] = record;
+
+	add_node(row, record->node);
+	const char *name, *value;
+	char ignored[160];
+	for (unsigned i = 0; vnfs_tags_get(&record->tags, i, &name, &value); i++)
+		if (vnfs_tags_find(&row->tags, name) == NULL)
+			vnfs_tags_set(&row->tags, name, value, ignored, sizeof(ignored));
+	if (record->start_time_ms < row->start_time_ms)
+		row->start_time_ms = record->start_time_ms;
+	if (!record->finished)
+		row->running = true;
+	if (record->end_time_ms > row->end_time_ms)
+		row->end_time_ms = record->end_time_ms;
+	if (record->sample_time_ms > row->sample_time_ms)
+		row->sample_time_ms = record->sample_time_ms;
+	if (record->stats != NULL)
+		vnfs_step_stats_add(&row->stats, record->stats);
+	if (merge_processes(row, record) < 0 || merge_mounts(row, record) < 0)
+		return -1;
+	return 0;
+}
+
+static int compare_processes_by_bytes(const void *a, const void *b)
+{
+	const struct vnfs_process_record *x = a, *y = b;
+	uint64_t bx = x->stats.read_bytes + x->stats.write_bytes;
+	uint64_t by = y->stats.read_bytes + y->stats.write_bytes;
+	if (bx != by)
+		return bx > by ? -1 : 1;
+	uint64_t ox = x->stats.read_ops + x->stats.write_ops + x->stats.other_ops;
+	uint64_t oy = y->stats.read_ops + y->stats.write_ops + y->stats.other_ops;
+	if (ox != oy)
+		return ox > oy ? -1 : 1;
+	return strncmp(x->comm, y->comm, VNFS_COMM_LEN);
+}
+
+static void finish_row(struct report_row *row)
+{
+	if (row->running)
+		row->end_time_ms = 0;
+	sort_nodes(row);
+	if (row->process_count > 1)
+		qsort(row->processes, row->process_count, sizeof(*row->processes),
+		      compare_processes_by_bytes);
+}
+
+int report_build_rows(struct report_set *set, struct report_row **rows_out, size_t *count_out)
+{
+	drop_older_samples(set);
+	*rows_out = NULL;
+	*count_out = 0;
+	if (set->count == 0)
+		return 0;
+
+	/* At most one job row and one step row per record. */
+	struct report_row *rows = calloc(set->count * 2, sizeof(*rows));
+	if (rows == NULL)
+		return -1;
+	size_t count = 0;
+	for (size_t first = 0; first < set->count;) {
+		size_t end = first;
+		while (end < set->count && set->records[end].job_id == set->records[first].job_id)
+			end++;
+		struct report_row *job = &rows[count++];
+		job->job_id = set->records[first].job_id;
+		for (size_t i = first; i < end; i++)
+			if (add_record(job, &set->records[i]) < 0)
+				goto fail;
+		finish_row(job);
+
+		for (size_t i = first; i < end;) {
+			struct report_row *step = &rows[count++];
+			step->job_id = job->job_id;
+			step->is_step = true;
+			step->step_id = set->records[i].step_id;
+			for (; i < end && set->records[i].step_id == step->step_id; i++)
+				if (add_record(step, &set->records[i]) < 0)
+					goto fail;
+			finish_row(step);
+		}
+		first = end;
+	}
+	*rows_out = rows;
+	*count_out = count;
+	return 0;
+fail:
+	report_rows_free(rows, count);
+	return -1;
+}
+
+void report_rows_free(struct report_row *rows, size_t count)
+{
+	if (rows == NULL)
+		return;
+	for (size_t i = 0; i < count; i++) {
+		free(rows[i].processes);
+		free(rows[i].mounts);
+		free(rows[i].records);
+	}
+	free(rows);
+}
+
+const char *report_row_id(const struct report_row *row, char *buf, size_t size)
+{
+	if (!row->is_step) {
+		snprintf(buf, size, "%u", row->job_id);
+		return buf;
+	}
+	char step[16];
+	snprintf(buf, size, "%u.%s", row->job_id, vnfs_step_name(row->step_id, step, sizeof(step)));
+	return buf;
+}
+
+uint64_t report_metadata_ops(const struct vnfs_step_stats *stats)
+{
+	uint64_t sum = 0;
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		if (vnfs_operation_is_metadata[op])
+			sum += stats->operations[op].count;
+	return sum;
+}
+
+uint64_t report_metadata_time_ns(const struct vnfs_step_stats *stats)
+{
+	uint64_t sum = 0;
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		if (vnfs_operation_is_metadata[op])
+			sum += stats->operations[op].time_ns;
+	return sum;
+}
+
+uint64_t report_total_time_ns(const struct vnfs_step_stats *stats)
+{
+	uint64_t sum = 0;
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		sum += stats->operations[op].time_ns;
+	return sum;
+}
+
+uint64_t report_total_ops(const struct vnfs_step_stats *stats)
+{
+	uint64_t sum = 0;
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		sum += stats->operations[op].count;
+	return sum;
+}
+
+uint64_t report_total_errors(const struct vnfs_step_stats *stats)
+{
+	uint64_t sum = 0;
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		sum += stats->operations[op].errors;
+	return sum;
+}
+
+uint64_t report_metadata_quantile(const struct vnfs_step_stats *stats, double q)
+{
+	__u64 merged[VNFS_LATENCY_BUCKETS] = { 0 };
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		if (vnfs_operation_is_metadata[op])
+			for (int b = 0; b < VNFS_LATENCY_BUCKETS; b++)
+				merged[b] += stats->operations[op].latency_histogram[b];
+	return vnfs_histogram_quantile(merged, VNFS_LATENCY_BUCKETS, q);
+}

@@ -1,0 +1,76 @@
+/*
+ * jobs.h — what vnfs-report reports on: step records gathered from every
+ * source (the helper's socket, SQLite, report files of other nodes), reduced
+ * to one sample per job, step and node, and summed into rows: one per job
+ * and one per step, each over all the nodes it ran on.
+ */
+#ifndef VNFS_REPORT_JOBS_H
+#define VNFS_REPORT_JOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/record.h"
+
+/* Step records; each owns its stats, processes and mounts (malloc'd). */
+struct report_set {
+	struct vnfs_step_record *records;
+	size_t count;
+	size_t capacity;
+};
+
+void report_set_init(struct report_set *set);
+void report_set_free(struct report_set *set);
+
+/* Adds a deep copy of record.  Returns 0, or -1 when out of memory. */
+int report_set_add(struct report_set *set, const struct vnfs_step_record *record);
+
+/* Adds record and takes over its arrays (as vnfs_step_record_from_json
+ * filled them); record is left empty.  Returns 0, or -1 (arrays freed). */
+int report_set_take(struct report_set *set, struct vnfs_step_record *record);
+
+/* One output row: a whole job, or one of its steps, over all its nodes. */
+struct report_row {
+	uint32_t job_id;
+	bool is_step;
+	uint32_t step_id;            /* is_step only */
+	uint32_t uid;
+	char user[33];
+	char nodes[512];             /* "node1,node2", sorted */
+	struct vnfs_tag_list tags;   /* union over the records, first value wins */
+	int64_t start_time_ms;       /* earliest */
+	int64_t end_time_ms;         /* latest; 0 while running */
+	int64_t sample_time_ms;      /* latest */
+	bool running;                /* some record is not finished */
+	struct vnfs_step_stats stats;
+	size_t process_count;
+	struct vnfs_process_record *processes; /* merged by name, most bytes first */
+	size_t mount_count;
+	struct vnfs_mount_record *mounts;      /* merged by source and mount point */
+	size_t record_count;         /* the set's records this row sums */
+	const struct vnfs_step_record **records;
+};
+
+/*
+ * Sorts the set (dropping all but the latest sample of each job, step and
+ * node) and builds rows: each job, then its steps (batch, extern,
+ * interactive, then by number).  Returns 0, or -1 when out of memory.
+ */
+int report_build_rows(struct report_set *set, struct report_row **rows, size_t *count);
+void report_rows_free(struct report_row *rows, size_t count);
+
+/* "42" or "42.batch". */
+const char *report_row_id(const struct report_row *row, char *buf, size_t size);
+
+/* Sums over the operations of a class, from bpf/operations.h. */
+uint64_t report_metadata_ops(const struct vnfs_step_stats *stats);
+uint64_t report_metadata_time_ns(const struct vnfs_step_stats *stats);
+uint64_t report_total_time_ns(const struct vnfs_step_stats *stats);
+uint64_t report_total_ops(const struct vnfs_step_stats *stats);
+uint64_t report_total_errors(const struct vnfs_step_stats *stats);
+
+/* The q-quantile of the merged latency histograms of the metadata operations. */
+uint64_t report_metadata_quantile(const struct vnfs_step_stats *stats, double q);
+
+#endif /* VNFS_REPORT_JOBS_H */

@@ -1,0 +1,544 @@
+/*
+ * main.c — vnfs-report: the sacct of NFS I/O.  Options, where the data comes
+ * from (the helper for running jobs, SQLite for the node's history, report
+ * files for a job's other nodes), which rows pass the filter, and the four
+ * outputs (table, -p/-P, --json, -l).  man/vnfs-report.1 documents it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "helper/config.h"
+#include "lib/record_json.h"
+#include "report/fields.h"
+#include "report/sources.h"
+#include "report/text.h"
+#include "report/times.h"
+
+#define LIVE_TIMEOUT_MS 3000
+
+enum output { OUTPUT_TABLE, OUTPUT_JSON, OUTPUT_LONG };
+
+struct options {
+	struct report_filter filter;
+	struct report_format format;
+	enum report_layout layout;
+	enum output output;
+	bool header;
+	bool allocations;
+	const char *config_path;
+	bool config_given;
+	char socket_path[VNFS_PATH_MAX];
+	char database_path[VNFS_PATH_MAX];
+	bool database_given;
+	char report_dir[VNFS_PATH_MAX];
+	const char *format_text;
+	const char *user_text;
+	const char *start_text;
+	const char *end_text;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: vnfs-report [OPTION]...\n"
+		"Per-job NFS I/O accounting, like sacct: running jobs live from vnfs-helper,\n"
+		"finished jobs from the node's history, other nodes from report files.\n"
+		"\n"
+		"  -j, --jobs LIST        jobs or job steps: 42,43.0,44.batch\n"
+		"  -u, --user USER        only USER's jobs (name or uid; root only for others)\n"
+		"  -S, --starttime TIME   jobs running at or after TIME (default: midnight,\n"
+		"                         unless -j is given)\n"
+		"  -E, --endtime TIME     jobs started at or before TIME\n"
+		"                         TIME: YYYY-MM-DD[THH:MM[:SS]], HH:MM[:SS], now,\n"
+		"                         now-N{seconds,minutes,hours,days,weeks}\n"
+		"  -o, --format LIST      fields to show: JobID,ReadBytes%%12,... (-e lists them)\n"
+		"  -X, --allocations      jobs only, not their steps\n"
+		"  -p, --parsable         '|' after every field, raw numbers\n"
+		"  -P, --parsable2        '|' between fields, raw numbers\n"
+		"  -n, --noheader         no header line\n"
+		"  -l, --long             the long report: per operation, processes, mounts,\n"
+		"                         findings\n"
+		"      --json             the jobs as JSON (docs/JSON.md)\n"
+		"  -e, --helpformat       list the fields\n"
+		"      --config PATH      vnfs.conf to read paths from (default %s)\n"
+		"      --socket PATH      the helper's socket (default from vnfs.conf)\n"
+		"      --database PATH    the history database (default from vnfs.conf)\n"
+		"      --report-dir DIR   per-job report files (default from vnfs.conf)\n"
+		"  -h, --help             this help\n"
+		"  -V, --version          the version\n",
+		VNFS_DEFAULT_CONFIG_PATH);
+}
+
+__attribute__((format(printf, 1, 2))) static void complain(const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	fputs("vnfs-report: ", stderr);
+	vfprintf(stderr, format, args);
+	fputc('\n', stderr);
+	va_end(args);
+}
+
+static int resolve_user(const char *text, struct report_filter *filter)
+{
+	struct passwd *pw = getpwnam(text);
+	if (pw != NULL) {
+		filter->uid = pw->pw_uid;
+		filter->has_uid = true;
+		return 0;
+	}
+	uint32_t uid;
+	if (vnfs_step_parse(text, &uid) == 0 && text[0] >= '0' && text[0] <= '9') {
+		filter->uid = uid;
+		filter->has_uid = true;
+		return 0;
+	}
+	/* Not known here (a login node without the compute nodes' users): match
+	 * the name the helper recorded. */
+	if (vnfs_tag_value_valid(text) && strlen(text) < sizeof(filter->user_name) &&
+	    strchr(text, ':') == NULL) {
+		snprintf(filter->user_name, sizeof(filter->user_name), "%s", text);
+		return 0;
+	}
+	complain("invalid user '%s'", text);
+	return -1;
+}
+
+/* Starts of today, in local time (sacct's default -S). */
+static int64_t midnight(int64_t now_ms)
+{
+	time_t now = (time_t)(now_ms / 1000);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	tm.tm_isdst = -1;
+	return (int64_t)mktime(&tm) * 1000;
+}
+
+static int load_config(struct options *options)
+{
+	struct vnfs_config *config = calloc(1, sizeof(*config));
+	char error[512];
+	if (config == NULL)
+		return -1;
+	vnfs_config_defaults(config);
+	if (vnfs_config_load(config, options->config_path, !options->config_given, error,
+			     sizeof(error)) < 0) {
+		complain("%s", error);
+		free(config);
+		return -1;
+	}
+	if (options->socket_path[0] == '\0')
+		snprintf(options->socket_path, sizeof(options->socket_path), "%s",
+			 config->helper.socket_path);
+	if (options->database_path[0] == '\0')
+		snprintf(options->database_path, sizeof(options->database_path), "%s",
+			 config->sqlite.path);
+	if (options->report_dir[0] == '\0')
+		snprintf(options->report_dir, sizeof(options->report_dir), "%s",
+			 config->helper.report_dir);
+	free(config);
+	return 0;
+}
+
+static int copy_path(char *to, const char *from, const char *what)
+{
+	if (snprintf(to, VNFS_PATH_MAX, "%s", from) >= VNFS_PATH_MAX) {
+		complain("%s path too long (at most %d bytes)", what, VNFS_PATH_MAX - 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* Returns 0 to go on, 1 to exit successfully (help, version), -1 on error. */
+static int parse_options(int argc, char **argv, struct options *options)
+{
+	enum { OPTION_JSON = 256, OPTION_SOCKET, OPTION_DATABASE, OPTION_REPORT_DIR, OPTION_CONFIG };
+	static const struct option long_options[] = {
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "starttime", required_argument, NULL, 'S' },
+		{ "endtime", required_argument, NULL, 'E' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "allocations", no_argument, NULL, 'X' },
+		{ "parsable", no_argument, NULL, 'p' },
+		{ "parsable2", no_argument, NULL, 'P' },
+		{ "noheader", no_argument, NULL, 'n' },
+		{ "long", no_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, OPTION_JSON },
+		{ "helpformat", no_argument, NULL, 'e' },
+		{ "config", required_argument, NULL, OPTION_CONFIG },
+		{ "socket", required_argument, NULL, OPTION_SOCKET },
+		{ "database", required_argument, NULL, OPTION_DATABASE },
+		{ "report-dir", required_argument, NULL, OPTION_REPORT_DIR },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char error[1024];
+	int c;
+
+	options->config_path = VNFS_DEFAULT_CONFIG_PATH;
+	options->header = true;
+	options->format_text = REPORT_DEFAULT_FORMAT;
+	while ((c = getopt_long(argc, argv, "j:u:S:E:o:XpPnlehV", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			if (report_parse_jobs(optarg, &options->filter, error, sizeof(error)) < 0) {
+				complain("%s", error);
+				return -1;
+			}
+			break;
+		case 'u': options->user_text = optarg; break;
+		case 'S': options->start_text = optarg; break;
+		case 'E': options->end_text = optarg; break;
+		case 'o': options->format_text = optarg; break;
+		case 'X': options->allocations = true; break;
+		case 'p': options->layout = REPORT_LAYOUT_PARSABLE; break;
+		case 'P': options->layout = REPORT_LAYOUT_PARSABLE2; break;
+		case 'n': options->header = false; break;
+		case 'l': options->output = OUTPUT_LONG; break;
+		case OPTION_JSON: options->output = OUTPUT_JSON; break;
+		case 'e': report_print_field_names(stdout); return 1;
+		case OPTION_CONFIG:
+			options->config_path = optarg;
+			options->config_given = true;
+			break;
+		case OPTION_SOCKET:
+			if (copy_path(options->socket_path, optarg, "socket") < 0)
+				return -1;
+			break;
+		case OPTION_DATABASE:
+			if (copy_path(options->database_path, optarg, "database") < 0)
+				return -1;
+			options->database_given = true;
+			break;
+		case OPTION_REPORT_DIR:
+			if (copy_path(options->report_dir, optarg, "report directory") < 0)
+				return -1;
+			break;
+		case 'h': usage(stdout); return 1;
+		case 'V': printf("vnfs-report %s\n", PACKAGE_VERSION); return 1;
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind < argc) {
+		complain("unexpected argument '%s' (see --help)", argv[optind]);
+		return -1;
+	}
+	if (report_parse_format(options->format_text, &options->format, error, sizeof(error)) < 0) {
+		complain("%s", error);
+		return -1;
+	}
+
+	int64_t now = report_now_ms();
+	struct report_filter *filter = &options->filter;
+	if (options->start_text != NULL) {
+		if (report_parse_time(options->start_text, now, &filter->start_ms, error,
+				      sizeof(error)) < 0) {
+			complain("-S: %s", error);
+			return -1;
+		}
+		filter->has_start = true;
+	} else if (filter->job_count == 0) {
+		filter->start_ms = midnight(now);
+		filter->has_start = true;
+	}
+	if (options->end_text != NULL) {
+		if (report_parse_time(options->end_text, now, &filter->end_ms, error,
+				      sizeof(error)) < 0) {
+			complain("-E: %s", error);
+			return -1;
+		}
+		filter->has_end = true;
+	}
+	if (options->user_text != NULL && resolve_user(options->user_text, filter) < 0)
+		return -1;
+	/* The helper enforces this on its socket; the history file is ours to guard. */
+	if (getuid() != 0) {
+		if (filter->has_uid && filter->uid != getuid()) {
+			complain("only root may see other users' jobs");
+			return -1;
+		}
+		filter->has_uid = true;
+		filter->uid = getuid();
+	}
+	return load_config(options);
+}
+
+static int compare_job_ids(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Marks the rows to print: a job passes the filter, its steps follow it. */
+static size_t select_rows(const struct options *options, const struct report_row *rows,
+			  size_t count, bool *selected)
+{
+	size_t selected_count = 0;
+	bool job_passes = false;
+	for (size_t i = 0; i < count; i++) {
+		if (!rows[i].is_step)
+			job_passes = report_filter_job(&options->filter, &rows[i]);
+		selected[i] = job_passes && report_filter_selects(&options->filter, &rows[i]) &&
+			      !(options->allocations && rows[i].is_step);
+		selected_count += selected[i];
+	}
+	return selected_count;
+}
+
+static void print_table(const struct options *options, const struct report_row *rows,
+			size_t count, const bool *selected, int64_t now)
+{
+	for (size_t i = 0; i < count; i++)
+		if (selected[i])
+			report_print_row(stdout, &options->format, options->layout, &rows[i], now);
+}
+
+/* The job row at index job and its selected steps: the records of those steps. */
+static struct json_object *job_json(const struct report_row *rows, size_t count, size_t job,
+				    const bool *selected)
+{
+	const struct report_row *row = &rows[job];
+	size_t record_count = 0;
+	for (size_t i = job + 1; i < count && rows[i].is_step; i++)
+		if (selected[i] || selected[job])
+			record_count += rows[i].record_count;
+	struct vnfs_step_record *records = calloc(record_count + 1, sizeof(*records));
+	if (records == NULL)
+		return NULL;
+	size_t n = 0;
+	for (size_t i = job + 1; i < count && rows[i].is_step; i++)
+		if (selected[i] || selected[job])
+			for (size_t r = 0; r < rows[i].record_count; r++)
+				records[n++] = *rows[i].records[r];
+	struct vnfs_job vjob = { .job_id = row->job_id, .uid = row->uid, .user = row->user,
+				 .node = row->nodes, .start_time_ms = row->start_time_ms,
+				 .end_time_ms = row->end_time_ms, .step_count = n,
+				 .steps = records };
+	struct json_object *object = vnfs_job_to_json(&vjob);
+	json_object_object_add(object, "state",
+			       json_object_new_string(row->running ? "RUNNING" : "COMPLETED"));
+	free(records);
+	return object;
+}
+
+static int add_json(const struct report_row *rows, size_t count, const bool *selected,
+		    struct json_object *jobs)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (rows[i].is_step)
+			continue;
+		bool any = selected[i];
+		for (size_t s = i + 1; s < count && rows[s].is_step && !any; s++)
+			any = selected[s];
+		if (!any)
+			continue;
+		struct json_object *job = job_json(rows, count, i, selected);
+		if (job == NULL) {
+			complain("out of memory");
+			return -1;
+		}
+		json_object_array_add(jobs, job);
+	}
+	return 0;
+}
+
+static void print_long(const struct options *options, const struct report_row *rows, size_t count,
+		       const bool *selected, int64_t now, bool *first)
+{
+	bool job_selected = false;
+	for (size_t i = 0; i < count; i++) {
+		if (!rows[i].is_step)
+			job_selected = selected[i];
+		/* A job with its steps; a step chosen alone (-j 42.0) on its own. */
+		if (!selected[i] || (rows[i].is_step && job_selected))
+			continue;
+		size_t steps = 0;
+		while (!rows[i].is_step && i + 1 + steps < count && rows[i + 1 + steps].is_step)
+			steps++;
+		struct report_baseline baseline;
+		char error[512];
+		bool have_baseline =
+			report_load_baseline(options->database_path, rows[i].nodes, rows[i].job_id,
+					     now, &baseline, error, sizeof(error)) == 0;
+		if (!*first)
+			printf("\n");
+		*first = false;
+		report_print_long(stdout, &rows[i], &rows[i + 1], steps,
+				  have_baseline ? &baseline : NULL, now);
+	}
+}
+
+/* Where the output of the jobs so far stands. */
+struct output_state {
+	int64_t now;
+	bool first_long;
+	struct json_object *json_jobs;
+};
+
+/* Prints (or, for --json, collects) the rows of one job's records. */
+static int report_job(const struct options *options, struct report_set *set,
+		      struct output_state *state)
+{
+	struct report_row *rows = NULL;
+	size_t count = 0;
+	bool *selected = NULL;
+	int rc = -1;
+	if (report_build_rows(set, &rows, &count) < 0 ||
+	    (selected = calloc(count + 1, sizeof(*selected))) == NULL) {
+		complain("out of memory");
+		goto out;
+	}
+	select_rows(options, rows, count, selected);
+	rc = 0;
+	switch (options->output) {
+	case OUTPUT_TABLE: print_table(options, rows, count, selected, state->now); break;
+	case OUTPUT_JSON: rc = add_json(rows, count, selected, state->json_jobs); break;
+	case OUTPUT_LONG:
+		print_long(options, rows, count, selected, state->now, &state->first_long);
+		break;
+	}
+out:
+	free(selected);
+	report_rows_free(rows, count);
+	return rc;
+}
+
+static int compare_records_by_job(const void *a, const void *b)
+{
+	const struct vnfs_step_record *x = a, *y = b;
+	return x->job_id < y->job_id ? -1 : x->job_id > y->job_id;
+}
+
+/* The helper's running jobs, sorted by job.  Returns whether it answered. */
+static bool load_live(const struct options *options, struct report_set *live)
+{
+	char error[1024];
+	struct stat st;
+	if (options->socket_path[0] == '\0')
+		return false;
+	if (report_load_live(live, options->socket_path, &options->filter, LIVE_TIMEOUT_MS, error,
+			     sizeof(error)) < 0) {
+		if (stat(options->socket_path, &st) == 0)
+			complain("live data unavailable: %s", error); /* a helper that is unwell */
+		return false;
+	}
+	qsort(live->records, live->count, sizeof(*live->records), compare_records_by_job);
+	return true;
+}
+
+/*
+ * Walks the jobs of every source in job order, one job in memory at a time:
+ * the history's, the helper's and those named with -j (found perhaps only in
+ * report files).  Returns the exit status.
+ */
+static int run(const struct options *options, struct output_state *state)
+{
+	char error[1024];
+	struct report_set live;
+	report_set_init(&live);
+	bool live_answered = load_live(options, &live);
+
+	struct report_database *database = NULL;
+	if (report_database_open(&database, options->database_path, &options->filter, error,
+				 sizeof(error)) < 0) {
+		struct stat st;
+		bool missing = stat(options->database_path, &st) < 0 && errno == ENOENT;
+		if (options->database_given || !missing || !live_answered) {
+			complain("%s", error);
+			report_set_free(&live);
+			return 1;
+		}
+	}
+
+	uint32_t named[REPORT_MAX_SELECTED_JOBS];
+	size_t named_count = options->filter.job_count;
+	for (size_t i = 0; i < named_count; i++)
+		named[i] = options->filter.jobs[i].job_id;
+	qsort(named, named_count, sizeof(named[0]), compare_job_ids);
+
+	if (options->output == OUTPUT_TABLE && options->header)
+		report_print_header(stdout, &options->format, options->layout);
+	int status = 0;
+	size_t live_index = 0, named_index = 0;
+	while (status == 0) {
+		uint32_t job = UINT32_MAX, candidate;
+		bool any = false;
+		if (report_database_peek(database, &candidate))
+			job = candidate, any = true;
+		if (live_index < live.count && (!any || live.records[live_index].job_id < job))
+			job = live.records[live_index].job_id, any = true;
+		if (named_index < named_count && (!any || named[named_index] < job))
+			job = named[named_index], any = true;
+		if (!any)
+			break;
+
+		struct report_set set;
+		report_set_init(&set);
+		if (report_database_peek(database, &candidate) && candidate == job &&
+		    report_database_read_job(database, &set, error, sizeof(error)) < 0) {
+			complain("%s", error);
+			status = 1;
+		}
+		for (; live_index < live.count && live.records[live_index].job_id == job; live_index++)
+			if (report_set_add(&set, &live.records[live_index]) < 0)
+				status = 1;
+		while (named_index < named_count && named[named_index] == job)
+			named_index++;
+		if (status == 0 && options->report_dir[0] != '\0' &&
+		    report_load_files(&set, options->report_dir, job, error, sizeof(error)) < 0)
+			complain("skipping a report file: %s", error);
+		if (status == 0 && report_job(options, &set, state) < 0)
+			status = 1;
+		report_set_free(&set);
+	}
+	report_database_close(database);
+	report_set_free(&live);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct options *options = calloc(1, sizeof(*options));
+	if (options == NULL) {
+		complain("out of memory");
+		return 1;
+	}
+	int rc = parse_options(argc, argv, options);
+	if (rc != 0) {
+		free(options);
+		return rc > 0 ? 0 : 1;
+	}
+
+	struct output_state state = { .now = report_now_ms(), .first_long = true };
+	if (options->output == OUTPUT_JSON)
+		state.json_jobs = json_object_new_array();
+	int status = run(options, &state);
+	if (status == 0 && options->output == OUTPUT_JSON) {
+		struct json_object *top = json_object_new_object();
+		json_object_object_add(top, "jobs", state.json_jobs);
+		state.json_jobs = NULL;
+		puts(json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(top);
+	}
+	json_object_put(state.json_jobs);
+	if (fflush(stdout) != 0) {
+		complain("writing the report: %s", strerror(errno));
+		status = 1;
+	}
+	free(options);
+	return status;
+}

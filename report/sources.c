@@ -1,0 +1,735 @@
+/*
+ * sources.c — reading step records from SQLite, the helper and report files
+ * (see sources.h).  The SQLite reader is the inverse of helper/sink_sqlite.c
+ * and reads schema version 1 only: a database of another version is refused
+ * with a message, never misread.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <json-c/json.h>
+#include <sqlite3.h>
+
+#include "lib/protocol.h"
+#include "lib/record_json.h"
+#include "report/sources.h"
+
+#define SCHEMA_VERSION 1
+#define MAX_REPORT_FILE_BYTES (64u * 1024 * 1024)
+
+static int operation_index(const char *name)
+{
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		if (strcmp(vnfs_operation_names[op], name) == 0)
+			return op;
+	return -1;
+}
+
+/* ---- the filter ----------------------------------------------------------- */
+
+int report_parse_jobs(const char *text, struct report_filter *filter, char *error,
+		      size_t error_size)
+{
+	char copy[8192];
+	if (snprintf(copy, sizeof(copy), "%s", text) >= (int)sizeof(copy)) {
+		snprintf(error, error_size, "job list too long");
+		return -1;
+	}
+	char *save = NULL;
+	for (char *item = strtok_r(copy, ",", &save); item != NULL;
+	     item = strtok_r(NULL, ",", &save)) {
+		struct report_selection selection = { 0 };
+		char *dot = strchr(item, '.');
+		if (dot != NULL)
+			*dot = '\0';
+		if (vnfs_step_parse(item, &selection.job_id) < 0 || item[0] < '0' || item[0] > '9') {
+			snprintf(error, error_size,
+				 "invalid job '%.40s': use a job id, or job.step (e.g. 42, 42.0, "
+				 "42.batch)", item);
+			return -1;
+		}
+		if (dot != NULL) {
+			if (vnfs_step_parse(dot + 1, &selection.step_id) < 0) {
+				snprintf(error, error_size,
+					 "invalid step '%.40s' of job %u: use a number, batch, extern "
+					 "or interactive", dot + 1, selection.job_id);
+				return -1;
+			}
+			selection.has_step = true;
+		}
+		if (filter->job_count == REPORT_MAX_SELECTED_JOBS) {
+			snprintf(error, error_size, "more than %d jobs selected",
+				 REPORT_MAX_SELECTED_JOBS);
+			return -1;
+		}
+		filter->jobs[filter->job_count++] = selection;
+	}
+	if (filter->job_count == 0) {
+		snprintf(error, error_size, "empty job list");
+		return -1;
+	}
+	return 0;
+}
+
+bool report_filter_job(const struct report_filter *filter, const struct report_row *job)
+{
+	if (filter->has_uid && job->uid != filter->uid)
+		return false;
+	if (filter->user_name[0] != '\0' && strcmp(job->user, filter->user_name) != 0)
+		return false;
+	if (filter->has_end && job->start_time_ms > filter->end_ms)
+		return false;
+	if (filter->has_start && !job->running && job->end_time_ms < filter->start_ms)
+		return false;
+	return true;
+}
+
+bool report_filter_selects(const struct report_filter *filter, const struct report_row *row)
+{
+	if (filter->job_count == 0)
+		return true;
+	for (size_t i = 0; i < filter->job_count; i++) {
+		const struct report_selection *s = &filter->jobs[i];
+		if (s->job_id != row->job_id)
+			continue;
+		/* "42" is the job and its steps; "42.0" only that step, like sacct. */
+		if (!s->has_step || (row->is_step && row->step_id == s->step_id))
+			return true;
+	}
+	return false;
+}
+
+/* ---- SQLite --------------------------------------------------------------- */
+
+struct reader {
+	sqlite3 *db;
+	sqlite3_stmt *steps, *operations, *processes, *mounts, *tags;
+	const char *path;
+	char *error;
+	size_t error_size;
+};
+
+static int sql_error(struct reader *reader, const char *what)
+{
+	snprintf(reader->error, reader->error_size, "%s: %s: %s", reader->path, what,
+		 sqlite3_errmsg(reader->db));
+	return -1;
+}
+
+static int prepare(struct reader *reader, const char *sql, sqlite3_stmt **statement)
+{
+	if (sqlite3_prepare_v2(reader->db, sql, -1, statement, NULL) != SQLITE_OK)
+		return sql_error(reader, "preparing a query");
+	return 0;
+}
+
+static void copy_column(sqlite3_stmt *statement, int column, char *buf, size_t size)
+{
+	const unsigned char *text = sqlite3_column_text(statement, column);
+	snprintf(buf, size, "%s", text != NULL ? (const char *)text : "");
+}
+
+/* "[0,3,5]" (the sink's form) into buckets. */
+static int parse_histogram(const unsigned char *text, __u64 *buckets, size_t count)
+{
+	memset(buckets, 0, count * sizeof(*buckets));
+	if (text == NULL)
+		return -1;
+	struct json_object *array = json_tokener_parse((const char *)text);
+	int rc = -1;
+	if (json_object_is_type(array, json_type_array) &&
+	    json_object_array_length(array) <= count) {
+		rc = 0;
+		for (size_t b = 0; b < json_object_array_length(array); b++) {
+			struct json_object *value = json_object_array_get_idx(array, b);
+			if (!json_object_is_type(value, json_type_int)) {
+				rc = -1;
+				break;
+			}
+			buckets[b] = json_object_get_uint64(value);
+		}
+	}
+	json_object_put(array);
+	return rc;
+}
+
+static int read_operations(struct reader *reader, sqlite3_int64 step,
+			   struct vnfs_step_stats *stats)
+{
+	sqlite3_stmt *s = reader->operations;
+	sqlite3_bind_int64(s, 1, step);
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int op = operation_index((const char *)sqlite3_column_text(s, 0));
+		if (op < 0)
+			continue; /* an operation this vnfs does not know: newer writer */
+		struct vnfs_operation_stats *o = &stats->operations[op];
+		o->count = (uint64_t)sqlite3_column_int64(s, 1);
+		o->errors = (uint64_t)sqlite3_column_int64(s, 2);
+		o->time_ns = (uint64_t)sqlite3_column_int64(s, 3);
+		o->bytes = (uint64_t)sqlite3_column_int64(s, 4);
+		if (parse_histogram(sqlite3_column_text(s, 5), o->latency_histogram,
+				    VNFS_LATENCY_BUCKETS) < 0) {
+			sqlite3_reset(s);
+			snprintf(reader->error, reader->error_size,
+				 "%s: step row %lld: bad latency histogram", reader->path,
+				 (long long)step);
+			return -1;
+		}
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading operations");
+}
+
+static int read_processes(struct reader *reader, sqlite3_int64 step,
+			  struct vnfs_step_record *record)
+{
+	sqlite3_stmt *s = reader->processes;
+	sqlite3_bind_int64(s, 1, step);
+	struct vnfs_process_record *processes = NULL;
+	size_t count = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct vnfs_process_record *grown = realloc(processes, (count + 1) * sizeof(*grown));
+		if (grown == NULL) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		processes = grown;
+		struct vnfs_process_record *p = &processes[count++];
+		memset(p, 0, sizeof(*p));
+		copy_column(s, 0, p->comm, sizeof(p->comm));
+		p->stats.read_ops = (uint64_t)sqlite3_column_int64(s, 1);
+		p->stats.read_bytes = (uint64_t)sqlite3_column_int64(s, 2);
+		p->stats.write_ops = (uint64_t)sqlite3_column_int64(s, 3);
+		p->stats.write_bytes = (uint64_t)sqlite3_column_int64(s, 4);
+		p->stats.other_ops = (uint64_t)sqlite3_column_int64(s, 5);
+	}
+	sqlite3_reset(s);
+	record->processes = processes;
+	record->process_count = count;
+	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading processes");
+}
+
+static int read_mounts(struct reader *reader, sqlite3_int64 step, struct vnfs_step_record *record)
+{
+	sqlite3_stmt *s = reader->mounts;
+	sqlite3_bind_int64(s, 1, step);
+	struct vnfs_mount_record *mounts = NULL;
+	size_t count = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct vnfs_mount_record *grown = realloc(mounts, (count + 1) * sizeof(*grown));
+		if (grown == NULL) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		mounts = grown;
+		struct vnfs_mount_record *m = &mounts[count++];
+		memset(m, 0, sizeof(*m));
+		m->device = (uint32_t)sqlite3_column_int64(s, 0);
+		copy_column(s, 1, m->mount_point, sizeof(m->mount_point));
+		copy_column(s, 2, m->source, sizeof(m->source));
+		copy_column(s, 3, m->version, sizeof(m->version));
+		m->rsize = (uint32_t)sqlite3_column_int64(s, 4);
+		m->wsize = (uint32_t)sqlite3_column_int64(s, 5);
+		m->stats.ops = (uint64_t)sqlite3_column_int64(s, 6);
+		m->stats.errors = (uint64_t)sqlite3_column_int64(s, 7);
+		m->stats.time_ns = (uint64_t)sqlite3_column_int64(s, 8);
+		m->stats.read_bytes = (uint64_t)sqlite3_column_int64(s, 9);
+		m->stats.write_bytes = (uint64_t)sqlite3_column_int64(s, 10);
+	}
+	sqlite3_reset(s);
+	record->mounts = mounts;
+	record->mount_count = count;
+	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading mounts");
+}
+
+static int read_tags(struct reader *reader, sqlite3_int64 step, struct vnfs_step_record *record)
+{
+	sqlite3_stmt *s = reader->tags;
+	sqlite3_bind_int64(s, 1, step);
+	vnfs_tags_init(&record->tags);
+	int rc;
+	char ignored[160];
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		vnfs_tags_set(&record->tags, (const char *)sqlite3_column_text(s, 0),
+			      (const char *)sqlite3_column_text(s, 1), ignored, sizeof(ignored));
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading tags");
+}
+
+/* Every step of one job on one node. */
+static int read_job(struct reader *reader, struct report_set *set, uint32_t job_id,
+		    const char *node)
+{
+	sqlite3_stmt *s = reader->steps;
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_text(s, 2, node, -1, SQLITE_TRANSIENT);
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct vnfs_step_record record = { 0 };
+		struct vnfs_step_stats *stats = calloc(1, sizeof(*stats));
+		if (stats == NULL) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		record.stats = stats;
+		sqlite3_int64 step = sqlite3_column_int64(s, 0);
+		record.job_id = job_id;
+		record.step_id = (uint32_t)sqlite3_column_int64(s, 1);
+		record.uid = (uint32_t)sqlite3_column_int64(s, 2);
+		copy_column(s, 3, record.user, sizeof(record.user));
+		snprintf(record.node, sizeof(record.node), "%s", node);
+		record.cgroup_id = (uint64_t)sqlite3_column_int64(s, 4);
+		copy_column(s, 5, record.cgroup_path, sizeof(record.cgroup_path));
+		record.start_time_ms = sqlite3_column_int64(s, 6);
+		record.end_time_ms = sqlite3_column_int64(s, 7); /* NULL reads as 0 */
+		record.sample_time_ms = sqlite3_column_int64(s, 8);
+		record.finished = sqlite3_column_int(s, 9) != 0;
+		if (parse_histogram(sqlite3_column_text(s, 10),
+				    stats->request_size_histogram[VNFS_DIRECTION_READ],
+				    VNFS_SIZE_BUCKETS) < 0 ||
+		    parse_histogram(sqlite3_column_text(s, 11),
+				    stats->request_size_histogram[VNFS_DIRECTION_WRITE],
+				    VNFS_SIZE_BUCKETS) < 0) {
+			vnfs_step_record_free_arrays(&record);
+			sqlite3_reset(s);
+			snprintf(reader->error, reader->error_size,
+				 "%s: step row %lld: bad request size histogram", reader->path,
+				 (long long)step);
+			return -1;
+		}
+		if (read_operations(reader, step, stats) < 0 ||
+		    read_processes(reader, step, &record) < 0 ||
+		    read_mounts(reader, step, &record) < 0 || read_tags(reader, step, &record) < 0) {
+			vnfs_step_record_free_arrays(&record);
+			sqlite3_reset(s);
+			return -1;
+		}
+		if (report_set_take(set, &record) < 0) {
+			sqlite3_reset(s);
+			snprintf(reader->error, reader->error_size, "out of memory");
+			return -1;
+		}
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading steps");
+}
+
+static int open_history(const char *path, sqlite3 **db, char *error, size_t error_size)
+{
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		snprintf(error, error_size, "history database %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(error, error_size, "history database %s: %s", path,
+			 *db != NULL ? sqlite3_errmsg(*db) : "cannot open");
+		sqlite3_close(*db);
+		*db = NULL;
+		return -1;
+	}
+	sqlite3_busy_timeout(*db, 2000);
+	sqlite3_stmt *statement;
+	int version = -1;
+	if (sqlite3_prepare_v2(*db, "PRAGMA user_version", -1, &statement, NULL) == SQLITE_OK) {
+		if (sqlite3_step(statement) == SQLITE_ROW)
+			version = sqlite3_column_int(statement, 0);
+		sqlite3_finalize(statement);
+	}
+	if (version != SCHEMA_VERSION) {
+		if (version < 0)
+			snprintf(error, error_size, "history database %s: %s", path,
+				 sqlite3_errmsg(*db));
+		else if (version == 0)
+			snprintf(error, error_size,
+				 "history database %s: not a vnfs history (schema version 0)", path);
+		else
+			snprintf(error, error_size,
+				 "history database %s: schema version %d, this vnfs-report reads %d",
+				 path, version, SCHEMA_VERSION);
+		sqlite3_close(*db);
+		*db = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* The selected job ids as a JSON array, for json_each(). */
+static char *job_list_json(const struct report_filter *filter)
+{
+	struct json_object *array = json_object_new_array();
+	for (size_t i = 0; i < filter->job_count; i++)
+		json_object_array_add(array, json_object_new_int64(filter->jobs[i].job_id));
+	char *text = strdup(json_object_to_json_string_ext(array, JSON_C_TO_STRING_PLAIN));
+	json_object_put(array);
+	return text;
+}
+
+/* A cursor over the history's (job, node) rows, in job order. */
+struct report_database {
+	struct reader reader;
+	sqlite3_stmt *jobs;
+	char *job_list;
+	char path[4096];
+	char message[512];
+	bool has_row;              /* jobs is on a row not read yet */
+};
+
+void report_database_close(struct report_database *database)
+{
+	if (database == NULL)
+		return;
+	free(database->job_list);
+	sqlite3_finalize(database->jobs);
+	sqlite3_finalize(database->reader.steps);
+	sqlite3_finalize(database->reader.operations);
+	sqlite3_finalize(database->reader.processes);
+	sqlite3_finalize(database->reader.mounts);
+	sqlite3_finalize(database->reader.tags);
+	sqlite3_close(database->reader.db);
+	free(database);
+}
+
+static int advance(struct report_database *database)
+{
+	int rc = sqlite3_step(database->jobs);
+	database->has_row = rc == SQLITE_ROW;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sql_error(&database->reader, "reading jobs");
+	return 0;
+}
+
+int report_database_open(struct report_database **out, const char *path,
+			 const struct report_filter *filter, char *error, size_t error_size)
+{
+	*out = NULL;
+	struct report_database *database = calloc(1, sizeof(*database));
+	if (database == NULL) {
+		snprintf(error, error_size, "out of memory");
+		return -1;
+	}
+	snprintf(database->path, sizeof(database->path), "%s", path);
+	struct reader *reader = &database->reader;
+	reader->path = database->path;
+	reader->error = database->message;
+	reader->error_size = sizeof(database->message);
+	if (open_history(path, &reader->db, error, error_size) < 0) {
+		free(database);
+		return -1;
+	}
+
+	char sql[512];
+	snprintf(sql, sizeof(sql),
+		 "SELECT job_id, node FROM jobs WHERE 1 %s%s%s%s%s ORDER BY job_id, node",
+		 filter->job_count > 0 ? "AND job_id IN (SELECT value FROM json_each(?1)) " : "",
+		 filter->has_uid ? "AND uid = ?2 " : "",
+		 filter->user_name[0] != '\0' ? "AND user = ?5 " : "",
+		 filter->has_end ? "AND start_time_ms <= ?3 " : "",
+		 filter->has_start ? "AND (end_time_ms IS NULL OR end_time_ms >= ?4) " : "");
+	if (prepare(reader, sql, &database->jobs) < 0 ||
+	    prepare(reader,
+		    "SELECT id, step_id, uid, user, cgroup_id, cgroup_path, start_time_ms,"
+		    " end_time_ms, sample_time_ms, finished, read_size_histogram,"
+		    " write_size_histogram FROM steps WHERE job_id = ?1 AND node = ?2",
+		    &reader->steps) < 0 ||
+	    prepare(reader,
+		    "SELECT operation, count, errors, time_ns, bytes, latency_histogram"
+		    " FROM step_operations WHERE step = ?1",
+		    &reader->operations) < 0 ||
+	    prepare(reader,
+		    "SELECT comm, read_ops, read_bytes, write_ops, write_bytes, other_ops"
+		    " FROM step_processes WHERE step = ?1",
+		    &reader->processes) < 0 ||
+	    prepare(reader,
+		    "SELECT device, mount_point, source, version, rsize, wsize, ops, errors,"
+		    " time_ns, read_bytes, write_bytes FROM step_mounts WHERE step = ?1",
+		    &reader->mounts) < 0 ||
+	    prepare(reader, "SELECT name, value FROM step_tags WHERE step = ?1", &reader->tags) < 0)
+		goto fail;
+
+	if (filter->job_count > 0) {
+		database->job_list = job_list_json(filter);
+		if (database->job_list == NULL) {
+			snprintf(database->message, sizeof(database->message), "out of memory");
+			goto fail;
+		}
+		sqlite3_bind_text(database->jobs, 1, database->job_list, -1, SQLITE_STATIC);
+	}
+	if (filter->has_uid)
+		sqlite3_bind_int64(database->jobs, 2, filter->uid);
+	if (filter->has_end)
+		sqlite3_bind_int64(database->jobs, 3, filter->end_ms);
+	if (filter->has_start)
+		sqlite3_bind_int64(database->jobs, 4, filter->start_ms);
+	if (filter->user_name[0] != '\0')
+		sqlite3_bind_text(database->jobs, 5, filter->user_name, -1, SQLITE_TRANSIENT);
+	if (advance(database) < 0)
+		goto fail;
+	*out = database;
+	return 0;
+fail:
+	snprintf(error, error_size, "%s", database->message);
+	report_database_close(database);
+	return -1;
+}
+
+bool report_database_peek(const struct report_database *database, uint32_t *job_id)
+{
+	if (database == NULL || !database->has_row)
+		return false;
+	*job_id = (uint32_t)sqlite3_column_int64(database->jobs, 0);
+	return true;
+}
+
+int report_database_read_job(struct report_database *database, struct report_set *set,
+			     char *error, size_t error_size)
+{
+	uint32_t job_id, next;
+	if (!report_database_peek(database, &job_id))
+		return 0;
+	while (report_database_peek(database, &next) && next == job_id) {
+		char node[65];
+		copy_column(database->jobs, 1, node, sizeof(node));
+		if (read_job(&database->reader, set, job_id, node) < 0 || advance(database) < 0) {
+			snprintf(error, error_size, "%s", database->message);
+			return -1;
+		}
+	}
+	return 1;
+}
+
+int report_load_baseline(const char *path, const char *nodes, uint32_t exclude_job,
+			 int64_t now_ms, struct report_baseline *baseline, char *error,
+			 size_t error_size)
+{
+	memset(baseline, 0, sizeof(*baseline));
+	sqlite3 *db = NULL;
+	if (open_history(path, &db, error, error_size) < 0)
+		return -1;
+
+	struct json_object *array = json_object_new_array();
+	char copy[512];
+	snprintf(copy, sizeof(copy), "%s", nodes);
+	char *save = NULL;
+	for (char *node = strtok_r(copy, ",", &save); node != NULL; node = strtok_r(NULL, ",", &save))
+		json_object_array_add(array, json_object_new_string(node));
+
+	sqlite3_stmt *s = NULL;
+	int result = -1;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT operation, p99_ns FROM step_operations"
+			       " JOIN steps ON steps.id = step_operations.step"
+			       " WHERE steps.node IN (SELECT value FROM json_each(?1))"
+			       " AND steps.sample_time_ms >= ?2 AND steps.job_id != ?3"
+			       " AND step_operations.count >= ?4"
+			       " ORDER BY operation, p99_ns",
+			       -1, &s, NULL) != SQLITE_OK) {
+		snprintf(error, error_size, "%s: %s", path, sqlite3_errmsg(db));
+		goto out;
+	}
+	sqlite3_bind_text(s, 1, json_object_to_json_string_ext(array, JSON_C_TO_STRING_PLAIN), -1,
+			  SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 2, now_ms - REPORT_BASELINE_WINDOW_MS);
+	sqlite3_bind_int64(s, 3, exclude_job);
+	sqlite3_bind_int64(s, 4, REPORT_BASELINE_MIN_CALLS);
+
+	/* Rows come sorted by operation then p99: collect each run, take its middle. */
+	uint64_t *values = NULL;
+	size_t count = 0, capacity = 0;
+	int current = -1, rc;
+	while (true) {
+		rc = sqlite3_step(s);
+		int op = rc == SQLITE_ROW ? operation_index((const char *)sqlite3_column_text(s, 0))
+					  : -2;
+		if (op != current && current >= 0 && count > 0) {
+			baseline->steps[current] = (uint32_t)count;
+			baseline->p99_ns[current] = values[(count - 1) / 2];
+		}
+		if (rc != SQLITE_ROW)
+			break;
+		if (op != current)
+			count = 0;
+		current = op;
+		if (op < 0)
+			continue;
+		if (count == capacity) {
+			size_t grown_capacity = capacity > 0 ? capacity * 2 : 64;
+			uint64_t *grown = realloc(values, grown_capacity * sizeof(*grown));
+			if (grown == NULL) {
+				free(values);
+				snprintf(error, error_size, "out of memory");
+				goto out;
+			}
+			values = grown;
+			capacity = grown_capacity;
+		}
+		values[count++] = (uint64_t)sqlite3_column_int64(s, 1);
+	}
+	free(values);
+	if (rc != SQLITE_DONE) {
+		snprintf(error, error_size, "%s: %s", path, sqlite3_errmsg(db));
+		goto out;
+	}
+	result = 0;
+out:
+	json_object_put(array);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return result;
+}
+
+/* ---- report files ----------------------------------------------------------- */
+
+static int add_job_object(struct report_set *set, struct json_object *job, const char *origin,
+			  char *error, size_t error_size)
+{
+	struct json_object *steps;
+	if (!json_object_is_type(job, json_type_object) ||
+	    !json_object_object_get_ex(job, "steps", &steps) ||
+	    !json_object_is_type(steps, json_type_array)) {
+		snprintf(error, error_size, "%s: not a vnfs job (no \"steps\" array)", origin);
+		return -1;
+	}
+	for (size_t i = 0; i < json_object_array_length(steps); i++) {
+		struct vnfs_step_record record;
+		char message[256];
+		if (vnfs_step_record_from_json(json_object_array_get_idx(steps, i), &record, message,
+					       sizeof(message)) < 0) {
+			snprintf(error, error_size, "%s: steps[%zu]: %s", origin, i, message);
+			return -1;
+		}
+		if (report_set_take(set, &record) < 0) {
+			snprintf(error, error_size, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int report_load_job_file(struct report_set *set, const char *path, char *error,
+			 size_t error_size)
+{
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		snprintf(error, error_size, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (st.st_size > MAX_REPORT_FILE_BYTES) {
+		snprintf(error, error_size, "%s: larger than %u bytes", path, MAX_REPORT_FILE_BYTES);
+		return -1;
+	}
+	struct json_object *job = json_object_from_file(path);
+	if (job == NULL) {
+		snprintf(error, error_size, "%s: %s", path, json_util_get_last_err());
+		return -1;
+	}
+	int rc = add_job_object(set, job, path, error, error_size);
+	json_object_put(job);
+	return rc;
+}
+
+static bool has_suffix(const char *name, const char *suffix)
+{
+	size_t length = strlen(name), suffix_length = strlen(suffix);
+	return length > suffix_length && strcmp(name + length - suffix_length, suffix) == 0;
+}
+
+int report_load_files(struct report_set *set, const char *report_dir, uint32_t job_id,
+		      char *error, size_t error_size)
+{
+	char directory[4096];
+	snprintf(directory, sizeof(directory), "%s/%u", report_dir, job_id);
+	DIR *dir = opendir(directory);
+	if (dir == NULL) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0; /* no node wrote a report for this job */
+		snprintf(error, error_size, "%s: %s", directory, strerror(errno));
+		return -1;
+	}
+	int result = 0;
+	struct dirent *entry;
+	while ((entry = readdir(dir)) != NULL) {
+		if (entry->d_name[0] == '.' || !has_suffix(entry->d_name, ".json"))
+			continue;
+		char path[8192];
+		snprintf(path, sizeof(path), "%s/%s", directory, entry->d_name);
+		if (report_load_job_file(set, path, error, error_size) < 0)
+			result = -1; /* keep reading the other nodes */
+	}
+	closedir(dir);
+	return result;
+}
+
+/* ---- the helper --------------------------------------------------------------- */
+
+static bool selected_job(const struct report_filter *filter, uint32_t job_id)
+{
+	if (filter->job_count == 0)
+		return true;
+	for (size_t i = 0; i < filter->job_count; i++)
+		if (filter->jobs[i].job_id == job_id)
+			return true;
+	return false;
+}
+
+int report_load_live(struct report_set *set, const char *socket_path,
+		     const struct report_filter *filter, int timeout_ms, char *error,
+		     size_t error_size)
+{
+	struct vnfs_request request;
+	memset(&request, 0, sizeof(request));
+	request.type = VNFS_REQUEST_LIST;
+	struct json_object *reply = NULL;
+	if (vnfs_client_call(socket_path, &request, timeout_ms, &reply, error, error_size) < 0)
+		return -1;
+
+	/* LIST names the steps the caller may see; QUERY each job once. */
+	struct json_object *jobs;
+	uint32_t done[REPORT_MAX_SELECTED_JOBS];
+	size_t done_count = 0;
+	int result = 0;
+	if (!json_object_object_get_ex(reply, "jobs", &jobs) ||
+	    !json_object_is_type(jobs, json_type_array)) {
+		snprintf(error, error_size, "vnfs-helper at %s: LIST reply without \"jobs\"",
+			 socket_path);
+		json_object_put(reply);
+		return -1;
+	}
+	for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+		struct json_object *entry = json_object_array_get_idx(jobs, i), *job_value;
+		if (!json_object_object_get_ex(entry, "job", &job_value))
+			continue;
+		uint32_t job_id = (uint32_t)json_object_get_int64(job_value);
+		bool seen = false;
+		for (size_t d = 0; d < done_count && !seen; d++)
+			seen = done[d] == job_id;
+		if (seen || !selected_job(filter, job_id) || done_count == REPORT_MAX_SELECTED_JOBS)
+			continue;
+		done[done_count++] = job_id;
+
+		struct vnfs_request query;
+		memset(&query, 0, sizeof(query));
+		query.type = VNFS_REQUEST_QUERY;
+		query.job_id = job_id;
+		struct json_object *answer = NULL, *job;
+		char message[512];
+		/* A job that ended between LIST and QUERY is simply gone. */
+		if (vnfs_client_call(socket_path, &query, timeout_ms, &answer, message,
+				     sizeof(message)) < 0)
+			continue;
+		if (json_object_object_get_ex(answer, "job", &job) &&
+		    add_job_object(set, job, socket_path, error, error_size) < 0)
+			result = -1;
+		json_object_put(answer);
+	}
+	json_object_put(reply);
+	return result;
+}

@@ -1,0 +1,98 @@
+/*
+ * sources.h — where vnfs-report's step records come from: the local SQLite
+ * history (finished jobs, and running ones as last written), the helper's
+ * socket (running jobs, live), and the report files every node writes into
+ * report_dir/<job>/ (a job's other nodes).  Each source adds what it has to a
+ * report_set; the set keeps the latest sample of each job, step and node.
+ */
+#ifndef VNFS_REPORT_SOURCES_H
+#define VNFS_REPORT_SOURCES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report/findings.h"
+#include "report/jobs.h"
+
+#define REPORT_MAX_SELECTED_JOBS 1024
+
+struct report_selection {
+	uint32_t job_id;
+	bool has_step;
+	uint32_t step_id;
+};
+
+/* What the user asked for; every source and the final rows obey it. */
+struct report_filter {
+	size_t job_count;            /* -j: 0 = any job */
+	struct report_selection jobs[REPORT_MAX_SELECTED_JOBS];
+	bool has_uid;                /* -u, or not root: only this owner */
+	uint32_t uid;
+	char user_name[33];          /* -u NAME unknown to this node: match the name */
+	bool has_start;              /* -S: jobs still running at or after */
+	int64_t start_ms;
+	bool has_end;                /* -E: jobs started at or before */
+	int64_t end_ms;
+};
+
+/*
+ * Parses "42,43.0,44.batch" into filter->jobs.  Returns 0, or -1 with a
+ * message in error.
+ */
+int report_parse_jobs(const char *text, struct report_filter *filter, char *error,
+		      size_t error_size);
+
+/* Whether a job row (not a step row) passes the owner and time filters. */
+bool report_filter_job(const struct report_filter *filter, const struct report_row *job);
+
+/* Whether a row is selected by -j (a job row for "42", a step row for "42.0"). */
+bool report_filter_selects(const struct report_filter *filter, const struct report_row *row);
+
+/*
+ * The SQLite history at path, one job at a time, so that listings of any
+ * size hold one job in memory: open (ready on the first job matching filter,
+ * in job order; -1 with a message in error when the database is missing,
+ * unreadable or of an unknown schema), peek at the next job's id, read all
+ * that job's steps (every node) into set, close.  read_job returns 1 when it
+ * read a job, 0 at the end, -1 with a message in error.
+ */
+struct report_database;
+int report_database_open(struct report_database **database, const char *path,
+			 const struct report_filter *filter, char *error, size_t error_size);
+bool report_database_peek(const struct report_database *database, uint32_t *job_id);
+int report_database_read_job(struct report_database *database, struct report_set *set,
+			     char *error, size_t error_size);
+void report_database_close(struct report_database *database);
+
+/*
+ * Fills baseline from the history at path: for each operation, the median
+ * p99 over the steps of the last REPORT_BASELINE_WINDOW_MS before now_ms on
+ * the given nodes ("a,b"), leaving out job exclude_job.  Returns 0, or -1.
+ */
+int report_load_baseline(const char *path, const char *nodes, uint32_t exclude_job,
+			 int64_t now_ms, struct report_baseline *baseline, char *error,
+			 size_t error_size);
+
+/*
+ * Adds the running jobs the helper at socket_path holds (the selected ones,
+ * or all it lets the caller see).  Returns 0, or -1 with a message in error
+ * when the helper could not be asked.
+ */
+int report_load_live(struct report_set *set, const char *socket_path,
+		     const struct report_filter *filter, int timeout_ms, char *error,
+		     size_t error_size);
+
+/*
+ * Adds every report_dir/<job_id>/<node>.json.  A missing directory is no
+ * error; a file that cannot be read or parsed is reported in error and
+ * skipped (returns -1 after reading the others).
+ */
+int report_load_files(struct report_set *set, const char *report_dir, uint32_t job_id,
+		      char *error, size_t error_size);
+
+/* Reads the steps of one report file (vnfs_job_to_json) into set. */
+int report_load_job_file(struct report_set *set, const char *path, char *error,
+			 size_t error_size);
+
+#endif /* VNFS_REPORT_SOURCES_H */

@@ -1,0 +1,133 @@
+/*
+ * text.c — the long report.  Latencies are estimated from the log2
+ * histograms (vnfs_histogram_quantile), so p50 and p99 are within a factor
+ * of two of the truth and say so in docs/REPORT.md; counts, bytes and total
+ * times are exact.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report/fields.h"
+#include "report/text.h"
+#include "report/times.h"
+
+static void print_header(FILE *out, const struct report_row *job, const struct report_row *steps,
+			 size_t step_count, int64_t now_ms)
+{
+	char start[40], end[40], elapsed[40], tags[VNFS_TAGS_BUFFER];
+	report_field_text(report_field_index("Start"), job, false, now_ms, start, sizeof(start));
+	report_field_text(report_field_index("End"), job, false, now_ms, end, sizeof(end));
+	report_field_text(report_field_index("Elapsed"), job, false, now_ms, elapsed,
+			  sizeof(elapsed));
+	vnfs_tags_format(&job->tags, tags, sizeof(tags));
+
+	fprintf(out, "Job %u  user %s (%u)  %s\n", job->job_id, job->user, job->uid,
+		job->running ? "RUNNING" : "COMPLETED");
+	fprintf(out, "Nodes:   %s\n", job->nodes);
+	fprintf(out, "Tags:    %s\n", tags[0] != '\0' ? tags : "(none)");
+	fprintf(out, "Start:   %s  End: %s  Elapsed: %s\n", start, end, elapsed);
+	fprintf(out, "Steps:  ");
+	for (size_t i = 0; i < step_count; i++) {
+		char id[48];
+		fprintf(out, "%s%s", i > 0 ? ", " : " ", report_row_id(&steps[i], id, sizeof(id)));
+	}
+	fprintf(out, "%s\n\n", step_count == 0 ? " (none)" : "");
+}
+
+static void print_operations(FILE *out, const struct vnfs_step_stats *stats)
+{
+	bool any = false;
+	fprintf(out, "%-12s %10s %8s %12s %10s %10s %10s %10s\n", "Operation", "Count", "Errors",
+		"Total time", "Avg", "p50", "p99", "Bytes");
+	for (int op = 0; op < VNFS_OP_COUNT; op++) {
+		const struct vnfs_operation_stats *s = &stats->operations[op];
+		if (s->count == 0 && s->errors == 0)
+			continue;
+		any = true;
+		char total[32], average[32], p50[32], p99[32], bytes[32];
+		report_format_duration(s->time_ns, total, sizeof(total));
+		report_format_duration(s->count > 0 ? s->time_ns / s->count : 0, average,
+				       sizeof(average));
+		report_format_duration(vnfs_histogram_quantile(s->latency_histogram,
+							       VNFS_LATENCY_BUCKETS, 0.50),
+				       p50, sizeof(p50));
+		report_format_duration(vnfs_histogram_quantile(s->latency_histogram,
+							       VNFS_LATENCY_BUCKETS, 0.99),
+				       p99, sizeof(p99));
+		report_format_bytes(s->bytes, bytes, sizeof(bytes));
+		fprintf(out, "%-12s %10" PRIu64 " %8" PRIu64 " %12s %10s %10s %10s %10s\n",
+			vnfs_operation_names[op], (uint64_t)s->count, (uint64_t)s->errors, total, average,
+			p50, p99, bytes);
+	}
+	if (!any)
+		fprintf(out, "(no NFS operations)\n");
+	fputc('\n', out);
+}
+
+static void print_processes(FILE *out, const struct report_row *job)
+{
+	if (job->process_count == 0)
+		return;
+	fprintf(out, "%-16s %10s %10s %10s %11s %10s\n", "Process", "Read ops", "Read bytes",
+		"Write ops", "Write bytes", "Other ops");
+	for (size_t i = 0; i < job->process_count; i++) {
+		const struct vnfs_process_record *p = &job->processes[i];
+		char read[32], written[32];
+		report_format_bytes(p->stats.read_bytes, read, sizeof(read));
+		report_format_bytes(p->stats.write_bytes, written, sizeof(written));
+		fprintf(out, "%-16s %10" PRIu64 " %10s %10" PRIu64 " %11s %10" PRIu64 "\n", p->comm,
+			(uint64_t)p->stats.read_ops, read, (uint64_t)p->stats.write_ops, written,
+			(uint64_t)p->stats.other_ops);
+	}
+	fputc('\n', out);
+}
+
+static void print_mounts(FILE *out, const struct report_row *job)
+{
+	if (job->mount_count == 0)
+		return;
+	fprintf(out, "Mounts\n");
+	for (size_t i = 0; i < job->mount_count; i++) {
+		const struct vnfs_mount_record *m = &job->mounts[i];
+		char rsize[32] = "unknown", wsize[32] = "unknown", read[32], written[32], time[32];
+		if (m->rsize != 0)
+			report_format_bytes(m->rsize, rsize, sizeof(rsize));
+		if (m->wsize != 0)
+			report_format_bytes(m->wsize, wsize, sizeof(wsize));
+		report_format_bytes(m->stats.read_bytes, read, sizeof(read));
+		report_format_bytes(m->stats.write_bytes, written, sizeof(written));
+		report_format_duration(m->stats.time_ns, time, sizeof(time));
+		fprintf(out,
+			"  %s (%s, NFSv%s, rsize %s, wsize %s): %" PRIu64 " ops, %" PRIu64
+			" errors, %s, read %s, written %s\n",
+			m->mount_point[0] != '\0' ? m->mount_point : "(unmounted)", m->source,
+			m->version[0] != '\0' ? m->version : "?", rsize, wsize,
+			(uint64_t)m->stats.ops, (uint64_t)m->stats.errors, time, read, written);
+	}
+	fputc('\n', out);
+}
+
+static void print_findings(FILE *out, const struct report_row *job,
+			   const struct report_baseline *baseline)
+{
+	struct report_finding findings[REPORT_MAX_FINDINGS];
+	size_t count = report_findings(job, baseline, findings, REPORT_MAX_FINDINGS);
+	fprintf(out, "Findings\n");
+	if (count == 0)
+		fprintf(out, "  none\n");
+	for (size_t i = 0; i < count; i++)
+		fprintf(out, "  - %s\n", findings[i].text);
+	if (baseline == NULL)
+		fprintf(out, "  (no latency baseline: the node's history was not available)\n");
+}
+
+void report_print_long(FILE *out, const struct report_row *job, const struct report_row *steps,
+		       size_t step_count, const struct report_baseline *baseline, int64_t now_ms)
+{
+	print_header(out, job, steps, step_count, now_ms);
+	print_operations(out, &job->stats);
+	print_processes(out, job);
+	print_mounts(out, job);
+	print_findings(out, job, baseline);
+}

@@ -1,0 +1,704 @@
+/*
+ * test_report.c — vnfs-report against a real history database (filled by the
+ * real SQLite sink) and real report files, run as a subprocess exactly as a
+ * user would; and its parts (time forms, findings, baseline, report files)
+ * called directly.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "helper/server.h"
+#include "helper/sink.h"
+#include "lib/record_json.h"
+#include "report/findings.h"
+#include "report/jobs.h"
+#include "report/report_files.h"
+#include "report/sources.h"
+#include "report/text.h"
+#include "report/times.h"
+#include "tests/unit/history_fixtures.h"
+
+#define START 1795000000000LL /* 2026-11-18T11:06:40Z */
+#define DAY (86400 * 1000LL)
+
+static char directory[64];
+static char database[128];
+static char report_dir[128];
+static char config_path[128];
+
+/* ---- the fixture database ------------------------------------------------- */
+
+static void finish(struct vnfs_sink *sink, struct history_step *steps, size_t count,
+		   int64_t start, int64_t end)
+{
+	struct vnfs_step_record records[4];
+	for (size_t i = 0; i < count; i++) {
+		history_step_finish(&steps[i], end);
+		records[i] = steps[i].record;
+	}
+	struct vnfs_job job = { .job_id = records[0].job_id, .uid = records[0].uid,
+				.user = records[0].user, .node = records[0].node,
+				.start_time_ms = start, .end_time_ms = end,
+				.step_count = count, .steps = records };
+	sink->job_finished(sink->state, &job);
+}
+
+/*
+ * job 100  alice  node1: batch (x1) and step 0 (x1); node2 (report file):
+ *                 step 0 (x3); 2026-11-18 11:06:40 to 11:08:50
+ * job 101  bob    node1: step 0 (x2); 2026-11-19 11:06:40, one hour
+ * job 102  alice  node1: step 0 (x1), running since 2026-11-20 11:06:40
+ */
+static int setup_history(void **state)
+{
+	(void)state;
+	snprintf(directory, sizeof(directory), "/tmp/vnfs-test-report.XXXXXX");
+	if (mkdtemp(directory) == NULL)
+		return -1;
+	snprintf(database, sizeof(database), "%s/history.db", directory);
+	snprintf(report_dir, sizeof(report_dir), "%s/reports", directory);
+	snprintf(config_path, sizeof(config_path), "%s/vnfs.conf", directory);
+	FILE *config_file = fopen(config_path, "w");
+	if (config_file == NULL || fclose(config_file) != 0)
+		return -1;
+	setenv("TZ", "UTC", 1);
+	tzset();
+
+	struct vnfs_config config = { 0 };
+	snprintf(config.sqlite.path, sizeof(config.sqlite.path), "%s", database);
+	struct vnfs_sink sink;
+	char error[256];
+	if (vnfs_sink_sqlite_open(&sink, &config, error, sizeof(error)) != 0) {
+		fprintf(stderr, "%s\n", error);
+		return -1;
+	}
+	struct history_step steps[2];
+	history_step_init(&steps[0], 100, VNFS_STEP_BATCH, 1001, "alice", "node1", START, 1);
+	history_step_init(&steps[1], 100, 0, 1001, "alice", "node1", START + 1000, 1);
+	finish(&sink, steps, 2, START, START + 130000);
+
+	history_step_init(&steps[0], 101, 0, 1002, "bob", "node1", START + DAY, 2);
+	finish(&sink, steps, 1, START + DAY, START + DAY + 3600000);
+
+	history_step_init(&steps[0], 102, 0, 1001, "alice", "node1", START + 2 * DAY, 1);
+	struct vnfs_interval interval = { .time_ms = START + 2 * DAY, .node = "node1",
+					  .step_count = 1, .steps = &steps[0].record };
+	sink.publish(sink.state, &interval);
+	sink.close(sink.state);
+
+	/* The job's other node left its report file. */
+	history_step_init(&steps[0], 100, 0, 1001, "alice", "node2", START + 2000, 3);
+	history_step_finish(&steps[0], START + 129000);
+	struct vnfs_job job = { .job_id = 100, .uid = 1001, .user = "alice", .node = "node2",
+				.start_time_ms = START + 2000, .end_time_ms = START + 129000,
+				.step_count = 1, .steps = &steps[0].record };
+	if (vnfs_report_write_files(&job, report_dir, error, sizeof(error)) != 0) {
+		fprintf(stderr, "%s\n", error);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown_history(void **state)
+{
+	(void)state;
+	char command[128];
+	snprintf(command, sizeof(command), "rm -rf '%s'", directory);
+	return system(command) == 0 ? 0 : -1;
+}
+
+/* ---- running vnfs-report ------------------------------------------------ */
+
+struct run {
+	int status;
+	char out[1 << 18];
+	char err[4096];
+};
+
+static void read_file(const char *path, char *buf, size_t size)
+{
+	FILE *file = fopen(path, "r");
+	assert_non_null(file);
+	size_t n = fread(buf, 1, size - 1, file);
+	buf[n] = '\0';
+	assert_true(feof(file)); /* the whole output fitted */
+	fclose(file);
+}
+
+static char socket_name[32] = "none.sock"; /* in directory; the live test serves one */
+static const char *run_as = "";              /* the non-root test sets a setpriv prefix */
+
+/* Runs vnfs-report with the fixture's paths and the given arguments. */
+static void report(struct run *run, const char *arguments)
+{
+	char command[2048], out_path[128], err_path[128];
+	snprintf(out_path, sizeof(out_path), "%s/out", directory);
+	snprintf(err_path, sizeof(err_path), "%s/err", directory);
+	snprintf(command, sizeof(command),
+		 "TZ=UTC %s%s --config %s --socket %s/%s --database %s --report-dir %s %s "
+		 ">%s 2>%s",
+		 run_as, VNFS_REPORT_PROGRAM, config_path, directory, socket_name, database, report_dir,
+		 arguments, out_path, err_path);
+	int status = system(command);
+	assert_true(WIFEXITED(status));
+	run->status = WEXITSTATUS(status);
+	read_file(out_path, run->out, sizeof(run->out));
+	read_file(err_path, run->err, sizeof(run->err));
+}
+
+static struct run run; /* too big for the stack */
+
+static void expect(const char *arguments, const char *out)
+{
+	report(&run, arguments);
+	assert_string_equal(run.err, "");
+	assert_string_equal(run.out, out);
+	assert_int_equal(run.status, 0);
+}
+
+static void expect_failure(const char *arguments, const char *err)
+{
+	report(&run, arguments);
+	assert_string_equal(run.err, err);
+	assert_string_equal(run.out, "");
+	assert_int_equal(run.status, 1);
+}
+
+static void test_jobs_parsable(void **state)
+{
+	(void)state;
+	expect("-j 100 -o JobID,User,Nodes,ReadOps,WriteOps,ReadBytes,MetaOps,State -p",
+	       "JobID|User|Nodes|ReadOps|WriteOps|ReadBytes|MetaOps|State|\n"
+	       "100|alice|node1,node2|50|25|52428800|120|COMPLETED|\n"
+	       "100.batch|alice|node1|10|5|10485760|24|COMPLETED|\n"
+	       "100.0|alice|node1,node2|40|20|41943040|96|COMPLETED|\n");
+	expect("-j 100.0,101 -P -n -o JobID,ReadOps,TopProcess,Mounts,Tags",
+	       "100.0|40|python3|/mnt/nfs|PROJECT_NAME=alpha\n"
+	       "101|20|python3|/mnt/nfs|PROJECT_NAME=alpha\n"
+	       "101.0|20|python3|/mnt/nfs|PROJECT_NAME=alpha\n");
+	expect("-j 101.0 -P -o AvgReadSize,AvgWriteSize,ReadP50,ReadP99,WriteP50,WriteP99,"
+	       "MetaP99,Errors,MmapReadBytes",
+	       "AvgReadSize|AvgWriteSize|ReadP50|ReadP99|WriteP50|WriteP99|MetaP99|Errors|"
+	       "MmapReadBytes\n"
+	       "1048576|1048576|1572864|2097152|3145728|4194304|131072|0|0\n");
+}
+
+static void test_table_widths(void **state)
+{
+	(void)state;
+	expect("-j 101 -X -o JobID%8,User,ReadBytes,Elapsed,Start,End,ReadP99",
+	       "JobID         User  ReadBytes    Elapsed               Start                 End "
+	       "   ReadP99\n"
+	       "-------- --------- ---------- ---------- ------------------- ------------------- "
+	       "----------\n"
+	       "101            bob        20M   01:00:00 2026-11-19T11:06:40 2026-11-19T12:06:40 "
+	       "    2.10ms\n");
+	/* Too long for its column: cut, with '+' marking the cut (like sacct). */
+	expect("-j 100 -X -n -o JobID%2,Tags%8,Nodes%20", "1+ PROJECT+ node1,node2         \n");
+}
+
+static void test_user_and_times(void **state)
+{
+	(void)state;
+	expect("-u 1002 -S 2026-11-01 -X -P -n -o JobID,User", "101|bob\n");
+	expect("-u alice -S 2026-11-01 -X -P -n -o JobID,State,End",
+	       "100|COMPLETED|2026-11-18T11:08:50\n102|RUNNING|Unknown\n");
+	expect("-S 2026-11-19T00:00 -E 2026-11-19T23:59:59 -X -P -n -o JobID", "101\n");
+	expect("-S 2026-11-18T11:08:51 -E 2026-11-20 -X -P -n -o JobID", "101\n");
+	/* Jobs still running pass any start; the finished ones ended long ago. */
+	expect("-S now-1hours -X -P -n -o JobID", "102\n");
+	/* No -j and no -S: since midnight, which excludes the old finished jobs. */
+	expect("-X -P -n -o JobID", "102\n");
+}
+
+static void test_json(void **state)
+{
+	(void)state;
+	report(&run, "-j 100 --json");
+	assert_int_equal(run.status, 0);
+	assert_string_equal(run.err, "");
+	struct json_object *top = json_tokener_parse(run.out), *jobs, *job, *value, *operations;
+	assert_non_null(top);
+	assert_true(json_object_object_get_ex(top, "jobs", &jobs));
+	assert_int_equal(json_object_array_length(jobs), 1);
+	job = json_object_array_get_idx(jobs, 0);
+	assert_true(json_object_object_get_ex(job, "job", &value));
+	assert_int_equal(json_object_get_int64(value), 100);
+	assert_true(json_object_object_get_ex(job, "node", &value));
+	assert_string_equal(json_object_get_string(value), "node1,node2");
+	assert_true(json_object_object_get_ex(job, "state", &value));
+	assert_string_equal(json_object_get_string(value), "COMPLETED");
+	assert_true(json_object_object_get_ex(job, "operations", &operations));
+	assert_true(json_object_object_get_ex(operations, "read", &value));
+	assert_true(json_object_object_get_ex(value, "count", &value));
+	assert_int_equal(json_object_get_int64(value), 50);
+	assert_true(json_object_object_get_ex(job, "steps", &value));
+	assert_int_equal(json_object_array_length(value), 3); /* batch, 0@node1, 0@node2 */
+	json_object_put(top);
+}
+
+static void test_long(void **state)
+{
+	(void)state;
+	expect("-j 101 -l",
+	       "Job 101  user bob (1002)  COMPLETED\n"
+	       "Nodes:   node1\n"
+	       "Tags:    PROJECT_NAME=alpha\n"
+	       "Start:   2026-11-19T11:06:40  End: 2026-11-19T12:06:40  Elapsed: 01:00:00\n"
+	       "Steps:   101.0\n"
+	       "\n"
+	       "Operation         Count   Errors   Total time        Avg        p50        p99"
+	       "      Bytes\n"
+	       "read                 20        0      31.46ms     1.57ms     1.57ms     2.10ms"
+	       "        20M\n"
+	       "write                10        0      31.46ms     3.15ms     3.15ms     4.19ms"
+	       "        10M\n"
+	       "open                  4        0     393.22us    98.30us    98.30us   131.07us"
+	       "          0\n"
+	       "close                 4        0      24.58us     6.14us     6.14us     8.19us"
+	       "          0\n"
+	       "getattr              40        0     983.04us    24.58us    24.58us    32.77us"
+	       "          0\n"
+	       "\n"
+	       "Process            Read ops Read bytes  Write ops Write bytes  Other ops\n"
+	       "python3                  20        20M          0           0         48\n"
+	       "dd                        0          0         10         10M          0\n"
+	       "\n"
+	       "Mounts\n"
+	       "  /mnt/nfs (server:/export, NFSv4.2, rsize 1M, wsize 1M): 78 ops, 0 errors, "
+	       "64.32ms, read 20M, written 10M\n"
+	       "\n"
+	       "Findings\n"
+	       "  none\n");
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_failure("-o JobID,Foo",
+		       "vnfs-report: unknown field 'Foo'; valid fields: JobID User Tags Nodes Start "
+		       "End Elapsed ReadBytes WriteBytes ReadOps WriteOps MetaOps Errors "
+		       "AvgReadSize AvgWriteSize ReadP50 ReadP99 WriteP50 WriteP99 MetaP99 "
+		       "MmapReadBytes TopProcess Mounts State\n");
+	expect_failure("-o JobID%0", "vnfs-report: bad width '0' for field JobID: use 1 to 1000\n");
+	expect_failure("-S yesterday",
+		       "vnfs-report: -S: invalid time 'yesterday': use YYYY-MM-DD[THH:MM[:SS]], "
+		       "HH:MM[:SS] or now[-N{minutes,hours,days,weeks}]\n");
+	expect_failure("-E 2026-02-30", "vnfs-report: -E: invalid time '2026-02-30': use "
+					"YYYY-MM-DD[THH:MM[:SS]], HH:MM[:SS] or "
+					"now[-N{minutes,hours,days,weeks}]\n");
+	expect_failure("-j 12x", "vnfs-report: invalid job '12x': use a job id, or job.step "
+				 "(e.g. 42, 42.0, 42.batch)\n");
+	expect_failure("-j 12.bat", "vnfs-report: invalid step 'bat' of job 12: use a number, "
+				    "batch, extern or interactive\n");
+	expect_failure("-u 'no user'", "vnfs-report: invalid user 'no user'\n");
+	expect("-u nosuchuser -S 2026-11-01 -X -P -n -o JobID", "");
+
+	char arguments[256], message[512];
+	snprintf(arguments, sizeof(arguments), "--database %s/missing.db", directory);
+	snprintf(message, sizeof(message),
+		 "vnfs-report: history database %s/missing.db: No such file or directory\n",
+		 directory);
+	expect_failure(arguments, message);
+}
+
+static void test_helpformat(void **state)
+{
+	(void)state;
+	expect("-e", "JobID           User            Tags            Nodes           Start\n"
+		     "End             Elapsed         ReadBytes       WriteBytes      ReadOps\n"
+		     "WriteOps        MetaOps         Errors          AvgReadSize     AvgWriteSize\n"
+		     "ReadP50         ReadP99         WriteP50        WriteP99        MetaP99\n"
+		     "MmapReadBytes   TopProcess      Mounts          State\n");
+}
+
+/* ---- live from a helper ------------------------------------------------- */
+
+/*
+ * A helper's socket (the real server) that holds job 500 (new) and job 102,
+ * which the database also has, with a later sample: x5 instead of x1.
+ */
+static struct json_object *live_job(uint32_t job_id, uint64_t scale)
+{
+	struct history_step step;
+	history_step_init(&step, job_id, 0, 1001, "alice", "node1", START + 2 * DAY, scale);
+	step.record.sample_time_ms = START + 2 * DAY + 600000;
+	struct vnfs_job job = { .job_id = job_id, .uid = 1001, .user = "alice", .node = "node1",
+				.start_time_ms = START + 2 * DAY, .step_count = 1,
+				.steps = &step.record };
+	return vnfs_job_to_json(&job);
+}
+
+static struct json_object *live_handler(void *context, const struct vnfs_request *request,
+					const struct vnfs_peer *peer)
+{
+	(void)context, (void)peer;
+	struct json_object *body = json_object_new_object();
+	if (request->type == VNFS_REQUEST_LIST) {
+		struct json_object *jobs = json_object_new_array();
+		for (uint32_t job_id = 102; job_id <= 500; job_id += 398) {
+			struct json_object *entry = json_object_new_object();
+			json_object_object_add(entry, "job", json_object_new_int64(job_id));
+			json_object_object_add(entry, "step", json_object_new_string("0"));
+			json_object_object_add(entry, "uid", json_object_new_int64(1001));
+			json_object_object_add(entry, "user", json_object_new_string("alice"));
+			json_object_object_add(entry, "running", json_object_new_boolean(true));
+			json_object_array_add(jobs, entry);
+		}
+		json_object_object_add(body, "jobs", jobs);
+		return vnfs_reply_ok(body);
+	}
+	if (request->type == VNFS_REQUEST_QUERY && (request->job_id == 500 || request->job_id == 102)) {
+		json_object_object_add(body, "job", live_job(request->job_id,
+							     request->job_id == 500 ? 1 : 5));
+		json_object_object_add(body, "uid", json_object_new_int64(1001));
+		return vnfs_reply_ok(body);
+	}
+	json_object_put(body);
+	return vnfs_reply_error("job %u is not running on this node", request->job_id);
+}
+
+static void test_live(void **state)
+{
+	(void)state;
+	char path[128], error[256];
+	snprintf(socket_name, sizeof(socket_name), "helper.sock");
+	snprintf(path, sizeof(path), "%s/%s", directory, socket_name);
+	struct vnfs_server_options options = { .socket_path = path, .socket_mode = 0666 };
+	struct vnfs_server *server = NULL;
+	if (vnfs_server_start(&server, &options, live_handler, NULL, error, sizeof(error)) != 0)
+		fail_msg("server: %s", error);
+
+	expect("-j 500 -P -n -o JobID,User,ReadOps,State,End",
+	       "500|alice|10|RUNNING|Unknown\n500.0|alice|10|RUNNING|Unknown\n");
+	/* Job 102 is live and in the history: the later sample, not the sum. */
+	expect("-j 102 -X -P -n -o JobID,ReadOps", "102|50\n");
+	expect("-X -P -n -o JobID,ReadOps", "102|50\n500|10\n");
+
+	vnfs_server_stop(server);
+	snprintf(socket_name, sizeof(socket_name), "none.sock");
+	/* A helper gone: silence (no socket), the history's last write of 102. */
+	expect("-X -P -n -o JobID,ReadOps", "102|10\n");
+}
+
+/* A user sees their own jobs only, from the history and the report files. */
+static void test_non_root(void **state)
+{
+	(void)state;
+	assert_int_equal(geteuid(), 0); /* the unit tests run as root */
+	assert_int_equal(chmod(directory, 0755), 0);
+	run_as = "setpriv --reuid=1001 --regid=1001 --clear-groups ";
+	expect("-S 2026-11-01 -X -P -n -o JobID,User,ReadOps", "100|alice|50\n102|alice|10\n");
+	expect("-u alice -S 2026-11-01 -X -P -n -o JobID", "100\n102\n");
+	expect_failure("-u 1002", "vnfs-report: only root may see other users' jobs\n");
+	run_as = "setpriv --reuid=1002 --regid=1002 --clear-groups ";
+	expect("-S 2026-11-01 -X -P -n -o JobID,User", "101|bob\n");
+	expect("-j 100 -P -n -o JobID", "");
+	run_as = "";
+	assert_int_equal(chmod(directory, 0700), 0);
+}
+
+/* ---- the parts ---------------------------------------------------------- */
+
+static void test_times(void **state)
+{
+	(void)state;
+	int64_t t;
+	char error[256], buf[64];
+	const int64_t now = START + 123;
+
+	assert_int_equal(report_parse_time("2026-11-18", now, &t, error, sizeof(error)), 0);
+	assert_int_equal(t, 1795000000000LL - (11 * 3600 + 6 * 60 + 40) * 1000LL);
+	assert_int_equal(report_parse_time("2026-11-18T11:06:40", now, &t, error, sizeof(error)),
+			 0);
+	assert_int_equal(t, START);
+	assert_int_equal(report_parse_time("2026-11-18T11:06", now, &t, error, sizeof(error)), 0);
+	assert_int_equal(t, START - 40000);
+	assert_int_equal(report_parse_time("11:06:40", now, &t, error, sizeof(error)), 0);
+	assert_int_equal(t, START);
+	assert_int_equal(report_parse_time("now", now, &t, error, sizeof(error)), 0);
+	assert_int_equal(t, now);
+	assert_int_equal(report_parse_time("now-90", now, &t, error, sizeof(error)), 0);
+	assert_int_equal(t, now - 90000);
+	assert_int_equal(report_parse_time("now-2hours", now, &t, error, sizeof(error)), 0);
+	assert_int_equal(t, now - 7200000);
+	assert_int_equal(report_parse_time("now-3days", now, &t, error, sizeof(error)), 0);
+	assert_int_equal(t, now - 3 * DAY);
+	assert_int_equal(report_parse_time("now+1week", now, &t, error, sizeof(error)), 0);
+	assert_int_equal(t, now + 7 * DAY);
+	assert_int_equal(report_parse_time("now-5minutes", now, &t, error, sizeof(error)), 0);
+	assert_int_equal(t, now - 300000);
+	assert_int_equal(report_parse_time("now-5fortnights", now, &t, error, sizeof(error)), -1);
+	assert_int_equal(report_parse_time("2026-13-01", now, &t, error, sizeof(error)), -1);
+	assert_int_equal(report_parse_time("2026-11-18T24:00", now, &t, error, sizeof(error)), -1);
+	assert_int_equal(report_parse_time(" 2026-11-18", now, &t, error, sizeof(error)), -1);
+	assert_int_equal(report_parse_time("2026-11-18T11:06:40Z", now, &t, error, sizeof(error)),
+			 -1);
+
+	report_format_time(START, buf, sizeof(buf));
+	assert_string_equal(buf, "2026-11-18T11:06:40");
+	report_format_elapsed(59999, buf, sizeof(buf));
+	assert_string_equal(buf, "00:00:59");
+	report_format_elapsed(DAY + 2 * 3600000 + 3 * 60000 + 4000, buf, sizeof(buf));
+	assert_string_equal(buf, "1-02:03:04");
+	report_format_bytes(1023, buf, sizeof(buf));
+	assert_string_equal(buf, "1023");
+	report_format_bytes(8 << 20, buf, sizeof(buf));
+	assert_string_equal(buf, "8M");
+	report_format_bytes(1536, buf, sizeof(buf));
+	assert_string_equal(buf, "1.50K");
+	report_format_bytes(3ull << 40, buf, sizeof(buf));
+	assert_string_equal(buf, "3T");
+	report_format_duration(999, buf, sizeof(buf));
+	assert_string_equal(buf, "999ns");
+	report_format_duration(24576, buf, sizeof(buf));
+	assert_string_equal(buf, "24.58us");
+	report_format_duration(2500000000ull, buf, sizeof(buf));
+	assert_string_equal(buf, "2.50s");
+}
+
+/* One job row from one fixture step, changed by the caller first. */
+static size_t findings_of(struct history_step *step, const struct report_baseline *baseline,
+			  struct report_finding *findings)
+{
+	struct report_set set;
+	struct report_row *rows;
+	size_t count;
+	report_set_init(&set);
+	assert_int_equal(report_set_add(&set, &step->record), 0);
+	assert_int_equal(report_build_rows(&set, &rows, &count), 0);
+	assert_int_equal(count, 2);
+	size_t found = report_findings(&rows[0], baseline, findings, REPORT_MAX_FINDINGS);
+	report_rows_free(rows, count);
+	report_set_free(&set);
+	return found;
+}
+
+static void test_findings(void **state)
+{
+	(void)state;
+	struct history_step step;
+	struct report_finding findings[REPORT_MAX_FINDINGS];
+	struct report_baseline baseline = { 0 };
+
+	/* The plain fixture: nothing to say. */
+	history_step_init(&step, 7, 0, 1001, "alice", "node1", START, 1);
+	assert_int_equal(findings_of(&step, &baseline, findings), 0);
+
+	/* 5000 slow getattrs: metadata takes most of the time. */
+	history_set_operation(&step, VNFS_OP_GETATTR, 5000, 0, 0, 20);
+	assert_int_equal(findings_of(&step, NULL, findings), 1);
+	assert_int_equal(findings[0].rule, REPORT_RULE_METADATA_BOUND);
+	assert_string_equal(findings[0].text,
+			    "metadata-bound: metadata operations took 99.6% of the NFS time (5004 "
+			    "calls, over 50% and 1000 calls); most in getattr (5000 calls, 7.86s)");
+
+	/* 999 metadata calls are too few to judge. */
+	history_set_operation(&step, VNFS_OP_GETATTR, 995, 0, 0, 20);
+	assert_int_equal(findings_of(&step, NULL, findings), 0);
+
+	/* 4 KiB reads on a 1 MiB rsize mount; 64 KiB writes with wsize unknown (1 MiB). */
+	history_step_init(&step, 7, 0, 1001, "alice", "node1", START, 1);
+	history_set_operation(&step, VNFS_OP_READ, 1000, 0, 4096, 12);
+	history_set_operation(&step, VNFS_OP_WRITE, 100, 0, 65536, 14);
+	step.mounts[0].wsize = 0;
+	assert_int_equal(findings_of(&step, NULL, findings), 2);
+	assert_int_equal(findings[0].rule, REPORT_RULE_SMALL_READS);
+	assert_string_equal(findings[0].text,
+			    "small reads: the average read is 4K over 1000 calls, under 1/8 of the "
+			    "mount's rsize (1M); larger requests would need fewer round trips");
+	assert_int_equal(findings[1].rule, REPORT_RULE_SMALL_WRITES);
+	assert_string_equal(findings[1].text,
+			    "small writes: the average write is 64K over 100 calls, under 1/8 of "
+			    "the mount's wsize (1M); larger requests would need fewer round trips");
+	/* 128 KiB is exactly 1/8 of 1 MiB: not small. */
+	history_set_operation(&step, VNFS_OP_READ, 1000, 0, 131072, 12);
+	history_set_operation(&step, VNFS_OP_WRITE, 99, 0, 4096, 14);
+	assert_int_equal(findings_of(&step, NULL, findings), 0);
+
+	/* Errors: 150 failed opens (over 100), then 5 % of few calls. */
+	history_step_init(&step, 7, 0, 1001, "alice", "node1", START, 1);
+	history_set_operation(&step, VNFS_OP_OPEN, 200, 150, 0, 16);
+	assert_int_equal(findings_of(&step, NULL, findings), 1);
+	assert_int_equal(findings[0].rule, REPORT_RULE_ERRORS);
+	assert_string_equal(findings[0].text,
+			    "many errors: 150 of 237 operations failed (63.29%; the limits are 1% "
+			    "and 100); most in open (150)");
+	history_set_operation(&step, VNFS_OP_OPEN, 2, 0, 0, 16);
+	history_set_operation(&step, VNFS_OP_LOOKUP, 1000, 10, 0, 4);
+	assert_int_equal(findings_of(&step, NULL, findings), 0); /* 10 of 1039: under 1 % */
+	history_set_operation(&step, VNFS_OP_LOOKUP, 1000, 11, 0, 4);
+	assert_int_equal(findings_of(&step, NULL, findings), 1);
+	assert_string_equal(findings[0].text,
+			    "many errors: 11 of 1039 operations failed (1.06%; the limits are 1% and "
+			    "100); most in lookup (11)");
+
+	/* Latency: getattr p99 32.77us against a baseline median of 8 us. */
+	history_step_init(&step, 7, 0, 1001, "alice", "node1", START, 1);
+	history_set_operation(&step, VNFS_OP_GETATTR, 200, 0, 0, 14);
+	baseline.p99_ns[VNFS_OP_GETATTR] = 8000;
+	baseline.steps[VNFS_OP_GETATTR] = 5;
+	assert_int_equal(findings_of(&step, &baseline, findings), 1);
+	assert_int_equal(findings[0].rule, REPORT_RULE_SLOW);
+	assert_string_equal(findings[0].text,
+			    "slow getattr: p99 32.60us is 4.1x the node's median p99 of 8.00us over "
+			    "the last 24 h (5 steps; the limit is 4x)");
+	baseline.steps[VNFS_OP_GETATTR] = 4; /* too few to judge */
+	assert_int_equal(findings_of(&step, &baseline, findings), 0);
+	baseline.steps[VNFS_OP_GETATTR] = 5;
+	baseline.p99_ns[VNFS_OP_GETATTR] = 8151; /* p99 32604 is exactly 4x: not over */
+	assert_int_equal(findings_of(&step, &baseline, findings), 0);
+}
+
+static void test_baseline(void **state)
+{
+	(void)state;
+	char path[128], error[256];
+	snprintf(path, sizeof(path), "%s/baseline.db", directory);
+	struct vnfs_config config = { 0 };
+	snprintf(config.sqlite.path, sizeof(config.sqlite.path), "%s", path);
+	struct vnfs_sink sink;
+	assert_int_equal(vnfs_sink_sqlite_open(&sink, &config, error, sizeof(error)), 0);
+
+	/* Seven recent jobs on node1 with getattr in buckets 10..16 (p99 2^(b+1)),
+	 * one with too few calls, one old, one on node2, and the job itself. */
+	int64_t now = report_now_ms();
+	struct history_step step;
+	for (int i = 0; i < 7; i++) {
+		history_step_init(&step, 200 + i, 0, 1001, "alice", "node1", now - 3600000, 1);
+		history_set_operation(&step, VNFS_OP_GETATTR, 100, 0, 0, 10 + i);
+		finish(&sink, &step, 1, now - 3600000, now - 60000);
+	}
+	history_step_init(&step, 300, 0, 1001, "alice", "node1", now - 3600000, 1);
+	history_set_operation(&step, VNFS_OP_GETATTR, 99, 0, 0, 30);
+	finish(&sink, &step, 1, now - 3600000, now - 60000);
+	history_step_init(&step, 301, 0, 1001, "alice", "node1", now - 3 * DAY, 1);
+	history_set_operation(&step, VNFS_OP_GETATTR, 100, 0, 0, 30);
+	finish(&sink, &step, 1, now - 3 * DAY, now - 2 * DAY);
+	history_step_init(&step, 302, 0, 1001, "alice", "node2", now - 3600000, 1);
+	history_set_operation(&step, VNFS_OP_GETATTR, 100, 0, 0, 30);
+	finish(&sink, &step, 1, now - 3600000, now - 60000);
+	history_step_init(&step, 303, 0, 1001, "alice", "node1", now - 3600000, 1);
+	history_set_operation(&step, VNFS_OP_GETATTR, 100, 0, 0, 30);
+	finish(&sink, &step, 1, now - 3600000, now - 60000);
+	sink.close(sink.state);
+
+	struct report_baseline baseline;
+	assert_int_equal(report_load_baseline(path, "node1", 303, now, &baseline, error,
+					      sizeof(error)),
+			 0);
+	assert_int_equal(baseline.steps[VNFS_OP_GETATTR], 7);
+	/* p99 of 100 calls in bucket b: 2^b + 2^b * 99/100; the median is b = 13. */
+	assert_int_equal(baseline.p99_ns[VNFS_OP_GETATTR], 16302);
+	assert_int_equal(baseline.steps[VNFS_OP_READ], 0);
+	assert_int_equal(report_load_baseline(path, "node1,node2", 303, now, &baseline, error,
+					      sizeof(error)),
+			 0);
+	assert_int_equal(baseline.steps[VNFS_OP_GETATTR], 8);
+	assert_int_equal(baseline.p99_ns[VNFS_OP_GETATTR], 16302); /* lower middle of 8 */
+	assert_int_equal(report_load_baseline(path, "node1", 0, now, &baseline, error,
+					      sizeof(error)),
+			 0);
+	assert_int_equal(baseline.steps[VNFS_OP_GETATTR], 8);
+	assert_int_equal(baseline.p99_ns[VNFS_OP_GETATTR], 16302);
+}
+
+static void test_report_files(void **state)
+{
+	(void)state;
+	char path[256], error[256];
+	struct stat st;
+
+	/* Written by setup for node2: job dir 0755 owned by the user, files 0644. */
+	snprintf(path, sizeof(path), "%s/100", report_dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(st.st_uid, 1001);
+	snprintf(path, sizeof(path), "%s/100/node2.json", report_dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_uid, 1001);
+	snprintf(path, sizeof(path), "%s/100/node2.txt", report_dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	char text[8192];
+	read_file(path, text, sizeof(text));
+	assert_non_null(strstr(text, "Job 100  user alice (1001)  COMPLETED\nNodes:   node2\n"));
+	assert_non_null(strstr(text, "read                 30        0"));
+
+	/* The JSON reads back into exactly the step that was written. */
+	struct report_set set;
+	report_set_init(&set);
+	snprintf(path, sizeof(path), "%s/100/node2.json", report_dir);
+	assert_int_equal(report_load_job_file(&set, path, error, sizeof(error)), 0);
+	assert_int_equal(set.count, 1);
+	struct history_step expected;
+	history_step_init(&expected, 100, 0, 1001, "alice", "node2", START + 2000, 3);
+	history_step_finish(&expected, START + 129000);
+	assert_memory_equal(set.records[0].stats, &expected.stats, sizeof(expected.stats));
+	assert_int_equal(set.records[0].end_time_ms, START + 129000);
+	report_set_free(&set);
+
+	/* Rewriting replaces atomically and leaves no temporary file behind. */
+	struct vnfs_job job = { .job_id = 100, .uid = 1001, .user = "alice", .node = "node2",
+				.start_time_ms = START, .end_time_ms = START + 1,
+				.step_count = 1, .steps = &expected.record };
+	assert_int_equal(vnfs_report_write_files(&job, report_dir, error, sizeof(error)), 0);
+	char command[256];
+	snprintf(command, sizeof(command), "test $(ls -A %s/100 | wc -l) -eq 2", report_dir);
+	assert_int_equal(system(command), 0);
+
+	/* A node name that would leave the directory is refused. */
+	job.node = "../etc";
+	assert_int_equal(vnfs_report_write_files(&job, report_dir, error, sizeof(error)), -1);
+	assert_string_equal(error, "node name '../etc' cannot name a file");
+	job.node = "node2";
+	assert_int_equal(vnfs_report_write_files(&job, "", error, sizeof(error)), -1);
+	assert_string_equal(error, "no report directory configured");
+}
+
+static void test_bad_report_file(void **state)
+{
+	(void)state;
+	char path[256], error[512];
+	snprintf(path, sizeof(path), "%s/bad.json", directory);
+	FILE *file = fopen(path, "w");
+	assert_non_null(file);
+	fputs("{\"steps\":[{\"job\":1}]}", file);
+	fclose(file);
+	struct report_set set;
+	report_set_init(&set);
+	assert_int_equal(report_load_job_file(&set, path, error, sizeof(error)), -1);
+	char expected[512];
+	snprintf(expected, sizeof(expected), "%s: steps[0]: missing field 'step'", path);
+	assert_string_equal(error, expected);
+	assert_int_equal(set.count, 0);
+	report_set_free(&set);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jobs_parsable),  cmocka_unit_test(test_table_widths),
+		cmocka_unit_test(test_user_and_times), cmocka_unit_test(test_json),
+		cmocka_unit_test(test_long),           cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_helpformat),     cmocka_unit_test(test_live),
+		cmocka_unit_test(test_non_root),
+		cmocka_unit_test(test_times),
+		cmocka_unit_test(test_findings),       cmocka_unit_test(test_baseline),
+		cmocka_unit_test(test_report_files),   cmocka_unit_test(test_bad_report_file),
+	};
+	return cmocka_run_group_tests(tests, setup_history, teardown_history);
+}

@@ -1,0 +1,448 @@
+/*
+ * test_sink_sqlite.c — the SQLite history sink against a real database in a
+ * temporary directory: schema migration, exact rows after intervals and a
+ * finished job, skipping unchanged steps, retention, and a database locked
+ * by another connection.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "helper/sink.h"
+#include "tests/unit/history_fixtures.h"
+
+struct fixture {
+	char directory[64];
+	char path[128];
+	struct vnfs_config config;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return -1;
+	snprintf(f->directory, sizeof(f->directory), "/tmp/vnfs-test-sqlite.XXXXXX");
+	if (mkdtemp(f->directory) == NULL)
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/db/history.db", f->directory);
+	snprintf(f->config.sqlite.path, sizeof(f->config.sqlite.path), "%s", f->path);
+	f->config.sqlite.enabled = true;
+	f->config.sqlite.retention_days = 0;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char command[200];
+	/* test_disk_full's tmpfs, should it have failed before unmounting. */
+	snprintf(command, sizeof(command), "%s/small", f->directory);
+	umount2(command, MNT_DETACH);
+	snprintf(command, sizeof(command), "rm -rf '%s'", f->directory);
+	int rc = system(command);
+	free(f);
+	return rc == 0 ? 0 : -1;
+}
+
+static sqlite3 *open_db(const char *path)
+{
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	return db;
+}
+
+static int64_t query_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *statement;
+	if (sqlite3_prepare_v2(db, sql, -1, &statement, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	assert_int_equal(sqlite3_step(statement), SQLITE_ROW);
+	int64_t value = sqlite3_column_int64(statement, 0);
+	sqlite3_finalize(statement);
+	return value;
+}
+
+/* The first column of every row, joined with '|'. */
+static void query_text(sqlite3 *db, const char *sql, char *out, size_t size)
+{
+	sqlite3_stmt *statement;
+	if (sqlite3_prepare_v2(db, sql, -1, &statement, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	size_t used = 0;
+	out[0] = '\0';
+	while (sqlite3_step(statement) == SQLITE_ROW && used < size) {
+		const unsigned char *text = sqlite3_column_text(statement, 0);
+		used += (size_t)snprintf(out + used, size - used, "%s%s", used > 0 ? "|" : "",
+					 text != NULL ? (const char *)text : "NULL");
+	}
+	sqlite3_finalize(statement);
+}
+
+static void open_sink(struct fixture *f, struct vnfs_sink *sink)
+{
+	char error[256] = "";
+	if (vnfs_sink_sqlite_open(sink, &f->config, error, sizeof(error)) != 0)
+		fail_msg("open: %s", error);
+	assert_string_equal(sink->name, "sqlite");
+}
+
+static void publish(struct vnfs_sink *sink, struct history_step *steps, size_t count,
+		    struct vnfs_step_record *records)
+{
+	for (size_t i = 0; i < count; i++)
+		records[i] = steps[i].record;
+	struct vnfs_interval interval = { .time_ms = records[0].sample_time_ms,
+					  .node = records[0].node,
+					  .step_count = count,
+					  .steps = records };
+	sink->publish(sink->state, &interval);
+}
+
+static void test_migration_from_empty(void **state)
+{
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	open_sink(f, &sink);
+	sink.close(sink.state);
+
+	sqlite3 *db = open_db(f->path);
+	char text[512];
+	assert_int_equal(query_int(db, "PRAGMA user_version"), 1);
+	query_text(db, "PRAGMA journal_mode", text, sizeof(text));
+	assert_string_equal(text, "wal");
+	query_text(db, "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name", text,
+		   sizeof(text));
+	assert_string_equal(text, "jobs|operations|step_mounts|step_operations|step_processes|"
+				  "step_tags|steps");
+	assert_int_equal(query_int(db, "SELECT count(*) FROM operations"), VNFS_OP_COUNT);
+	query_text(db, "SELECT class FROM operations WHERE name IN ('read', 'getattr') "
+		       "ORDER BY name",
+		   text, sizeof(text));
+	assert_string_equal(text, "META|DATA");
+
+	/* A second open finds version 1 and changes nothing. */
+	open_sink(f, &sink);
+	sink.close(sink.state);
+	assert_int_equal(query_int(db, "PRAGMA user_version"), 1);
+
+	/* A database from a newer vnfs is refused, not misread. */
+	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 9", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	char error[256] = "";
+	assert_int_equal(vnfs_sink_sqlite_open(&sink, &f->config, error, sizeof(error)), -1);
+	char expected[300];
+	snprintf(expected, sizeof(expected),
+		 "sqlite: %s: schema version 9 is newer than this vnfs understands (1)", f->path);
+	assert_string_equal(error, expected);
+}
+
+static void test_intervals_then_finished(void **state)
+{
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	struct history_step steps[2];
+	struct vnfs_step_record records[2];
+	const int64_t start = 1795000000000LL;
+
+	open_sink(f, &sink);
+	history_step_init(&steps[0], 42, VNFS_STEP_BATCH, 1001, "alice", "node1", start, 1);
+	history_step_init(&steps[1], 42, 0, 1001, "alice", "node1", start + 500, 1);
+	publish(&sink, steps, 2, records);
+
+	/* A later interval: step 0 did twice as much, the batch step nothing. */
+	history_step_init(&steps[1], 42, 0, 1001, "alice", "node1", start + 500, 2);
+	steps[1].record.sample_time_ms = start + 120000;
+	publish(&sink, steps, 2, records);
+
+	sqlite3 *db = open_db(f->path);
+	char text[1024];
+	assert_int_equal(query_int(db, "SELECT count(*) FROM jobs"), 1);
+	assert_int_equal(query_int(db, "SELECT finished FROM jobs WHERE job_id = 42"), 0);
+	assert_int_equal(query_int(db, "SELECT end_time_ms IS NULL FROM jobs"), 1);
+	assert_int_equal(query_int(db, "SELECT start_time_ms FROM jobs"), start);
+	assert_int_equal(query_int(db, "SELECT sample_time_ms FROM jobs"), start + 120000);
+	query_text(db, "SELECT step_id || ':' || sample_time_ms FROM steps ORDER BY step_id", text,
+		   sizeof(text));
+	assert_string_equal(text, "0:1795000120000|4294967291:1795000060000");
+	query_text(db,
+		   "SELECT operation || '=' || count || '/' || errors || '/' || time_ns || '/' ||"
+		   " bytes || '/' || p50_ns || '/' || p99_ns || '/' || latency_histogram"
+		   " FROM step_operations JOIN steps ON steps.id = step"
+		   " WHERE step_id = 0 ORDER BY operation",
+		   text, sizeof(text));
+	assert_string_equal(text,
+			    "close=4/0/24576/0/6144/8192/[0,0,0,0,0,0,0,0,0,0,0,0,4]|"
+			    "getattr=40/0/983040/0/24576/32768/"
+			    "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,40]|"
+			    "open=4/0/393216/0/98304/131072/"
+			    "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,4]|"
+			    "read=20/0/31457280/20971520/1572864/2097152/"
+			    "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,20]|"
+			    "write=10/0/31457280/10485760/3145728/4194304/"
+			    "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,10]");
+	query_text(db,
+		   "SELECT comm || '=' || read_ops || '/' || read_bytes || '/' || write_ops || '/' ||"
+		   " write_bytes || '/' || other_ops FROM step_processes JOIN steps"
+		   " ON steps.id = step WHERE step_id = 0 ORDER BY comm",
+		   text, sizeof(text));
+	assert_string_equal(text, "dd=0/0/10/10485760/0|python3=20/20971520/0/0/48");
+	query_text(db,
+		   "SELECT device || ' ' || mount_point || ' ' || source || ' ' || version || ' ' ||"
+		   " rsize || ' ' || wsize || ' ' || ops FROM step_mounts ORDER BY step", text,
+		   sizeof(text));
+	assert_string_equal(text, "42 /mnt/nfs server:/export 4.2 1048576 1048576 39|"
+				  "42 /mnt/nfs server:/export 4.2 1048576 1048576 78");
+	query_text(db, "SELECT name || '=' || value FROM step_tags", text, sizeof(text));
+	assert_string_equal(text, "PROJECT_NAME=alpha|PROJECT_NAME=alpha");
+	query_text(db, "SELECT read_size_histogram FROM steps WHERE step_id = 0", text,
+		   sizeof(text));
+	assert_string_equal(text, "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,20]");
+
+	/* The job ends: final counts, end times, finished. */
+	history_step_finish(&steps[0], start + 130000);
+	history_step_finish(&steps[1], start + 125000);
+	history_set_operation(&steps[1], VNFS_OP_UNLINK, 3, 1, 0, 15);
+	records[0] = steps[0].record;
+	records[1] = steps[1].record;
+	struct vnfs_job job = { .job_id = 42, .uid = 1001, .user = "alice", .node = "node1",
+				.start_time_ms = start, .end_time_ms = start + 131000,
+				.step_count = 2, .steps = records };
+	sink.job_finished(sink.state, &job);
+
+	assert_int_equal(query_int(db, "SELECT finished FROM jobs"), 1);
+	assert_int_equal(query_int(db, "SELECT end_time_ms FROM jobs"), start + 131000);
+	query_text(db, "SELECT finished || ':' || end_time_ms FROM steps ORDER BY step_id", text,
+		   sizeof(text));
+	assert_string_equal(text, "1:1795000125000|1:1795000130000");
+	query_text(db,
+		   "SELECT count || '/' || errors FROM step_operations WHERE operation = 'unlink'",
+		   text, sizeof(text));
+	assert_string_equal(text, "3/1");
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_operations"), 11);
+
+	/* A late interval with running records cannot undo the final state. */
+	history_step_init(&steps[1], 42, 0, 1001, "alice", "node1", start + 500, 9);
+	publish(&sink, &steps[1], 1, records);
+	assert_int_equal(query_int(db, "SELECT finished FROM jobs"), 1);
+	assert_int_equal(query_int(db, "SELECT count FROM step_operations JOIN steps ON id = step"
+				       " WHERE step_id = 0 AND operation = 'read'"),
+			 20);
+	assert_int_equal(sink.dropped(sink.state), 0);
+	sqlite3_close(db);
+	sink.close(sink.state);
+}
+
+static void test_unchanged_steps_not_rewritten(void **state)
+{
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	struct history_step step;
+	struct vnfs_step_record record;
+
+	open_sink(f, &sink);
+	history_step_init(&step, 5, 0, 1001, "alice", "node1", 1795000000000LL, 1);
+	publish(&sink, &step, 1, &record);
+	sqlite3 *db = open_db(f->path);
+	assert_int_equal(sqlite3_exec(db, "UPDATE steps SET sample_time_ms = 7", NULL, NULL, NULL),
+			 SQLITE_OK);
+
+	/* Same counters, later sample: nothing to write. */
+	step.record.sample_time_ms += 1000;
+	publish(&sink, &step, 1, &record);
+	assert_int_equal(query_int(db, "SELECT sample_time_ms FROM steps"), 7);
+
+	/* One more getattr: written. */
+	step.stats.operations[VNFS_OP_GETATTR].count++;
+	publish(&sink, &step, 1, &record);
+	assert_int_equal(query_int(db, "SELECT sample_time_ms FROM steps"),
+			 1795000000000LL + 61000);
+	assert_int_equal(query_int(db, "SELECT count FROM step_operations WHERE operation = "
+				       "'getattr'"),
+			 21);
+	sqlite3_close(db);
+	sink.close(sink.state);
+}
+
+static void finish_job(struct vnfs_sink *sink, uint32_t job_id, int64_t start, int64_t end)
+{
+	struct history_step step;
+	history_step_init(&step, job_id, 0, 1001, "alice", "node1", start, 1);
+	history_step_finish(&step, end);
+	struct vnfs_job job = { .job_id = job_id, .uid = 1001, .user = "alice", .node = "node1",
+				.start_time_ms = start, .end_time_ms = end,
+				.step_count = 1, .steps = &step.record };
+	sink->job_finished(sink->state, &job);
+}
+
+static void test_retention(void **state)
+{
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	const int64_t day = 86400 * 1000LL;
+	int64_t now = now_ms();
+
+	open_sink(f, &sink);
+	finish_job(&sink, 1, now - 11 * day, now - 10 * day);   /* expired */
+	finish_job(&sink, 2, now - 7 * day, now - 6 * day);     /* kept */
+	struct history_step running;
+	struct vnfs_step_record record;
+	history_step_init(&running, 3, 0, 1001, "alice", "node1", now - 30 * day, 1);
+	publish(&sink, &running, 1, &record);                    /* running: kept */
+	sink.close(sink.state);
+
+	sqlite3 *db = open_db(f->path);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM jobs"), 3);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_operations"), 15);
+
+	f->config.sqlite.retention_days = 7;
+	open_sink(f, &sink);
+	char text[64];
+	query_text(db, "SELECT job_id FROM jobs ORDER BY job_id", text, sizeof(text));
+	assert_string_equal(text, "2|3");
+	/* The job's rows go with it. */
+	query_text(db, "SELECT DISTINCT job_id FROM steps ORDER BY job_id", text, sizeof(text));
+	assert_string_equal(text, "2|3");
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_operations"), 10);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_processes"), 4);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_mounts"), 2);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_tags"), 2);
+	sqlite3_close(db);
+	sink.close(sink.state);
+}
+
+static void test_locked_database(void **state)
+{
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	struct history_step steps[2];
+	struct vnfs_step_record records[2];
+	const int64_t start = 1795000000000LL;
+
+	open_sink(f, &sink);
+	sqlite3 *other = open_db(f->path);
+	assert_int_equal(sqlite3_exec(other, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+
+	history_step_init(&steps[0], 8, 0, 1001, "alice", "node1", start, 1);
+	history_step_init(&steps[1], 8, 1, 1001, "alice", "node1", start, 1);
+	int64_t before = now_ms();
+	publish(&sink, steps, 2, records);
+	int64_t took = now_ms() - before;
+	assert_true(took < 1000);
+	assert_int_equal(sink.dropped(sink.state), 2);
+
+	/* A job finishing while locked waits in the retry queue. */
+	before = now_ms();
+	finish_job(&sink, 9, start, start + 5000);
+	assert_true(now_ms() - before < 1000);
+	assert_int_equal(sink.dropped(sink.state), 2);
+
+	assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(query_int(other, "SELECT count(*) FROM jobs"), 0);
+
+	/* Unlocked: the next interval writes everything, the queued job first. */
+	publish(&sink, steps, 2, records);
+	char text[64];
+	query_text(other, "SELECT job_id || ':' || finished FROM jobs ORDER BY job_id", text,
+		   sizeof(text));
+	assert_string_equal(text, "8:0|9:1");
+	assert_int_equal(query_int(other, "SELECT count(*) FROM steps WHERE job_id = 8"), 2);
+	assert_int_equal(sink.dropped(sink.state), 2);
+	sqlite3_close(other);
+	sink.close(sink.state);
+}
+
+/*
+ * A full disk (a 1 MiB tmpfs): the sink keeps going, queues finished jobs
+ * it cannot write, drops (and counts) what does not fit in the queue, and
+ * writes the queue once there is room: every job is either in the database
+ * or counted as dropped.
+ */
+static void test_disk_full(void **state)
+{
+	struct fixture *f = *state;
+	char mount_point[128];
+	snprintf(mount_point, sizeof(mount_point), "%s/small", f->directory);
+	assert_int_equal(mkdir(mount_point, 0755), 0);
+	if (mount("tmpfs", mount_point, "tmpfs", 0, "size=1m") != 0)
+		fail_msg("cannot mount a tmpfs on %s (the unit tests run as root): %s", mount_point,
+			 strerror(errno));
+	snprintf(f->config.sqlite.path, sizeof(f->config.sqlite.path), "%s/history.db",
+		 mount_point);
+
+	struct vnfs_sink sink;
+	open_sink(f, &sink);
+	const uint32_t jobs = 1000;
+	for (uint32_t job = 1; job <= jobs; job++)
+		finish_job(&sink, job, 1795000000000LL, 1795000060000LL);
+	uint64_t dropped = sink.dropped(sink.state);
+	assert_true(dropped > 0); /* 1000 jobs need about 2 MiB */
+	sqlite3 *full = open_db(f->config.sqlite.path);
+	int64_t written_while_full = query_int(full, "SELECT count(*) FROM jobs");
+	sqlite3_close(full);
+	assert_true(written_while_full > 0);
+	assert_true(written_while_full + (int64_t)dropped < jobs); /* the rest are queued */
+
+	/* Room again: the next interval writes the queued jobs first. */
+	assert_int_equal(mount("tmpfs", mount_point, "tmpfs", MS_REMOUNT, "size=64m"), 0);
+	struct vnfs_interval empty = { .time_ms = 1795000070000LL, .node = "node1" };
+	sink.publish(sink.state, &empty);
+	sqlite3 *db = open_db(f->config.sqlite.path);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM jobs WHERE finished = 1") + dropped,
+			 jobs);
+	/* The queue held the newest 64 of those that failed. */
+	assert_int_equal(query_int(db, "SELECT max(job_id) FROM jobs"), jobs);
+	char text[64];
+	query_text(db, "PRAGMA integrity_check", text, sizeof(text));
+	assert_string_equal(text, "ok");
+	sqlite3_close(db);
+	sink.close(sink.state);
+	assert_int_equal(umount(mount_point), 0);
+}
+
+static void test_bad_path(void **state)
+{
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	char error[256] = "";
+	snprintf(f->config.sqlite.path, sizeof(f->config.sqlite.path), "/proc/vnfs/no/history.db");
+	assert_int_equal(vnfs_sink_sqlite_open(&sink, &f->config, error, sizeof(error)), -1);
+	assert_string_equal(error, "sqlite: cannot create /proc/vnfs/no: No such file or directory");
+	f->config.sqlite.path[0] = '\0';
+	assert_int_equal(vnfs_sink_sqlite_open(&sink, &f->config, error, sizeof(error)), -1);
+	assert_string_equal(error, "sqlite: no database path configured");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_migration_from_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_intervals_then_finished, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unchanged_steps_not_rewritten, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_locked_database, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_path, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
