@@ -58,6 +58,20 @@ static void version_from_options(const char *options, const char *fstype, char *
 	}
 }
 
+/* The value of a numeric mount option such as "rsize=1048576", or 0. */
+static uint32_t numeric_option(const char *options, const char *name)
+{
+	size_t length = strlen(name);
+
+	for (const char *at = options; at != NULL; at = strchr(at, ',')) {
+		if (*at == ',')
+			at++;
+		if (strncmp(at, name, length) == 0 && at[length] == '=')
+			return (uint32_t)strtoul(at + length + 1, NULL, 10);
+	}
+	return 0;
+}
+
 int vnfs_mounts_parse_line(const char *line, struct vnfs_mount_record *record)
 {
 	char mount_point[256], fstype[32], source[256], options[1024];
@@ -77,6 +91,8 @@ int vnfs_mounts_parse_line(const char *line, struct vnfs_mount_record *record)
 	snprintf(record->mount_point, sizeof(record->mount_point), "%s", mount_point);
 	snprintf(record->source, sizeof(record->source), "%s", source);
 	version_from_options(options, fstype, record->version, sizeof(record->version));
+	record->rsize = numeric_option(options, "rsize");
+	record->wsize = numeric_option(options, "wsize");
 	return 0;
 }
 
@@ -129,6 +145,8 @@ void vnfs_mounts_describe(struct vnfs_mounts *mounts, struct vnfs_mount_record *
 		memcpy(record->mount_point, known->mount_point, sizeof(record->mount_point));
 		memcpy(record->source, known->source, sizeof(record->source));
 		memcpy(record->version, known->version, sizeof(record->version));
+		record->rsize = known->rsize;
+		record->wsize = known->wsize;
 	} else {
 		record->mount_point[0] = '\0';
 		snprintf(record->source, sizeof(record->source), "unknown");

@@ -32,6 +32,8 @@ static void test_parses_nfs4_line(void **state)
 	assert_string_equal(record.mount_point, "/mnt/nfs/v4.2");
 	assert_string_equal(record.source, "127.0.0.1:/v4.2");
 	assert_string_equal(record.version, "4.2");
+	assert_int_equal(record.rsize, 1048576);
+	assert_int_equal(record.wsize, 1048576);
 }
 
 static void test_parses_nfs3_line_with_escaped_space(void **state)
