@@ -1,11 +1,12 @@
 /*
  * metrics.c — renders vnfs's counters in the Prometheus text format.
  *
- * One rendering is a few megabytes for a thousand steps and must take well
- * under 50 ms, so text is assembled with memcpy and hand-formatted integers
- * (no printf per sample), each step's label set is escaped once and reused
- * by every sample, and histograms expose a fixed subset of the kernel's log2
- * buckets.  Samples of one family are contiguous, as the format requires.
+ * One rendering is up to tens of megabytes for a thousand steps and must
+ * take under 50 ms, so text is assembled with memcpy and hand-formatted
+ * integers (no printf per sample), each step's label set is escaped once and
+ * reused by every sample, the buffer asks for huge pages, and histograms
+ * expose a fixed subset of the kernel's log2 buckets.  Samples of one family
+ * are contiguous, as the format requires.
  *
  * Ended steps (end_time_ms set) keep their last counts here for
  * grace_period_s, even after the collector forgets them, so a short job's
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "helper/metrics.h"
 
@@ -38,15 +40,10 @@
 #define SIZE_FIRST_INDEX 9
 #define SIZE_LAST_INDEX 23
 #define SIZE_EXPOSED (SIZE_LAST_INDEX - SIZE_FIRST_INDEX + 1)
+#define BOUND_TEXT 24
 
 _Static_assert(LATENCY_LAST_INDEX < VNFS_LATENCY_BUCKETS, "latency bounds beyond the map");
 _Static_assert(SIZE_LAST_INDEX < VNFS_SIZE_BUCKETS, "size bounds beyond the map");
-
-static const char *const operation_names[VNFS_OP_COUNT] = {
-#define OPERATION_NAME(suffix, name, class) [VNFS_OP_##suffix] = #name,
-	VNFS_OPERATIONS(OPERATION_NAME)
-#undef OPERATION_NAME
-};
 
 static const char *const direction_names[VNFS_DIRECTIONS] = {
 	[VNFS_DIRECTION_READ] = "read",
@@ -69,6 +66,7 @@ static const char *const full_map_names[] = {
 /* An ended step's last record, owning copies of its arrays. */
 struct retained_step {
 	struct vnfs_step_record record;
+	struct vnfs_step_stats *stats;
 	struct vnfs_process_record *processes;
 	struct vnfs_mount_record *mounts;
 };
@@ -84,14 +82,15 @@ struct vnfs_metrics {
 	size_t retained_count;
 	size_t retained_capacity;
 
-	const struct vnfs_sink *watched_sinks;
-	size_t watched_count;
-
 	uint64_t series_capped;
 	size_t last_length; /* capacity hint for the next rendering */
 
-	char latency_bounds[LATENCY_EXPOSED][24];
-	char size_bounds[SIZE_EXPOSED][24];
+	/* Formatted once: bounds of the exposed buckets, ",op=..." labels. */
+	char latency_bounds[LATENCY_EXPOSED][BOUND_TEXT];
+	char size_bounds[SIZE_EXPOSED][BOUND_TEXT];
+	char operation_labels[VNFS_OP_COUNT][48];
+	size_t operation_label_lengths[VNFS_OP_COUNT];
+	char direction_labels[VNFS_DIRECTIONS][32];
 };
 
 /* ---- text assembly ---------------------------------------------------- */
@@ -102,6 +101,22 @@ struct text {
 	size_t capacity;
 	bool failed;
 };
+
+/*
+ * A rendering writes tens of megabytes into fresh memory; faulting it in
+ * 4 KiB at a time was half the cost of a rendering.  Where transparent huge
+ * pages are on "madvise", ask for them over the whole 2 MiB chunks of the
+ * buffer (advice only: failure changes nothing).
+ */
+static void prefer_huge_pages(char *data, size_t size)
+{
+	const uintptr_t huge = 2u << 20;
+	uintptr_t start = ((uintptr_t)data + huge - 1) & ~(huge - 1);
+	uintptr_t end = ((uintptr_t)data + size) & ~(huge - 1);
+
+	if (end > start)
+		madvise((void *)start, end - start, MADV_HUGEPAGE);
+}
 
 static bool text_reserve(struct text *text, size_t more)
 {
@@ -119,6 +134,7 @@ static bool text_reserve(struct text *text, size_t more)
 	}
 	text->data = data;
 	text->capacity = capacity;
+	prefer_huge_pages(data, capacity);
 	return true;
 }
 
@@ -266,6 +282,14 @@ struct step_view {
 	size_t labels_length;
 };
 
+static const struct vnfs_step_stats no_stats;
+
+/* A record without counters (none read yet) renders as zeros. */
+static const struct vnfs_step_stats *step_stats(const struct vnfs_step_record *record)
+{
+	return record->stats ? record->stats : &no_stats;
+}
+
 static bool step_has_ended(const struct vnfs_step_record *record)
 {
 	return record->finished || record->end_time_ms != 0;
@@ -278,26 +302,35 @@ static int64_t step_end_ms(const struct vnfs_step_record *record)
 
 static void retained_release(struct retained_step *step)
 {
+	free(step->stats);
 	free(step->processes);
 	free(step->mounts);
+	step->stats = NULL;
 	step->processes = NULL;
 	step->mounts = NULL;
 }
 
 static int retained_copy(struct retained_step *step, const struct vnfs_step_record *record)
 {
+	struct vnfs_step_stats *stats = malloc(sizeof(*stats));
 	struct vnfs_process_record *processes = NULL;
 	struct vnfs_mount_record *mounts = NULL;
 
+	if (!stats)
+		return -1;
+	*stats = *step_stats(record);
 	if (record->process_count) {
 		processes = malloc(record->process_count * sizeof(*processes));
-		if (!processes)
+		if (!processes) {
+			free(stats);
 			return -1;
+		}
 		memcpy(processes, record->processes, record->process_count * sizeof(*processes));
 	}
 	if (record->mount_count) {
 		mounts = malloc(record->mount_count * sizeof(*mounts));
 		if (!mounts) {
+			free(stats);
 			free(processes);
 			return -1;
 		}
@@ -305,6 +338,8 @@ static int retained_copy(struct retained_step *step, const struct vnfs_step_reco
 	}
 	retained_release(step);
 	step->record = *record;
+	step->stats = stats;
+	step->record.stats = stats;
 	step->processes = processes;
 	step->mounts = mounts;
 	step->record.processes = processes;
@@ -404,10 +439,10 @@ static size_t step_series(const struct vnfs_step_record *record)
 	size_t series = BYTES_FAMILIES;
 
 	for (int op = 0; op < VNFS_OP_COUNT; op++)
-		if (operation_used(&record->stats.operations[op]))
+		if (operation_used(&step_stats(record)->operations[op]))
 			series += 2 + LATENCY_EXPOSED + 3; /* total, errors, buckets, +Inf, sum, count */
 	for (int direction = 0; direction < VNFS_DIRECTIONS; direction++)
-		if (direction_total(&record->stats, direction))
+		if (direction_total(step_stats(record), direction))
 			series += SIZE_EXPOSED + 3;
 	series += record->process_count * PROCESS_FAMILIES;
 	series += record->mount_count * MOUNT_FAMILIES;
@@ -470,66 +505,100 @@ static void render_operation_counter(struct render *render, const char *name, co
 	for (size_t s = 0; s < render->step_count; s++) {
 		const struct step_view *view = &render->steps[s];
 		for (int op = 0; op < VNFS_OP_COUNT; op++) {
-			const struct vnfs_operation_stats *stats = &view->record->stats.operations[op];
+			const struct vnfs_operation_stats *stats = &step_stats(view->record)->operations[op];
 			if (!operation_used(stats))
 				continue;
 			sample_begin(&render->out, name, name_length, STEP_LABELS(render, view));
-			append_string(&render->out, ",op=\"");
-			append_string(&render->out, operation_names[op]);
-			append(&render->out, "\"", 1);
+			append(&render->out, render->metrics->operation_labels[op],
+			       render->metrics->operation_label_lengths[op]);
 			sample_end(&render->out, errors ? stats->errors : stats->count);
 		}
 	}
 }
 
+/* Which kernel buckets a histogram family exposes, and how it is named. */
+struct histogram_shape {
+	const char *bucket_name;
+	const char *sum_name;
+	const char *count_name;
+	int first_index; /* kernel bucket of the first exposed bound */
+	int last_index;
+	int index_step;
+	bool sum_in_seconds; /* the sum is nanoseconds, written as seconds */
+};
+
+static const struct histogram_shape latency_shape = {
+	"vnfs_operation_duration_seconds_bucket", "vnfs_operation_duration_seconds_sum",
+	"vnfs_operation_duration_seconds_count",
+	LATENCY_FIRST_INDEX, LATENCY_LAST_INDEX, LATENCY_INDEX_STEP, true,
+};
+
+static const struct histogram_shape size_shape = {
+	"vnfs_request_size_bytes_bucket", "vnfs_request_size_bytes_sum",
+	"vnfs_request_size_bytes_count",
+	SIZE_FIRST_INDEX, SIZE_LAST_INDEX, 1, false,
+};
+
+static void histogram_sample(struct render *render, const struct step_view *view,
+			     const char *name, const char *extra_label, size_t extra_length)
+{
+	sample_begin(&render->out, name, strlen(name), STEP_LABELS(render, view));
+	append(&render->out, extra_label, extra_length);
+}
+
+/* One histogram series: the exposed cumulative buckets, +Inf, _sum, _count. */
+static void append_histogram(struct render *render, const struct step_view *view,
+			     const struct histogram_shape *shape, const char (*bounds)[BOUND_TEXT],
+			     const char *extra_label, size_t extra_length, const __u64 *buckets,
+			     int bucket_count, uint64_t sum)
+{
+	struct text *out = &render->out;
+	uint64_t cumulative = 0;
+	int exposed = 0;
+
+	for (int b = 0; b < bucket_count; b++) {
+		cumulative += buckets[b];
+		if (b < shape->first_index || b > shape->last_index ||
+		    (b - shape->first_index) % shape->index_step)
+			continue;
+		histogram_sample(render, view, shape->bucket_name, extra_label, extra_length);
+		append(out, ",le=\"", 5);
+		append_string(out, bounds[exposed++]);
+		append(out, "\"", 1);
+		sample_end(out, cumulative);
+	}
+	histogram_sample(render, view, shape->bucket_name, extra_label, extra_length);
+	append(out, ",le=\"+Inf\"", 10);
+	sample_end(out, cumulative);
+
+	histogram_sample(render, view, shape->sum_name, extra_label, extra_length);
+	append(out, "} ", 2);
+	if (shape->sum_in_seconds)
+		append_seconds(out, sum);
+	else
+		append_u64(out, sum);
+	append(out, "\n", 1);
+
+	histogram_sample(render, view, shape->count_name, extra_label, extra_length);
+	sample_end(out, cumulative);
+}
+
 static void render_duration_histogram(struct render *render)
 {
-	static const char bucket[] = "vnfs_operation_duration_seconds_bucket";
-	static const char sum[] = "vnfs_operation_duration_seconds_sum";
-	static const char count[] = "vnfs_operation_duration_seconds_count";
-	struct text *out = &render->out;
+	const struct vnfs_metrics *metrics = render->metrics;
 
-	append_header(out, "vnfs_operation_duration_seconds", "histogram",
+	append_header(&render->out, "vnfs_operation_duration_seconds", "histogram",
 		      "Time NFS client operations of the step took.");
 	for (size_t s = 0; s < render->step_count; s++) {
 		const struct step_view *view = &render->steps[s];
 		for (int op = 0; op < VNFS_OP_COUNT; op++) {
-			const struct vnfs_operation_stats *stats = &view->record->stats.operations[op];
-			if (!operation_used(stats))
-				continue;
-
-			char op_label[48];
-			int op_label_length = snprintf(op_label, sizeof(op_label), ",op=\"%s\"",
-						       operation_names[op]);
-			uint64_t cumulative = 0;
-			int exposed = 0;
-
-			for (int b = 0; b < VNFS_LATENCY_BUCKETS; b++) {
-				cumulative += stats->latency_histogram[b];
-				if (b < LATENCY_FIRST_INDEX || b > LATENCY_LAST_INDEX ||
-				    (b - LATENCY_FIRST_INDEX) % LATENCY_INDEX_STEP)
-					continue;
-				sample_begin(out, bucket, sizeof(bucket) - 1, STEP_LABELS(render, view));
-				append(out, op_label, (size_t)op_label_length);
-				append(out, ",le=\"", 5);
-				append_string(out, render->metrics->latency_bounds[exposed++]);
-				append(out, "\"", 1);
-				sample_end(out, cumulative);
-			}
-			sample_begin(out, bucket, sizeof(bucket) - 1, STEP_LABELS(render, view));
-			append(out, op_label, (size_t)op_label_length);
-			append(out, ",le=\"+Inf\"", 10);
-			sample_end(out, cumulative);
-
-			sample_begin(out, sum, sizeof(sum) - 1, STEP_LABELS(render, view));
-			append(out, op_label, (size_t)op_label_length);
-			append(out, "} ", 2);
-			append_seconds(out, stats->time_ns);
-			append(out, "\n", 1);
-
-			sample_begin(out, count, sizeof(count) - 1, STEP_LABELS(render, view));
-			append(out, op_label, (size_t)op_label_length);
-			sample_end(out, cumulative);
+			const struct vnfs_operation_stats *stats = &step_stats(view->record)->operations[op];
+			if (operation_used(stats))
+				append_histogram(render, view, &latency_shape, metrics->latency_bounds,
+						 metrics->operation_labels[op],
+						 metrics->operation_label_lengths[op],
+						 stats->latency_histogram, VNFS_LATENCY_BUCKETS,
+						 stats->time_ns);
 		}
 	}
 }
@@ -543,58 +612,31 @@ static void render_bytes(struct render *render, const char *name, const char *he
 	for (size_t s = 0; s < render->step_count; s++) {
 		const struct step_view *view = &render->steps[s];
 		sample_begin(&render->out, name, name_length, STEP_LABELS(render, view));
-		sample_end(&render->out, view->record->stats.operations[op].bytes);
+		sample_end(&render->out, step_stats(view->record)->operations[op].bytes);
 	}
 }
 
 static void render_size_histogram(struct render *render)
 {
-	static const char bucket[] = "vnfs_request_size_bytes_bucket";
-	static const char sum[] = "vnfs_request_size_bytes_sum";
-	static const char count[] = "vnfs_request_size_bytes_count";
 	static const enum vnfs_operation direction_operation[VNFS_DIRECTIONS] = {
 		[VNFS_DIRECTION_READ] = VNFS_OP_READ,
 		[VNFS_DIRECTION_WRITE] = VNFS_OP_WRITE,
 	};
-	struct text *out = &render->out;
+	const struct vnfs_metrics *metrics = render->metrics;
 
-	append_header(out, "vnfs_request_size_bytes", "histogram",
+	append_header(&render->out, "vnfs_request_size_bytes", "histogram",
 		      "Sizes of the step's read and write requests.");
 	for (size_t s = 0; s < render->step_count; s++) {
 		const struct step_view *view = &render->steps[s];
-		const struct vnfs_step_stats *stats = &view->record->stats;
+		const struct vnfs_step_stats *stats = step_stats(view->record);
 		for (int direction = 0; direction < VNFS_DIRECTIONS; direction++) {
-			if (!direction_total(stats, direction))
-				continue;
-
-			char direction_label[32];
-			int direction_length = snprintf(direction_label, sizeof(direction_label),
-							",direction=\"%s\"", direction_names[direction]);
-			uint64_t cumulative = 0;
-
-			for (int b = 0; b < VNFS_SIZE_BUCKETS; b++) {
-				cumulative += stats->request_size_histogram[direction][b];
-				if (b < SIZE_FIRST_INDEX || b > SIZE_LAST_INDEX)
-					continue;
-				sample_begin(out, bucket, sizeof(bucket) - 1, STEP_LABELS(render, view));
-				append(out, direction_label, (size_t)direction_length);
-				append(out, ",le=\"", 5);
-				append_string(out, render->metrics->size_bounds[b - SIZE_FIRST_INDEX]);
-				append(out, "\"", 1);
-				sample_end(out, cumulative);
-			}
-			sample_begin(out, bucket, sizeof(bucket) - 1, STEP_LABELS(render, view));
-			append(out, direction_label, (size_t)direction_length);
-			append(out, ",le=\"+Inf\"", 10);
-			sample_end(out, cumulative);
-
-			sample_begin(out, sum, sizeof(sum) - 1, STEP_LABELS(render, view));
-			append(out, direction_label, (size_t)direction_length);
-			sample_end(out, stats->operations[direction_operation[direction]].bytes);
-
-			sample_begin(out, count, sizeof(count) - 1, STEP_LABELS(render, view));
-			append(out, direction_label, (size_t)direction_length);
-			sample_end(out, cumulative);
+			if (direction_total(stats, direction))
+				append_histogram(render, view, &size_shape, metrics->size_bounds,
+						 metrics->direction_labels[direction],
+						 strlen(metrics->direction_labels[direction]),
+						 stats->request_size_histogram[direction],
+						 VNFS_SIZE_BUCKETS,
+						 stats->operations[direction_operation[direction]].bytes);
 		}
 	}
 }
@@ -754,7 +796,7 @@ static void render_unattributed(struct render *render, const struct vnfs_unattri
 			append_string(out, "vnfs_unattributed_operations_total");
 			append_unattributed_labels(out, &records[i]);
 			append_string(out, ",op=\"");
-			append_string(out, operation_names[op]);
+			append_string(out, vnfs_operation_names[op]);
 			append(out, "\"", 1);
 			sample_end(out, records[i].stats.count[op]);
 		}
@@ -800,7 +842,7 @@ static void render_health(struct render *render, const struct vnfs_interval *int
 			if (method >= sizeof(attach_method_names) / sizeof(attach_method_names[0]))
 				method = VNFS_ATTACH_NONE;
 			append_string(out, "vnfs_helper_attach_method{op=\"");
-			append_string(out, operation_names[op]);
+			append_string(out, vnfs_operation_names[op]);
 			append_string(out, "\",method=\"");
 			append_string(out, attach_method_names[method]);
 			append_string(out, "\"} 1\n");
@@ -840,17 +882,14 @@ static void render_health(struct render *render, const struct vnfs_interval *int
 		render_gauge(out, "vnfs_helper_active_steps", "gauge",
 			     "Job steps running on this node.", active_steps);
 
-	if (render->metrics->watched_count) {
+	if (health && health->sink_count) {
 		append_header(out, "vnfs_helper_dropped_records_total", "counter",
 			      "Records an output failed to deliver, by output.");
-		for (size_t i = 0; i < render->metrics->watched_count; i++) {
-			const struct vnfs_sink *sink = &render->metrics->watched_sinks[i];
-			if (!sink->dropped || !sink->name)
-				continue;
+		for (unsigned i = 0; i < health->sink_count && i < VNFS_MAX_SINKS; i++) {
 			append_string(out, "vnfs_helper_dropped_records_total{sink=\"");
-			append_label_value(out, sink->name, 64);
+			append_label_value(out, health->sink_names[i] ? health->sink_names[i] : "", 64);
 			append_string(out, "\"} ");
-			append_u64(out, sink->dropped(sink->state));
+			append_u64(out, health->sink_dropped[i]);
 			append(out, "\n", 1);
 		}
 	}
@@ -862,6 +901,22 @@ static void render_health(struct render *render, const struct vnfs_interval *int
 }
 
 /* ---- the rendering ------------------------------------------------------------ */
+
+/*
+ * Is this ended step's job step running again (a requeued job reuses its
+ * job and step ids)?  Then the running one's series win: the same label set
+ * twice would make Prometheus reject the whole scrape.
+ */
+static bool running_again(const struct vnfs_interval *interval, const struct vnfs_step_record *ended)
+{
+	for (size_t i = 0; interval && i < interval->step_count; i++) {
+		const struct vnfs_step_record *record = &interval->steps[i];
+		if (record->job_id == ended->job_id && record->step_id == ended->step_id &&
+		    !step_has_ended(record))
+			return true;
+	}
+	return false;
+}
 
 static int collect_steps(struct render *render, const struct vnfs_interval *interval,
 			 size_t *series, size_t *active_steps)
@@ -885,6 +940,8 @@ static int collect_steps(struct render *render, const struct vnfs_interval *inte
 			++*active_steps;
 		} else {
 			record = &metrics->retained[i - (interval ? interval->step_count : 0)].record;
+			if (running_again(interval, record))
+				continue;
 		}
 
 		size_t step_cost = step_series(record);
@@ -904,6 +961,16 @@ static int collect_steps(struct render *render, const struct vnfs_interval *inte
 	return render->arena.failed ? -1 : 0;
 }
 
+void vnfs_metrics_update(struct vnfs_metrics *metrics, const struct vnfs_interval *interval)
+{
+	for (size_t i = 0; i < interval->step_count; i++) {
+		const struct vnfs_step_record *record = &interval->steps[i];
+		if (step_has_ended(record) && !grace_expired(metrics, record, interval->time_ms))
+			retain_step(metrics, record);
+	}
+	expire_retained(metrics, interval->time_ms);
+}
+
 int vnfs_metrics_render(struct vnfs_metrics *metrics, const struct vnfs_interval *interval,
 			char **text, size_t *length)
 {
@@ -912,14 +979,6 @@ int vnfs_metrics_render(struct vnfs_metrics *metrics, const struct vnfs_interval
 	size_t active_steps = 0;
 	size_t unattributed_count = 0;
 
-	if (interval) {
-		for (size_t i = 0; i < interval->step_count; i++) {
-			const struct vnfs_step_record *record = &interval->steps[i];
-			if (step_has_ended(record) && !grace_expired(metrics, record, interval->time_ms))
-				retain_step(metrics, record);
-		}
-		expire_retained(metrics, interval->time_ms);
-	}
 	if (collect_steps(&render, interval, &series, &active_steps) != 0)
 		goto fail;
 
@@ -962,13 +1021,6 @@ void vnfs_metrics_job_finished(struct vnfs_metrics *metrics, const struct vnfs_j
 {
 	for (size_t i = 0; i < job->step_count; i++)
 		retain_step(metrics, &job->steps[i]);
-}
-
-void vnfs_metrics_watch_sinks(struct vnfs_metrics *metrics, const struct vnfs_sink *sinks,
-			      size_t count)
-{
-	metrics->watched_sinks = sinks;
-	metrics->watched_count = count;
 }
 
 uint64_t vnfs_metrics_series_capped(const struct vnfs_metrics *metrics)
@@ -1036,6 +1088,14 @@ struct vnfs_metrics *vnfs_metrics_new(const struct vnfs_config *config, char *er
 	for (int i = 0; i < SIZE_EXPOSED; i++)
 		format_bound(metrics->size_bounds[i], sizeof(metrics->size_bounds[i]),
 			     ((uint64_t)1 << (SIZE_FIRST_INDEX + i + 1)) - 1, false);
+	for (int op = 0; op < VNFS_OP_COUNT; op++) {
+		int length = snprintf(metrics->operation_labels[op], sizeof(metrics->operation_labels[op]),
+				      ",op=\"%s\"", vnfs_operation_names[op]);
+		metrics->operation_label_lengths[op] = (size_t)length;
+	}
+	for (int direction = 0; direction < VNFS_DIRECTIONS; direction++)
+		snprintf(metrics->direction_labels[direction], sizeof(metrics->direction_labels[direction]),
+			 ",direction=\"%s\"", direction_names[direction]);
 	return metrics;
 fail:
 	free(metrics);

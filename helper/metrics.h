@@ -28,16 +28,15 @@ void vnfs_metrics_free(struct vnfs_metrics *metrics);
 void vnfs_metrics_job_finished(struct vnfs_metrics *metrics, const struct vnfs_job *job);
 
 /*
- * The sinks whose dropped() counts become vnfs_helper_dropped_records_total
- * {sink}.  The array must outlive the renderer (the helper's own sink table);
- * dropped() is called from the rendering thread.
+ * Takes note of an interval: remembers the steps that ended, forgets those
+ * whose grace period is over.  Cheap; called for every interval, rendered
+ * or not.
  */
-void vnfs_metrics_watch_sinks(struct vnfs_metrics *metrics, const struct vnfs_sink *sinks,
-			      size_t count);
+void vnfs_metrics_update(struct vnfs_metrics *metrics, const struct vnfs_interval *interval);
 
 /*
- * Renders interval (NULL: helper metrics only) into a new NUL-terminated
- * malloc'd text.  Returns 0 with *text and *length set, or -1 (out of
+ * Renders interval (after vnfs_metrics_update; NULL: helper metrics only)
+ * into a new NUL-terminated malloc'd text.  Returns 0 with *text and *length set, or -1 (out of
  * memory).
  */
 int vnfs_metrics_render(struct vnfs_metrics *metrics, const struct vnfs_interval *interval,
@@ -46,10 +45,7 @@ int vnfs_metrics_render(struct vnfs_metrics *metrics, const struct vnfs_interval
 /* Series left out of renderings because of max_series, since the start. */
 uint64_t vnfs_metrics_series_capped(const struct vnfs_metrics *metrics);
 
-/* The Prometheus sink's extras (sink.state must come from vnfs_sink_prometheus_open). */
-void vnfs_sink_prometheus_watch_sinks(struct vnfs_sink *prometheus, const struct vnfs_sink *sinks,
-				      size_t count);
-/* The TCP port it listens on (useful with port = 0 in tests). */
+/* The TCP port the Prometheus sink listens on (useful with port = 0 in tests). */
 uint16_t vnfs_sink_prometheus_port(const struct vnfs_sink *prometheus);
 
 #endif /* VNFS_METRICS_H */

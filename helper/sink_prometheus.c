@@ -1,23 +1,39 @@
 /*
  * sink_prometheus.c — the /metrics endpoint (libmicrohttpd).
  *
- * publish() renders the interval on the collector's thread and swaps the
- * new text in under a mutex; libmicrohttpd's own thread answers scrapes
- * with whatever text is current.  A scrape therefore never touches collector
- * state and never waits for a rendering: each exposition is reference
- * counted, so a slow scraper keeps its copy alive while newer ones replace it.
+ * Rendering happens only on the collector's thread, in publish(), and the
+ * new text is swapped in under a mutex; libmicrohttpd's threads answer
+ * scrapes with the current text and never touch collector state.  Each
+ * exposition is reference counted, so a slow scraper keeps its copy alive
+ * while newer ones replace it, and is gzipped at most once, by the first
+ * scrape that accepts gzip (Prometheus does).
+ *
+ * A rendering of 1,000 busy steps costs tens of milliseconds, too much to
+ * spend every second when Prometheus scrapes every 15 s or more.  So with
+ * an interval under LAZY_BELOW_MS, publish() renders only when a scrape has
+ * asked since the last rendering: a scrape that finds the text older than
+ * one interval raises a flag and waits (at most two intervals and a second,
+ * well inside Prometheus's scrape timeout) for the next publish() to render
+ * it.  Scrapes within one interval of a rendering share it; after that
+ * publish() frees the text, so its megabytes are held only around scrapes.
+ * With longer intervals every interval is rendered and kept, and scrapes
+ * never wait.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <microhttpd.h>
+#include <zlib.h>
 
 #include "helper/metrics.h"
 #include "helper/sink.h"
@@ -26,6 +42,7 @@
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define CONNECTION_LIMIT 64
 #define CONNECTION_TIMEOUT_S 30
+#define LAZY_BELOW_MS 2000
 
 static const char index_page[] =
 	"vnfs-helper: per-job NFS I/O metrics are at /metrics\n";
@@ -34,45 +51,108 @@ struct exposition {
 	atomic_size_t references;
 	size_t length;
 	char *text;
+	/* Its gzip form, made by the first scrape that accepts gzip. */
+	pthread_mutex_t compress_lock;
+	bool compress_tried;
+	unsigned char *compressed;
+	size_t compressed_length;
 };
 
 struct prometheus {
 	struct vnfs_metrics *metrics;
 	struct MHD_Daemon *daemon;
 	uint16_t port;
-	pthread_mutex_t lock; /* guards current */
+	uint32_t interval_ms;
+	bool lazy; /* render only when a scrape asks */
+
+	pthread_mutex_t lock; /* guards what follows */
+	pthread_cond_t rendered;
 	struct exposition *current;
+	struct timespec rendered_at; /* CLOCK_MONOTONIC; zero: never for an interval */
+	uint64_t generation;         /* renderings installed so far */
+	bool wanted;                 /* a scrape waits for a fresh rendering */
+	bool stopping;
+
 	atomic_uint_fast64_t failed_renderings;
 };
+
+static uint64_t elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)((now.tv_sec - since->tv_sec) * 1000 +
+			  (now.tv_nsec - since->tv_nsec) / 1000000L);
+}
 
 static void exposition_release(void *cls)
 {
 	struct exposition *exposition = cls;
 
 	if (exposition && atomic_fetch_sub(&exposition->references, 1) == 1) {
+		pthread_mutex_destroy(&exposition->compress_lock);
+		free(exposition->compressed);
 		free(exposition->text);
 		free(exposition);
 	}
 }
 
+/* Asks publish() for a rendering and waits for it (lock held), within bounds. */
+static void wait_for_rendering(struct prometheus *prometheus)
+{
+	uint64_t generation = prometheus->generation;
+	uint64_t wait_ms = 2 * (uint64_t)prometheus->interval_ms + 1000;
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(wait_ms / 1000);
+	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	prometheus->wanted = true;
+	while (prometheus->generation == generation && !prometheus->stopping)
+		if (pthread_cond_timedwait(&prometheus->rendered, &prometheus->lock, &until) ==
+		    ETIMEDOUT)
+			break;
+}
+
+/*
+ * The text to serve: the current one if a rendering is at most one interval
+ * old, else the one the next publish() renders (or, if none comes in time,
+ * the current one after all; NULL if publish() already let it go).
+ */
 static struct exposition *exposition_acquire(struct prometheus *prometheus)
 {
 	pthread_mutex_lock(&prometheus->lock);
+	bool fresh = !prometheus->lazy || (prometheus->generation > 0 &&
+		     elapsed_ms(&prometheus->rendered_at) <= prometheus->interval_ms);
+	if (!fresh)
+		wait_for_rendering(prometheus);
 	struct exposition *exposition = prometheus->current;
-	atomic_fetch_add(&exposition->references, 1);
+	if (exposition)
+		atomic_fetch_add(&exposition->references, 1);
 	pthread_mutex_unlock(&prometheus->lock);
 	return exposition;
 }
 
-/* Renders and installs a new exposition; the old one lives on while served. */
+/*
+ * Renders and installs a new exposition (interval NULL: the helper-only text
+ * served before the first interval); the old one lives on while served.
+ */
 static int install(struct prometheus *prometheus, const struct vnfs_interval *interval)
 {
-	struct exposition *exposition = malloc(sizeof(*exposition));
+	struct exposition *exposition = calloc(1, sizeof(*exposition));
 
 	if (!exposition)
 		return -1;
+	if (pthread_mutex_init(&exposition->compress_lock, NULL) != 0) {
+		free(exposition);
+		return -1;
+	}
 	if (vnfs_metrics_render(prometheus->metrics, interval, &exposition->text,
 				&exposition->length) != 0) {
+		pthread_mutex_destroy(&exposition->compress_lock);
 		free(exposition);
 		return -1;
 	}
@@ -81,6 +161,12 @@ static int install(struct prometheus *prometheus, const struct vnfs_interval *in
 	pthread_mutex_lock(&prometheus->lock);
 	struct exposition *old = prometheus->current;
 	prometheus->current = exposition;
+	if (interval) {
+		clock_gettime(CLOCK_MONOTONIC, &prometheus->rendered_at);
+		prometheus->generation++;
+		prometheus->wanted = false;
+		pthread_cond_broadcast(&prometheus->rendered);
+	}
 	pthread_mutex_unlock(&prometheus->lock);
 	exposition_release(old);
 	return 0;
@@ -104,18 +190,90 @@ static enum MHD_Result queue_static(struct MHD_Connection *connection, unsigned 
 	return result;
 }
 
+/* Does the client take gzip ("gzip" listed in Accept-Encoding, not with q=0)? */
+static bool accepts_gzip(struct MHD_Connection *connection)
+{
+	const char *value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+							 MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	char list[256];
+
+	if (!value)
+		return false;
+	snprintf(list, sizeof(list), "%s", value);
+	char *saveptr = NULL;
+	for (char *token = strtok_r(list, ",", &saveptr); token; token = strtok_r(NULL, ",", &saveptr)) {
+		token += strspn(token, " \t");
+		size_t name_length = strcspn(token, " \t;");
+		if (name_length != 4 || strncasecmp(token, "gzip", 4) != 0)
+			continue;
+		const char *quality = strstr(token, "q=");
+		return !quality || strtod(quality + 2, NULL) > 0.0;
+	}
+	return false;
+}
+
+/* The gzip form of the text (made once per exposition), or NULL. */
+static const unsigned char *compressed_text(struct exposition *exposition, size_t *length)
+{
+	pthread_mutex_lock(&exposition->compress_lock);
+	if (!exposition->compress_tried) {
+		exposition->compress_tried = true;
+		z_stream stream = { 0 };
+		/* Level 1: most of the gain for little CPU on such repetitive text. */
+		if (exposition->length <= UINT_MAX &&
+		    deflateInit2(&stream, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK) {
+			uLong bound = deflateBound(&stream, (uLong)exposition->length);
+			unsigned char *buffer = malloc(bound);
+			stream.next_in = (Bytef *)exposition->text;
+			stream.avail_in = (uInt)exposition->length;
+			stream.next_out = buffer;
+			stream.avail_out = (uInt)bound;
+			if (buffer && bound <= UINT_MAX && deflate(&stream, Z_FINISH) == Z_STREAM_END) {
+				unsigned char *fitted = realloc(buffer, stream.total_out);
+				exposition->compressed = fitted ? fitted : buffer;
+				exposition->compressed_length = stream.total_out;
+			} else {
+				free(buffer);
+			}
+			deflateEnd(&stream);
+		}
+	}
+	pthread_mutex_unlock(&exposition->compress_lock);
+	*length = exposition->compressed_length;
+	return exposition->compressed;
+}
+
 static enum MHD_Result queue_metrics(struct prometheus *prometheus,
 				     struct MHD_Connection *connection)
 {
 	struct exposition *exposition = exposition_acquire(prometheus);
+	if (!exposition)
+		return queue_static(connection, MHD_HTTP_SERVICE_UNAVAILABLE,
+				    "vnfs-helper: the collector produced no metrics in time\n", NULL);
+	const void *body = exposition->text;
+	size_t length = exposition->length;
+	bool gzip = accepts_gzip(connection);
+
+	if (gzip) {
+		const unsigned char *compressed = compressed_text(exposition, &length);
+		if (compressed) {
+			body = compressed;
+		} else { /* out of memory: plain text will do */
+			gzip = false;
+			length = exposition->length;
+		}
+	}
 	struct MHD_Response *response = MHD_create_response_from_buffer_with_free_callback_cls(
-		exposition->length, exposition->text, exposition_release, exposition);
+		length, (void *)body, exposition_release, exposition);
 
 	if (!response) {
 		exposition_release(exposition);
 		return MHD_NO;
 	}
-	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE) != MHD_YES) {
+	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE) != MHD_YES ||
+	    MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding") != MHD_YES ||
+	    (gzip && MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip") !=
+			     MHD_YES)) {
 		MHD_destroy_response(response);
 		return MHD_NO;
 	}
@@ -168,7 +326,9 @@ static int start_daemon(struct prometheus *prometheus, const struct vnfs_config 
 	struct sockaddr_in6 ipv6 = { .sin6_family = AF_INET6, .sin6_port = htons(config->prometheus.port) };
 	struct sockaddr_in ipv4 = { .sin_family = AF_INET, .sin_port = htons(config->prometheus.port) };
 	const struct sockaddr *socket_address;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+	/* A thread per connection: a scrape waiting for its rendering holds up no other. */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_AUTO | MHD_USE_ERROR_LOG;
 
 	if (inet_pton(AF_INET, address, &ipv4.sin_addr) == 1) {
 		socket_address = (const struct sockaddr *)&ipv4;
@@ -184,10 +344,10 @@ static int start_daemon(struct prometheus *prometheus, const struct vnfs_config 
 	errno = 0;
 	prometheus->daemon = MHD_start_daemon(
 		flags, config->prometheus.port, NULL, NULL, answer, prometheus,
+		MHD_OPTION_EXTERNAL_LOGGER, log_from_microhttpd, NULL,
 		MHD_OPTION_SOCK_ADDR, socket_address,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
-		MHD_OPTION_EXTERNAL_LOGGER, log_from_microhttpd, NULL,
 		MHD_OPTION_END);
 	if (!prometheus->daemon) {
 		snprintf(error, error_size, "prometheus: cannot listen on %s port %u%s%s", address,
@@ -204,6 +364,20 @@ static void prometheus_publish(void *state, const struct vnfs_interval *interval
 {
 	struct prometheus *prometheus = state;
 
+	vnfs_metrics_update(prometheus->metrics, interval);
+	pthread_mutex_lock(&prometheus->lock);
+	bool wanted = !prometheus->lazy || prometheus->wanted || prometheus->generation == 0;
+	struct exposition *expired = NULL;
+	if (!wanted && prometheus->current && prometheus->generation > 0 &&
+	    elapsed_ms(&prometheus->rendered_at) > prometheus->interval_ms) {
+		/* Served and past sharing: megabytes nobody will read again. */
+		expired = prometheus->current;
+		prometheus->current = NULL;
+	}
+	pthread_mutex_unlock(&prometheus->lock);
+	exposition_release(expired);
+	if (!wanted)
+		return;
 	if (install(prometheus, interval) != 0) {
 		atomic_fetch_add(&prometheus->failed_renderings, 1);
 		vnfs_warning("prometheus: out of memory rendering /metrics; serving the previous text");
@@ -229,10 +403,15 @@ static void prometheus_close(void *state)
 
 	if (!prometheus)
 		return;
+	pthread_mutex_lock(&prometheus->lock);
+	prometheus->stopping = true; /* waiting scrapes get the current text now */
+	pthread_cond_broadcast(&prometheus->rendered);
+	pthread_mutex_unlock(&prometheus->lock);
 	if (prometheus->daemon)
 		MHD_stop_daemon(prometheus->daemon);
 	exposition_release(prometheus->current);
 	vnfs_metrics_free(prometheus->metrics);
+	pthread_cond_destroy(&prometheus->rendered);
 	pthread_mutex_destroy(&prometheus->lock);
 	free(prometheus);
 }
@@ -246,12 +425,20 @@ int vnfs_sink_prometheus_open(struct vnfs_sink *sink, const struct vnfs_config *
 		snprintf(error, error_size, "prometheus: out of memory");
 		return -1;
 	}
+	pthread_condattr_t attributes;
+	pthread_condattr_init(&attributes);
+	pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
 	int lock_error = pthread_mutex_init(&prometheus->lock, NULL);
-	if (lock_error) {
-		snprintf(error, error_size, "prometheus: %s", strerror(lock_error));
+	int condition_error = pthread_cond_init(&prometheus->rendered, &attributes);
+	pthread_condattr_destroy(&attributes);
+	if (lock_error || condition_error) {
+		snprintf(error, error_size, "prometheus: %s",
+			 strerror(lock_error ? lock_error : condition_error));
 		free(prometheus);
 		return -1;
 	}
+	prometheus->interval_ms = config->helper.interval_ms ? config->helper.interval_ms : 1000;
+	prometheus->lazy = prometheus->interval_ms < LAZY_BELOW_MS;
 	atomic_init(&prometheus->failed_renderings, 0);
 	prometheus->metrics = vnfs_metrics_new(config, error, error_size);
 	if (!prometheus->metrics)
@@ -276,13 +463,6 @@ int vnfs_sink_prometheus_open(struct vnfs_sink *sink, const struct vnfs_config *
 fail:
 	prometheus_close(prometheus);
 	return -1;
-}
-
-void vnfs_sink_prometheus_watch_sinks(struct vnfs_sink *sink, const struct vnfs_sink *sinks,
-				      size_t count)
-{
-	struct prometheus *prometheus = sink->state;
-	vnfs_metrics_watch_sinks(prometheus->metrics, sinks, count);
 }
 
 uint16_t vnfs_sink_prometheus_port(const struct vnfs_sink *sink)

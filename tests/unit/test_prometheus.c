@@ -1,0 +1,686 @@
+/*
+ * test_prometheus.c — the /metrics text (exact samples, escaping, grace
+ * period, series cap, promtool) and the endpoint served by libmicrohttpd.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "helper/metrics.h"
+
+#define LABELS "job_id=\"42\",step_id=\"batch\",user=\"alice\",tag_project=\"p1\""
+
+static void test_config(struct vnfs_config *config)
+{
+	memset(config, 0, sizeof(*config));
+	config->prometheus.enabled = true;
+	snprintf(config->prometheus.listen_address, sizeof(config->prometheus.listen_address),
+		 "127.0.0.1");
+	config->prometheus.port = 0;
+	config->prometheus.grace_period_s = 60;
+	config->prometheus.max_series = 0;
+	config->prometheus.tag_label_count = 2;
+	snprintf(config->prometheus.tag_labels[0], sizeof(config->prometheus.tag_labels[0]),
+		 "PROJECT");
+	snprintf(config->prometheus.tag_labels[1], sizeof(config->prometheus.tag_labels[1]),
+		 "Queue");
+}
+
+/* A running step that only read: 7 reads, one failed. */
+static void reading_step(struct vnfs_step_record *step, struct vnfs_step_stats *stats,
+			 uint32_t job_id, uint32_t step_id)
+{
+	char error[128];
+
+	memset(step, 0, sizeof(*step));
+	memset(stats, 0, sizeof(*stats));
+	step->stats = stats;
+	step->job_id = job_id;
+	step->step_id = step_id;
+	step->uid = 1000;
+	snprintf(step->user, sizeof(step->user), "alice");
+	vnfs_tags_init(&step->tags);
+	assert_int_equal(vnfs_tags_set(&step->tags, "PROJECT", "p1", error, sizeof(error)), 0);
+	step->start_time_ms = 1000;
+	step->sample_time_ms = 2000;
+
+	struct vnfs_operation_stats *read = &stats->operations[VNFS_OP_READ];
+	read->count = 7;
+	read->errors = 1;
+	read->time_ns = 1500;
+	read->bytes = 4096;
+	read->latency_histogram[9] = 2;  /* [512, 1024) ns */
+	read->latency_histogram[10] = 3; /* [1024, 2048) ns */
+	read->latency_histogram[35] = 2; /* >= 2^35 ns */
+	stats->request_size_histogram[VNFS_DIRECTION_READ][12] = 7; /* 4 KiB */
+}
+
+static void assert_contains(const char *text, const char *line)
+{
+	if (!strstr(text, line))
+		fail_msg("missing from the exposition:\n%s", line);
+}
+
+static void assert_lacks(const char *text, const char *line)
+{
+	if (strstr(text, line))
+		fail_msg("unexpected in the exposition:\n%s", line);
+}
+
+static char *render(struct vnfs_metrics *metrics, const struct vnfs_interval *interval)
+{
+	char *text = NULL;
+	size_t length = 0;
+
+	vnfs_metrics_update(metrics, interval);
+	assert_int_equal(vnfs_metrics_render(metrics, interval, &text, &length), 0);
+	assert_non_null(text);
+	assert_int_equal(strlen(text), length);
+	return text;
+}
+
+/* promtool check metrics must accept the text (exit 0, no lint findings). */
+static void assert_promtool_accepts(const char *text)
+{
+	char path[] = "/tmp/vnfs-test-metrics-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	size_t length = strlen(text);
+	assert_int_equal(write(fd, text, length), (ssize_t)length);
+	assert_int_equal(close(fd), 0);
+
+	char command[256];
+	snprintf(command, sizeof(command), "promtool check metrics < %s", path);
+	int status = system(command);
+	unlink(path);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_exact_samples(void **unused)
+{
+	(void)unused;
+	struct vnfs_config config;
+	char error[256] = "";
+	test_config(&config);
+	struct vnfs_metrics *metrics = vnfs_metrics_new(&config, error, sizeof(error));
+	assert_non_null(metrics);
+
+	struct vnfs_step_record step;
+	struct vnfs_step_stats stats;
+	reading_step(&step, &stats, 42, VNFS_STEP_BATCH);
+	struct vnfs_process_record process = { .stats = { .read_ops = 7, .read_bytes = 4096 } };
+	memcpy(process.comm, "a\"b\\c\n\xff", 8);
+	struct vnfs_mount_record mount = { .device = (0u << 20) | 52, .stats = { .ops = 9,
+		.errors = 1, .time_ns = 2000000001, .read_bytes = 4096 } };
+	snprintf(mount.mount_point, sizeof(mount.mount_point), "/mnt/nfs");
+	snprintf(mount.source, sizeof(mount.source), "server:/export");
+	snprintf(mount.version, sizeof(mount.version), "4.2");
+	step.process_count = 1;
+	step.processes = &process;
+	step.mount_count = 1;
+	step.mounts = &mount;
+
+	struct vnfs_unattributed_record stray = { .cgroup_id = 77, .uid = 0,
+		.stats = { .errors = 2, .read_bytes = 10 } };
+	snprintf(stray.comm, sizeof(stray.comm), "rsync");
+	stray.stats.count[VNFS_OP_GETATTR] = 5;
+
+	struct vnfs_helper_health health = { .collections = 12, .last_collection_ns = 2500000,
+		.active_slots = 1, .max_slots = 1024 };
+	health.counters[VNFS_HEALTH_PROCESS_MAP_FULL] = 3;
+	health.counters[VNFS_HEALTH_UNMATCHED_EXIT] = 4;
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		health.attach_method[op] = VNFS_ATTACH_FENTRY;
+	health.attach_method[VNFS_OP_MMAP_READ] = VNFS_ATTACH_KPROBE;
+
+	struct vnfs_interval interval = { .time_ms = 2000, .node = "n1", .step_count = 1,
+		.steps = &step, .unattributed_count = 1, .unattributed = &stray, .health = &health };
+	char *text = render(metrics, &interval);
+
+	assert_contains(text, "# TYPE vnfs_operations_total counter\n");
+	assert_contains(text, "\nvnfs_operations_total{" LABELS ",tag_queue=\"\",op=\"read\"} 7\n");
+	assert_contains(text, "\nvnfs_operation_errors_total{" LABELS ",tag_queue=\"\",op=\"read\"} 1\n");
+	assert_lacks(text, ",op=\"write\"");
+	assert_contains(text, "# TYPE vnfs_operation_duration_seconds histogram\n");
+	const char *bucket = "\nvnfs_operation_duration_seconds_bucket{" LABELS ",tag_queue=\"\",op=\"read\"";
+	char line[512];
+	snprintf(line, sizeof(line), "%s,le=\"0.000001024\"} 2\n", bucket);
+	assert_contains(text, line);
+	snprintf(line, sizeof(line), "%s,le=\"0.000004096\"} 5\n", bucket);
+	assert_contains(text, line);
+	snprintf(line, sizeof(line), "%s,le=\"17.179869184\"} 5\n", bucket);
+	assert_contains(text, line);
+	snprintf(line, sizeof(line), "%s,le=\"+Inf\"} 7\n", bucket);
+	assert_contains(text, line);
+	assert_lacks(text, "le=\"0.000000512\"");
+	assert_contains(text, "\nvnfs_operation_duration_seconds_sum{" LABELS
+			",tag_queue=\"\",op=\"read\"} 0.0000015\n");
+	assert_contains(text, "\nvnfs_operation_duration_seconds_count{" LABELS
+			",tag_queue=\"\",op=\"read\"} 7\n");
+	assert_contains(text, "\nvnfs_read_bytes_total{" LABELS ",tag_queue=\"\"} 4096\n");
+	assert_contains(text, "\nvnfs_write_bytes_total{" LABELS ",tag_queue=\"\"} 0\n");
+	assert_contains(text, "\nvnfs_mmap_read_bytes_total{" LABELS ",tag_queue=\"\"} 0\n");
+
+	const char *size = "\nvnfs_request_size_bytes_bucket{" LABELS ",tag_queue=\"\",direction=\"read\"";
+	snprintf(line, sizeof(line), "%s,le=\"4095\"} 0\n", size);
+	assert_contains(text, line);
+	snprintf(line, sizeof(line), "%s,le=\"8191\"} 7\n", size);
+	assert_contains(text, line);
+	snprintf(line, sizeof(line), "%s,le=\"+Inf\"} 7\n", size);
+	assert_contains(text, line);
+	assert_contains(text, "\nvnfs_request_size_bytes_sum{" LABELS
+			",tag_queue=\"\",direction=\"read\"} 4096\n");
+	assert_lacks(text, "direction=\"write\"");
+
+	assert_contains(text, "\nvnfs_process_read_operations_total{" LABELS
+			",tag_queue=\"\",comm=\"a\\\"b\\\\c\\n?\"} 7\n");
+	assert_contains(text, "\nvnfs_process_read_bytes_total{" LABELS
+			",tag_queue=\"\",comm=\"a\\\"b\\\\c\\n?\"} 4096\n");
+	assert_contains(text, "\nvnfs_mount_operations_total{" LABELS
+			",tag_queue=\"\",mount=\"/mnt/nfs\",server=\"server:/export\",version=\"4.2\"} 9\n");
+	assert_contains(text, "\nvnfs_mount_operation_duration_seconds_total{" LABELS
+			",tag_queue=\"\",mount=\"/mnt/nfs\",server=\"server:/export\",version=\"4.2\"} 2.000000001\n");
+
+	assert_contains(text, "\nvnfs_unattributed_operations_total{cgroup_id=\"77\",uid=\"0\","
+			"comm=\"rsync\",op=\"getattr\"} 5\n");
+	assert_contains(text, "\nvnfs_unattributed_operation_errors_total{cgroup_id=\"77\",uid=\"0\","
+			"comm=\"rsync\"} 2\n");
+
+	assert_contains(text, "\nvnfs_helper_attach_method{op=\"mmap_read\",method=\"kprobe\"} 1\n");
+	assert_contains(text, "\nvnfs_helper_attach_method{op=\"read\",method=\"fentry\"} 1\n");
+	assert_contains(text, "\nvnfs_helper_collections_total 12\n");
+	assert_contains(text, "\nvnfs_helper_collection_duration_seconds 0.0025\n");
+	assert_contains(text, "\nvnfs_helper_slots{state=\"used\"} 1\n");
+	assert_contains(text, "\nvnfs_helper_slots{state=\"free\"} 1023\n");
+	assert_contains(text, "\nvnfs_helper_map_full_total{map=\"process_stats\"} 3\n");
+	assert_contains(text, "\nvnfs_helper_unmatched_exits_total 4\n");
+	assert_contains(text, "\nvnfs_helper_active_steps 1\n");
+	/* 21 for the read operation and bytes, 18 request size, 5 process, 5 mount, 4 stray */
+	assert_contains(text, "\nvnfs_helper_series 53\n");
+	assert_contains(text, "\nvnfs_helper_series_capped_total 0\n");
+
+	assert_promtool_accepts(text);
+	free(text);
+	vnfs_metrics_free(metrics);
+}
+
+/* Every operation in use, two steps, no health: still valid for promtool. */
+static void test_promtool_every_operation(void **unused)
+{
+	(void)unused;
+	struct vnfs_config config;
+	char error[256] = "";
+	test_config(&config);
+	struct vnfs_metrics *metrics = vnfs_metrics_new(&config, error, sizeof(error));
+	assert_non_null(metrics);
+
+	struct vnfs_step_record steps[2];
+	struct vnfs_step_stats stats[2];
+	for (int s = 0; s < 2; s++) {
+		reading_step(&steps[s], &stats[s], 7, (uint32_t)s);
+		for (int op = 0; op < VNFS_OP_COUNT; op++) {
+			for (int b = 0; b < VNFS_LATENCY_BUCKETS; b++)
+				stats[s].operations[op].latency_histogram[b] = b == op;
+			stats[s].operations[op].count = 1;
+		}
+		stats[s].request_size_histogram[VNFS_DIRECTION_WRITE][31] = 1;
+	}
+	steps[1].end_time_ms = 1900; /* ended, within grace */
+	struct vnfs_interval interval = { .time_ms = 2000, .step_count = 2, .steps = steps };
+	char *text = render(metrics, &interval);
+
+	assert_contains(text, "\nvnfs_operations_total{job_id=\"7\",step_id=\"1\",user=\"alice\","
+			"tag_project=\"p1\",tag_queue=\"\",op=\"listxattr\"} 1\n");
+	assert_contains(text, "\nvnfs_helper_active_steps 1\n");
+	assert_promtool_accepts(text);
+	free(text);
+	vnfs_metrics_free(metrics);
+}
+
+static bool has_step(const char *text, uint32_t job_id)
+{
+	char needle[64];
+	snprintf(needle, sizeof(needle), "vnfs_read_bytes_total{job_id=\"%u\",", job_id);
+	return strstr(text, needle) != NULL;
+}
+
+static void test_grace_period(void **unused)
+{
+	(void)unused;
+	struct vnfs_config config;
+	char error[256] = "";
+	test_config(&config);
+	struct vnfs_metrics *metrics = vnfs_metrics_new(&config, error, sizeof(error));
+	assert_non_null(metrics);
+
+	struct vnfs_step_record running, ended;
+	struct vnfs_step_stats running_stats, ended_stats;
+	reading_step(&running, &running_stats, 1, 0);
+	reading_step(&ended, &ended_stats, 2, 0);
+	ended.end_time_ms = 10000;
+	ended.finished = true;
+
+	/* Both in the interval. */
+	struct vnfs_step_record both[2] = { running, ended };
+	struct vnfs_interval interval = { .time_ms = 10000, .step_count = 2, .steps = both };
+	char *text = render(metrics, &interval);
+	assert_true(has_step(text, 1));
+	assert_true(has_step(text, 2));
+	free(text);
+
+	/* The collector forgot the ended step: its last counts stay until 70 s. */
+	interval = (struct vnfs_interval){ .time_ms = 69999, .step_count = 1, .steps = &running };
+	text = render(metrics, &interval);
+	assert_true(has_step(text, 1));
+	assert_true(has_step(text, 2));
+	free(text);
+
+	interval.time_ms = 70000;
+	text = render(metrics, &interval);
+	assert_true(has_step(text, 1));
+	assert_false(has_step(text, 2));
+	free(text);
+
+	/* A job that finished between intervals shows up through job_finished. */
+	struct vnfs_step_record final;
+	struct vnfs_step_stats final_stats;
+	reading_step(&final, &final_stats, 3, VNFS_STEP_EXTERN);
+	final.end_time_ms = 71000;
+	final.finished = true;
+	struct vnfs_job job = { .job_id = 3, .end_time_ms = 71000, .step_count = 1, .steps = &final };
+	vnfs_metrics_job_finished(metrics, &job);
+	final_stats.operations[VNFS_OP_READ].bytes = 1; /* the sink kept its own copy */
+	interval.time_ms = 72000;
+	text = render(metrics, &interval);
+	assert_contains(text, "\nvnfs_read_bytes_total{job_id=\"3\",step_id=\"extern\",user=\"alice\","
+			"tag_project=\"p1\",tag_queue=\"\"} 4096\n");
+	assert_contains(text, "\nvnfs_helper_active_steps 1\n");
+	free(text);
+	/* Job 3 requeued: the same ids run again within the grace period; the
+	 * running step's series replace the ended one's (never both). */
+	struct vnfs_step_record requeued;
+	struct vnfs_step_stats requeued_stats;
+	reading_step(&requeued, &requeued_stats, 3, VNFS_STEP_EXTERN);
+	requeued_stats.operations[VNFS_OP_READ].bytes = 5;
+	struct vnfs_step_record again[2] = { running, requeued };
+	interval = (struct vnfs_interval){ .time_ms = 73000, .step_count = 2, .steps = again };
+	text = render(metrics, &interval);
+	assert_contains(text, "\nvnfs_read_bytes_total{job_id=\"3\",step_id=\"extern\",user=\"alice\","
+			"tag_project=\"p1\",tag_queue=\"\"} 5\n");
+	const char *first = strstr(text, "vnfs_read_bytes_total{job_id=\"3\"");
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "vnfs_read_bytes_total{job_id=\"3\""));
+	free(text);
+
+	interval = (struct vnfs_interval){ .time_ms = 131000, .step_count = 1, .steps = &running };
+	text = render(metrics, &interval);
+	assert_false(has_step(text, 3));
+	free(text);
+	vnfs_metrics_free(metrics);
+}
+
+static void test_series_cap(void **unused)
+{
+	(void)unused;
+	struct vnfs_config config;
+	char error[256] = "";
+	test_config(&config);
+	config.prometheus.max_series = 50; /* one reading step is 39 series */
+	struct vnfs_metrics *metrics = vnfs_metrics_new(&config, error, sizeof(error));
+	assert_non_null(metrics);
+
+	struct vnfs_step_record steps[3];
+	struct vnfs_step_stats stats[3];
+	for (int s = 0; s < 3; s++)
+		reading_step(&steps[s], &stats[s], 100 + (uint32_t)s, 0);
+	struct vnfs_interval interval = { .time_ms = 2000, .step_count = 3, .steps = steps };
+	char *text = render(metrics, &interval);
+	assert_true(has_step(text, 100));
+	assert_false(has_step(text, 101));
+	assert_false(has_step(text, 102));
+	assert_contains(text, "\nvnfs_helper_series 39\n");
+	assert_contains(text, "\nvnfs_helper_series_capped_total 78\n");
+	free(text);
+	assert_int_equal(vnfs_metrics_series_capped(metrics), 78);
+
+	text = render(metrics, &interval);
+	assert_contains(text, "\nvnfs_helper_series_capped_total 156\n");
+	assert_promtool_accepts(text);
+	free(text);
+	vnfs_metrics_free(metrics);
+}
+
+static void test_bad_configuration(void **unused)
+{
+	(void)unused;
+	struct vnfs_config config;
+	char error[256] = "";
+	struct vnfs_sink sink;
+
+	test_config(&config);
+	snprintf(config.prometheus.tag_labels[1], sizeof(config.prometheus.tag_labels[1]), "project");
+	assert_int_equal(vnfs_sink_prometheus_open(&sink, &config, error, sizeof(error)), -1);
+	assert_string_equal(error, "prometheus: tag_labels: 'PROJECT' and 'project' both become "
+			    "label tag_project");
+
+	test_config(&config);
+	snprintf(config.prometheus.listen_address, sizeof(config.prometheus.listen_address),
+		 "localhost:9716");
+	assert_int_equal(vnfs_sink_prometheus_open(&sink, &config, error, sizeof(error)), -1);
+	assert_string_equal(error, "prometheus: listen_address 'localhost:9716' is not an IPv4 or "
+			    "IPv6 address");
+
+	test_config(&config);
+	snprintf(config.prometheus.tag_labels[0], sizeof(config.prometheus.tag_labels[0]), "1x");
+	assert_int_equal(vnfs_sink_prometheus_open(&sink, &config, error, sizeof(error)), -1);
+	assert_string_equal(error, "prometheus: tag_labels: '1x' is not a tag name");
+}
+
+/* ---- the endpoint ------------------------------------------------------------ */
+
+/* One HTTP/1.0 exchange; returns the whole response (malloc'd, NUL added). */
+static char *http_exchange_length(uint16_t port, const char *request, size_t *length_out)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_in address = { .sin_family = AF_INET, .sin_port = htons(port) };
+	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&address, sizeof(address)), 0);
+	size_t length = strlen(request);
+	assert_int_equal(write(fd, request, length), (ssize_t)length);
+
+	size_t capacity = 65536, used = 0;
+	char *response = malloc(capacity);
+	assert_non_null(response);
+	for (;;) {
+		if (capacity - used < 4096) {
+			capacity *= 2;
+			response = realloc(response, capacity);
+			assert_non_null(response);
+		}
+		ssize_t got = read(fd, response + used, capacity - used - 1);
+		assert_true(got >= 0);
+		if (got == 0)
+			break;
+		used += (size_t)got;
+	}
+	response[used] = '\0';
+	close(fd);
+	*length_out = used;
+	return response;
+}
+
+static char *http_exchange(uint16_t port, const char *request)
+{
+	size_t length;
+	return http_exchange_length(port, request, &length);
+}
+
+/* The body of a gzip response, inflated (malloc'd, NUL-terminated). */
+static char *gunzip_body(const char *response, size_t length)
+{
+	const char *body = strstr(response, "\r\n\r\n");
+	assert_non_null(body);
+	body += 4;
+	size_t capacity = 1 << 20;
+	char *plain = malloc(capacity);
+	assert_non_null(plain);
+	z_stream stream = { 0 };
+	assert_int_equal(inflateInit2(&stream, 15 + 16), Z_OK);
+	stream.next_in = (Bytef *)body;
+	stream.avail_in = (uInt)(length - (size_t)(body - response));
+	stream.next_out = (Bytef *)plain;
+	stream.avail_out = (uInt)capacity - 1;
+	assert_int_equal(inflate(&stream, Z_FINISH), Z_STREAM_END);
+	plain[stream.total_out] = '\0';
+	inflateEnd(&stream);
+	return plain;
+}
+
+static void test_endpoint(void **unused)
+{
+	(void)unused;
+	struct vnfs_config config;
+	char error[256] = "";
+	struct vnfs_sink sink;
+	test_config(&config);
+	assert_int_equal(vnfs_sink_prometheus_open(&sink, &config, error, sizeof(error)), 0);
+	assert_string_equal(sink.name, "prometheus");
+	uint16_t port = vnfs_sink_prometheus_port(&sink);
+	assert_true(port > 0);
+
+	/* Before the first interval: the helper's own metrics only. */
+	char *response = http_exchange(port, "GET /metrics HTTP/1.0\r\n\r\n");
+	assert_true(strncmp(response, "HTTP/1.0 200", 12) == 0 || strncmp(response, "HTTP/1.1 200", 12) == 0);
+	assert_contains(response, "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n");
+	assert_contains(response, "\r\n\r\n# HELP ");
+	assert_lacks(response, "vnfs_operations_total{");
+	free(response);
+
+	struct vnfs_helper_health health = { .sink_count = 2, .sink_names = { "prometheus", "kafka" },
+		.sink_dropped = { 0, 5 } };
+	struct vnfs_step_record step;
+	struct vnfs_step_stats stats;
+	reading_step(&step, &stats, 42, VNFS_STEP_BATCH);
+	struct vnfs_interval interval = { .time_ms = 2000, .step_count = 1, .steps = &step,
+		.health = &health };
+	sink.publish(sink.state, &interval);
+	response = http_exchange(port, "GET /metrics HTTP/1.0\r\n\r\n");
+	assert_contains(response, "\nvnfs_operations_total{" LABELS ",tag_queue=\"\",op=\"read\"} 7\n");
+	assert_contains(response, "\nvnfs_helper_dropped_records_total{sink=\"kafka\"} 5\n");
+	free(response);
+
+	/* The same text gzipped for a client that takes gzip (Prometheus does). */
+	size_t length;
+	char *zipped = http_exchange_length(port, "GET /metrics HTTP/1.0\r\n"
+					    "Accept-Encoding: deflate, gzip\r\n\r\n", &length);
+	assert_contains(zipped, "Content-Encoding: gzip\r\n");
+	char *inflated = gunzip_body(zipped, length);
+	response = http_exchange(port, "GET /metrics HTTP/1.0\r\n\r\n");
+	assert_lacks(response, "Content-Encoding");
+	assert_string_equal(inflated, strstr(response, "\r\n\r\n") + 4);
+	free(inflated);
+	free(zipped);
+	free(response);
+	response = http_exchange(port, "GET /metrics HTTP/1.0\r\nAccept-Encoding: gzip;q=0\r\n\r\n");
+	assert_lacks(response, "Content-Encoding");
+	free(response);
+
+	response = http_exchange(port, "GET /other HTTP/1.0\r\n\r\n");
+	assert_contains(response, " 404 ");
+	free(response);
+	response = http_exchange(port, "POST /metrics HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc");
+	assert_contains(response, " 405 ");
+	assert_contains(response, "Allow: GET, HEAD\r\n");
+	free(response);
+	response = http_exchange(port, "GET / HTTP/1.0\r\n\r\n");
+	assert_contains(response, "/metrics");
+	free(response);
+
+	assert_int_equal(sink.dropped(sink.state), 0);
+	sink.close(sink.state);
+}
+
+struct scraper {
+	uint16_t port;
+	int complete;
+};
+
+static void *scrape_repeatedly(void *argument)
+{
+	struct scraper *scraper = argument;
+	for (int i = 0; i < 40; i++) {
+		char *response = http_exchange(scraper->port, "GET /metrics HTTP/1.1\r\nHost: x\r\n"
+					       "Connection: close\r\n\r\n");
+		size_t length = strlen(response);
+		const char *tail = "vnfs_helper_series_capped_total 0\n";
+		if (length > strlen(tail) && strcmp(response + length - strlen(tail), tail) == 0)
+			scraper->complete++;
+		free(response);
+	}
+	return NULL;
+}
+
+/* Scrapes during publishing always see one whole exposition. */
+static void test_scrapes_while_publishing(void **unused)
+{
+	(void)unused;
+	struct vnfs_config config;
+	char error[256] = "";
+	struct vnfs_sink sink;
+	test_config(&config);
+	assert_int_equal(vnfs_sink_prometheus_open(&sink, &config, error, sizeof(error)), 0);
+
+	enum { STEPS = 50 };
+	struct vnfs_step_record *steps = calloc(STEPS, sizeof(*steps));
+	struct vnfs_step_stats *stats = calloc(STEPS, sizeof(*stats));
+	assert_non_null(steps);
+	assert_non_null(stats);
+	for (uint32_t s = 0; s < STEPS; s++)
+		reading_step(&steps[s], &stats[s], 500 + s, s);
+
+	struct scraper scraper = { .port = vnfs_sink_prometheus_port(&sink) };
+	pthread_t thread;
+	assert_int_equal(pthread_create(&thread, NULL, scrape_repeatedly, &scraper), 0);
+	for (int i = 0; i < 200; i++) {
+		struct vnfs_interval interval = { .time_ms = 2000 + i, .step_count = (size_t)(i % STEPS),
+			.steps = steps };
+		sink.publish(sink.state, &interval);
+	}
+	assert_int_equal(pthread_join(thread, NULL), 0);
+	assert_int_equal(scraper.complete, 40);
+	free(steps);
+	free(stats);
+	sink.close(sink.state);
+}
+
+struct waiting_scrape {
+	uint16_t port;
+	char *response;
+	atomic_bool done;
+};
+
+static void *scrape_once(void *argument)
+{
+	struct waiting_scrape *scrape = argument;
+	scrape->response = http_exchange(scrape->port, "GET /metrics HTTP/1.0\r\n\r\n");
+	atomic_store(&scrape->done, true);
+	return NULL;
+}
+
+/* Intervals nobody scrapes are not rendered; a scrape gets the next one. */
+static void test_renders_on_demand(void **unused)
+{
+	(void)unused;
+	struct vnfs_config config;
+	char error[256] = "";
+	struct vnfs_sink sink;
+	test_config(&config);
+	config.helper.interval_ms = 100;
+	assert_int_equal(vnfs_sink_prometheus_open(&sink, &config, error, sizeof(error)), 0);
+
+	struct vnfs_step_record step;
+	struct vnfs_step_stats stats;
+	reading_step(&step, &stats, 1, 0);
+	struct vnfs_interval interval = { .time_ms = 2000, .step_count = 1, .steps = &step };
+	sink.publish(sink.state, &interval); /* the first interval is always rendered */
+	usleep(150000);
+	step.job_id = 2;
+	sink.publish(sink.state, &interval); /* nobody asked: not rendered */
+
+	/* The scrape finds job 1's text too old and waits for the next
+	 * interval; the collector goes on publishing job 3 until it is served. */
+	struct waiting_scrape scrape = { .port = vnfs_sink_prometheus_port(&sink) };
+	atomic_init(&scrape.done, false);
+	pthread_t thread;
+	step.job_id = 3;
+	assert_int_equal(pthread_create(&thread, NULL, scrape_once, &scrape), 0);
+	while (!atomic_load(&scrape.done)) {
+		usleep(50000);
+		sink.publish(sink.state, &interval);
+	}
+	assert_int_equal(pthread_join(thread, NULL), 0);
+	assert_true(has_step(scrape.response, 3));
+	assert_false(has_step(scrape.response, 1));
+	assert_false(has_step(scrape.response, 2));
+	free(scrape.response);
+
+	/* Within one interval a second scrape shares that rendering. */
+	char *again = http_exchange(scrape.port, "GET /metrics HTTP/1.0\r\n\r\n");
+	assert_true(has_step(again, 3));
+	free(again);
+
+	/* An interval later nobody has asked again: the text is let go, and a
+	 * scrape that then gets no rendering in time (the collector is stuck)
+	 * is told so rather than served stale numbers. */
+	usleep(150000);
+	sink.publish(sink.state, &interval);
+	char *stuck = http_exchange(scrape.port, "GET /metrics HTTP/1.0\r\n\r\n");
+	assert_contains(stuck, " 503 ");
+	assert_contains(stuck, "the collector produced no metrics in time");
+	free(stuck);
+	sink.close(sink.state);
+}
+
+/* With intervals of 2 s and more every interval is rendered; no scrape waits. */
+static void test_long_intervals_render_eagerly(void **unused)
+{
+	(void)unused;
+	struct vnfs_config config;
+	char error[256] = "";
+	struct vnfs_sink sink;
+	test_config(&config);
+	config.helper.interval_ms = 30000;
+	assert_int_equal(vnfs_sink_prometheus_open(&sink, &config, error, sizeof(error)), 0);
+
+	struct vnfs_step_record step;
+	struct vnfs_step_stats stats;
+	reading_step(&step, &stats, 1, 0);
+	struct vnfs_interval interval = { .time_ms = 2000, .step_count = 1, .steps = &step };
+	sink.publish(sink.state, &interval);
+	step.job_id = 2;
+	sink.publish(sink.state, &interval);
+
+	struct timespec start, end;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	char *response = http_exchange(vnfs_sink_prometheus_port(&sink), "GET /metrics HTTP/1.0\r\n\r\n");
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	assert_true(has_step(response, 2));
+	assert_false(has_step(response, 1));
+	/* Served at once, not after waiting for an interval (30 s). */
+	assert_true(end.tv_sec - start.tv_sec < 5);
+	free(response);
+	sink.close(sink.state);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exact_samples),
+		cmocka_unit_test(test_promtool_every_operation),
+		cmocka_unit_test(test_grace_period),
+		cmocka_unit_test(test_series_cap),
+		cmocka_unit_test(test_bad_configuration),
+		cmocka_unit_test(test_endpoint),
+		cmocka_unit_test(test_scrapes_while_publishing),
+		cmocka_unit_test(test_renders_on_demand),
+		cmocka_unit_test(test_long_intervals_render_eagerly),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
