@@ -435,7 +435,8 @@ static bool load_live(const struct options *options, struct report_set *live)
 			complain("live data unavailable: %s", error); /* a helper that is unwell */
 		return false;
 	}
-	qsort(live->records, live->count, sizeof(*live->records), compare_records_by_job);
+	if (live->count > 1) /* records may be NULL when the helper holds no job */
+		qsort(live->records, live->count, sizeof(*live->records), compare_records_by_job);
 	return true;
 }
 
