@@ -28,6 +28,7 @@
 
 #include <slurm/spank.h>
 
+#include "lib/log.h"
 #include "lib/protocol.h"
 #include "lib/record.h"
 #include "spank/plugin_args.h"
@@ -36,8 +37,17 @@
 
 SPANK_PLUGIN(vnfs, 1);
 
-/* The job control variable that carries resolved tags from srun/sbatch. */
+/*
+ * Resolved tags travel from srun/sbatch/salloc to the nodes as
+ * SLURM_SPANK_VNFS_TAGS in the job's environment: sbatch and salloc export
+ * their job control variables (spank_job_control_setenv) under that name, and
+ * srun sets it in its own environment, which it passes on to the step.
+ * INHERITED_OPTION is how Slurm hands an allocation's option to an srun
+ * inside it (SLURM_SPANK__SLURM_SPANK_OPTION_<plugin>_<option>).
+ */
 #define TAGS_VARIABLE "VNFS_TAGS"
+#define CARRIED_TAGS "SLURM_SPANK_" TAGS_VARIABLE
+#define INHERITED_OPTION "SLURM_SPANK__SLURM_SPANK_OPTION_vnfs_vnfs_tags"
 #define REMOVE_WAIT_MS 2000
 
 static struct vnfs_plugin_args plugin_args;
@@ -67,13 +77,17 @@ static struct spank_option report_spank_option = {
 	"Print this step's NFS I/O summary when it ends (default brief)", 2, 0, report_option
 };
 
+/* Parsed in every callback: prolog/epilog contexts get no slurm_spank_init. */
 static int load_arguments(int argc, char **argv)
 {
+	static bool error_logged;
 	char error[512];
 
 	if (vnfs_plugin_args_parse(&plugin_args, argc, argv, error, sizeof(error)) == 0)
 		return 0;
-	slurm_error("vnfs: plugstack.conf: %s", error);
+	if (!error_logged)
+		slurm_error("vnfs: plugstack.conf: %s (vnfs is off)", error);
+	error_logged = true;
 	return -1;
 }
 
@@ -107,27 +121,56 @@ static const char *job_environment_lookup(const char *name, void *context)
 	spank_err_t status = spank_getenv(environment->spank, name, environment->value,
 					  sizeof(environment->value));
 
-	if (status == ESPANK_SUCCESS || status == ESPANK_NOSPACE)
-		return environment->value;
-	return NULL;
+	if (status != ESPANK_SUCCESS && status != ESPANK_NOSPACE)
+		return NULL;
+	environment->value[sizeof(environment->value) - 1] = '\0';
+	return environment->value;
+}
+
+/*
+ * srun/sbatch/salloc: validate and resolve --vnfs-tags where the user typed
+ * it.  An srun inside an sbatch/salloc allocation gets the allocation's
+ * option again through the environment: it keeps the tags resolved when the
+ * allocation was made, and its own --vnfs-tags adds to them.
+ */
+static int resolve_typed_tags(const char *optarg)
+{
+	const char *carried = getenv(CARRIED_TAGS), *inherited_option = getenv(INHERITED_OPTION);
+	bool in_tagged_allocation = carried && inherited_option;
+	char error[768], *text = NULL;
+	int status;
+
+	if (in_tagged_allocation && strcmp(inherited_option, optarg) &&
+	    asprintf(&text, "%s,%s", carried, optarg) < 0) {
+		slurm_error("vnfs: --vnfs-tags: out of memory");
+		return -1;
+	}
+	if (in_tagged_allocation && !text)
+		optarg = carried;
+	status = vnfs_plugin_resolve_tags(text ? text : optarg, getenv_lookup, NULL, user_tags,
+					  sizeof(user_tags), error, sizeof(error));
+	free(text);
+	if (status < 0) {
+		slurm_error("vnfs: %s", error);
+		return -1;
+	}
+	/* srun passes its environment to the step: this is how the tags travel. */
+	if (setenv(CARRIED_TAGS, user_tags, 1) < 0) {
+		slurm_error("vnfs: cannot pass the tags to the job: out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 static int tags_option(int value, const char *optarg, int remote)
 {
-	char error[768];
-
 	(void)value;
 	if (!optarg)
 		optarg = "";
 	if (remote) {
 		/* Runs twice in slurmstepd: only remember the value. */
 		snprintf(user_tags, sizeof(user_tags), "%s", optarg);
-		user_tags_given = true;
-		return 0;
-	}
-	if (vnfs_plugin_resolve_tags(optarg, getenv_lookup, NULL, user_tags, sizeof(user_tags),
-				     error, sizeof(error)) < 0) {
-		slurm_error("vnfs: %s", error);
+	} else if (resolve_typed_tags(optarg) < 0) {
 		return -1;
 	}
 	user_tags_given = true;
@@ -152,10 +195,10 @@ static bool in_slurmstepd(spank_t spank)
 }
 
 /*
- * The tags the step is registered with.  The resolved text srun or sbatch
- * put in the job control environment wins; without it (a step launched by a
- * client without the plugin), NAME-only tags are resolved in the job's
- * environment here.
+ * The tags the step is registered with: the administrator's envs= variables
+ * and, if the step has --vnfs-tags, the text resolved where the user typed
+ * it (CARRIED_TAGS).  Should that be missing (a client without the plugin
+ * launched the step), NAME-only tags are resolved in the job's environment.
  */
 static int step_tags(spank_t spank, struct vnfs_tag_list *tags)
 {
@@ -170,8 +213,8 @@ static int step_tags(spank_t spank, struct vnfs_tag_list *tags)
 		return -1;
 	}
 	environment->spank = spank;
-	if (spank_getenv(spank, "SPANK_" TAGS_VARIABLE, carried, sizeof(carried)) ==
-	    ESPANK_SUCCESS) {
+	if (user_tags_given &&
+	    spank_getenv(spank, CARRIED_TAGS, carried, sizeof(carried)) == ESPANK_SUCCESS) {
 		user_text = carried;
 	} else if (*user_text) {
 		resolved = malloc(VNFS_TAGS_BUFFER);
@@ -220,7 +263,12 @@ static int register_step(spank_t spank, uint32_t job_id, uint32_t step_id)
 	request->step_id = step_id;
 	request->uid = (uint32_t)uid;
 	request->cgroup_id = step_cgroup.id;
-	snprintf(request->cgroup_path, sizeof(request->cgroup_path), "%s", step_cgroup.relative);
+	if (strlen(step_cgroup.relative) >= sizeof(request->cgroup_path)) {
+		slurm_error("vnfs: job %u step %s is not accounted: cgroup path %s is too long",
+			    job_id, step_name, step_cgroup.relative);
+		goto out;
+	}
+	memcpy(request->cgroup_path, step_cgroup.relative, strlen(step_cgroup.relative) + 1);
 	if (step_tags(spank, &request->tags) < 0)
 		goto out;
 	if (vnfs_client_call(plugin_args.socket_path, request, plugin_args.timeout_ms, &reply,
@@ -274,10 +322,59 @@ static int account_step(spank_t spank, pid_t pid)
 	return 0;
 }
 
+/*
+ * The extern step (PrologFlags=contain) has no tasks: what runs in it is
+ * adopted later (pam_slurm_adopt) into Slurm's own cgroups.  It can only be
+ * accounted where Slurm's cgroup/v2 gives it a directory, which slurmstepd
+ * itself sits under.  Best effort even with `required`: failing the extern
+ * step would fail the job for a step that runs none of its commands.
+ */
+static int account_extern_step(spank_t spank, uint32_t job_id)
+{
+	enum vnfs_cgroup_mode configured = plugin_args.cgroup;
+	struct vnfs_step_cgroup probe;
+	char error[768];
+
+	if (configured == VNFS_CGROUP_VNFS) {
+		slurm_info("vnfs: job %u step extern is not accounted with cgroup=vnfs", job_id);
+		return 0;
+	}
+	if (configured == VNFS_CGROUP_AUTO &&
+	    vnfs_step_cgroup_place(VNFS_CGROUP_SLURM, plugin_args.cgroup_root, 0, job_id,
+				   VNFS_STEP_EXTERN, &probe, error, sizeof(error)) < 0) {
+		slurm_info("vnfs: job %u step extern is not accounted: Slurm gives it no cgroup v2 "
+			   "directory here", job_id);
+		return 0;
+	}
+	plugin_args.cgroup = VNFS_CGROUP_SLURM;
+	account_step(spank, 0);
+	plugin_args.cgroup = configured;
+	return 0;
+}
+
+/* libvnfs logs through vnfs_log(): into Slurm's log, like the plugin itself. */
+static void log_to_slurm(enum vnfs_log_priority priority, const char *line)
+{
+	switch (priority) {
+	case VNFS_LOG_PRIORITY_ERROR:
+	case VNFS_LOG_PRIORITY_WARNING:
+		slurm_error("vnfs: %s", line);
+		break;
+	case VNFS_LOG_PRIORITY_INFO:
+		slurm_info("vnfs: %s", line);
+		break;
+	default:
+		slurm_debug("vnfs: %s", line);
+		break;
+	}
+}
+
 int slurm_spank_init(spank_t spank, int argc, char **argv)
 {
 	int status = load_arguments(argc, argv);
 	spank_context_t context = spank_context();
+
+	vnfs_log_set_sink(log_to_slurm);
 
 	/* Registered even with bad arguments, so jobs using them still parse. */
 	if (context == S_CTX_LOCAL || context == S_CTX_REMOTE || context == S_CTX_ALLOCATOR) {
@@ -293,7 +390,7 @@ int slurm_spank_init(spank_t spank, int argc, char **argv)
 int slurm_spank_init_post_opt(spank_t spank, int argc, char **argv)
 {
 	spank_context_t context = spank_context();
-	uint32_t step_id;
+	uint32_t job_id, step_id;
 
 	if (load_arguments(argc, argv) < 0)
 		return -1;
@@ -303,12 +400,10 @@ int slurm_spank_init_post_opt(spank_t spank, int argc, char **argv)
 		return -1;
 	}
 	if (in_slurmstepd(spank) &&
+	    spank_get_item(spank, S_JOB_ID, &job_id) == ESPANK_SUCCESS &&
 	    spank_get_item(spank, S_JOB_STEPID, &step_id) == ESPANK_SUCCESS &&
-	    step_id == VNFS_STEP_EXTERN) {
-		if (plugin_args.cgroup != VNFS_CGROUP_AUTO && plugin_args.cgroup != VNFS_CGROUP_SLURM)
-			return 0;
-		return account_step(spank, 0);
-	}
+	    step_id == VNFS_STEP_EXTERN)
+		return account_extern_step(spank, job_id);
 	return 0;
 }
 
@@ -324,11 +419,16 @@ int slurm_spank_local_user_init(spank_t spank, int argc, char **argv)
 
 int slurm_spank_task_post_fork(spank_t spank, int argc, char **argv)
 {
+	uint32_t step_id;
 	pid_t pid = 0;
 
 	if (load_arguments(argc, argv) < 0)
 		return -1;
 	if (!in_slurmstepd(spank))
+		return 0;
+	/* The extern step's placeholder task has no pid here: see init_post_opt. */
+	if (spank_get_item(spank, S_JOB_STEPID, &step_id) == ESPANK_SUCCESS &&
+	    step_id == VNFS_STEP_EXTERN)
 		return 0;
 	if (spank_get_item(spank, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0) {
 		slurm_error("vnfs: the task's pid is not available");

@@ -210,7 +210,7 @@ static int make_owned_directory(struct vnfs_step_cgroup *cgroup, uint32_t job_id
 static int move_pid(const struct vnfs_step_cgroup *cgroup, pid_t pid, char *error,
 		    size_t error_size)
 {
-	char path[VNFS_CGROUP_PATH_MAX * 2], text[32];
+	char path[VNFS_CGROUP_PATH_MAX * 2 + 32], text[32];
 	int length = snprintf(text, sizeof(text), "%d", (int)pid);
 	int fd;
 

@@ -66,7 +66,7 @@ static const struct json_object *find_step(const struct json_object *reply, uint
 
 static void format_brief(const struct vnfs_step_record *record, struct text *text)
 {
-	const struct vnfs_operation_stats *operations = record->stats.operations;
+	const struct vnfs_operation_stats *operations = record->stats->operations;
 	uint64_t other_calls = 0, errors = 0, time_ns = 0;
 	char step[32];
 
@@ -101,7 +101,7 @@ static void format_full(const struct vnfs_step_record *record, struct text *text
 	append(text, "vnfs: %-12s %12s %8s %12s %16s\n", "operation", "calls", "errors", "time_s",
 	       "bytes");
 	for (int op = 0; op < VNFS_OP_COUNT; op++) {
-		const struct vnfs_operation_stats *stats = &record->stats.operations[op];
+		const struct vnfs_operation_stats *stats = &record->stats->operations[op];
 
 		if (!stats->count)
 			continue;
@@ -119,6 +119,7 @@ int vnfs_step_report_format(const struct json_object *reply, uint32_t step_id,
 	struct vnfs_step_record *record;
 	struct text text = { out, size, 0 };
 	char name[32];
+	int status;
 
 	if (size)
 		out[0] = '\0';
@@ -136,11 +137,14 @@ int vnfs_step_report_format(const struct json_object *reply, uint32_t step_id,
 		free(record);
 		return -1;
 	}
-	if (mode == VNFS_REPORT_FULL)
+	if (!record->stats)
+		snprintf(error, error_size, "the helper's reply has no counters");
+	else if (mode == VNFS_REPORT_FULL)
 		format_full(record, &text);
 	else if (mode == VNFS_REPORT_BRIEF)
 		format_brief(record, &text);
+	status = record->stats ? 0 : -1;
 	vnfs_step_record_free_arrays(record);
 	free(record);
-	return 0;
+	return status;
 }
