@@ -1,0 +1,511 @@
+#!/usr/bin/env python3
+"""generate-dashboards.py — writes the Grafana dashboards in contrib/grafana/.
+
+The dashboards are JSON for Grafana 10+ (schemaVersion 38), importable by hand
+or provisioned from /usr/share/vnfs/grafana.  They are generated so that every
+panel shares one label filter, one data source variable and one layout rule;
+edit this file and run it, then commit both:
+
+    contrib/grafana/generate-dashboards.py        # rewrites contrib/grafana/*.json
+
+The metric families and labels are those of helper/metrics.c (docs/METRICS.md):
+step series carry job_id, step_id, user (and tag_<NAME> labels); Prometheus
+adds instance.  Counters hold the step's total since it was registered, so a
+job's total in a time range is last_over_time() summed over its steps and
+nodes, exact even when the job ended inside the range.
+
+tests/guest/suites/dashboards.sh runs every query below against a real
+Prometheus scraping a real helper, with the template variables filled in.
+"""
+import json
+import os
+import sys
+
+DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+RATE = "$__rate_interval"
+RANGE = "$__range"
+
+# The filter of every per-step query: the dashboard's node, user and job choice.
+STEP_FILTER = 'instance=~"$instance", user=~"$user", job_id=~"$job_id"'
+USER_FILTER = 'instance=~"$instance", user=~"$user"'
+
+
+# ---- template variables ------------------------------------------------------
+
+def datasource_variable():
+    return {
+        "name": "datasource", "label": "Data source", "type": "datasource",
+        "query": "prometheus", "current": {}, "hide": 0, "includeAll": False,
+        "multi": False, "options": [], "refresh": 1, "regex": "",
+    }
+
+
+def query_variable(name, label, query, multi=True, include_all=True):
+    variable = {
+        "name": name, "label": label, "type": "query", "datasource": DATASOURCE,
+        "definition": query,
+        "query": {"query": query, "refId": "PrometheusVariableQueryEditor-VariableQuery"},
+        "current": {}, "hide": 0, "includeAll": include_all, "multi": multi,
+        "options": [], "refresh": 2, "regex": "", "sort": 3,
+    }
+    if include_all:
+        variable["allValue"] = ".*"
+    return variable
+
+
+def custom_variable(name, label, values, default):
+    return {
+        "name": name, "label": label, "type": "custom", "query": ",".join(values),
+        "current": {"selected": True, "text": default, "value": default},
+        "hide": 0, "includeAll": False, "multi": False,
+        "options": [{"selected": v == default, "text": v, "value": v} for v in values],
+    }
+
+
+def instance_variable():
+    return query_variable("instance", "Node", "label_values(vnfs_helper_build_info, instance)")
+
+
+def user_variable():
+    return query_variable("user", "User",
+                          'label_values(vnfs_operations_total{instance=~"$instance"}, user)')
+
+
+def job_variable(name="job_id", label="Job", multi=True):
+    return query_variable(
+        name, label,
+        'label_values(vnfs_operations_total{instance=~"$instance", user=~"$user"}, job_id)',
+        multi=multi, include_all=multi)
+
+
+# ---- panels ------------------------------------------------------------------
+
+def target(expr, legend="", ref="A", instant=False, table=False):
+    result = {"datasource": DATASOURCE, "expr": expr, "refId": ref,
+              "legendFormat": legend or "__auto", "range": not instant, "instant": instant,
+              "editorMode": "code"}
+    if table:
+        result["format"] = "table"
+    return result
+
+
+def timeseries(title, description, targets, unit, stack=False):
+    return {
+        "type": "timeseries", "title": title, "description": description,
+        "datasource": DATASOURCE, "targets": targets,
+        "fieldConfig": {
+            "defaults": {
+                "unit": unit,
+                "custom": {"drawStyle": "line", "lineWidth": 1, "fillOpacity": 10,
+                           "showPoints": "never", "spanNulls": False,
+                           "stacking": {"mode": "normal" if stack else "none", "group": "A"}},
+            },
+            "overrides": [],
+        },
+        "options": {
+            "legend": {"displayMode": "table", "placement": "bottom", "showLegend": True,
+                       "calcs": ["mean", "max"]},
+            "tooltip": {"mode": "multi", "sort": "desc"},
+        },
+    }
+
+
+def stat(title, description, expr, unit):
+    return {
+        "type": "stat", "title": title, "description": description,
+        "datasource": DATASOURCE, "targets": [target(expr, instant=True)],
+        "fieldConfig": {"defaults": {"unit": unit, "decimals": 0}, "overrides": []},
+        "options": {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+                    "colorMode": "value", "graphMode": "none", "textMode": "auto",
+                    "justifyMode": "auto", "orientation": "auto"},
+    }
+
+
+def table(title, description, columns, unit="short", sort_by=None):
+    """columns: (header, expr, unit) triples, merged on their labels."""
+    targets = []
+    overrides = []
+    rename = {}
+    for index, (header, expr, column_unit) in enumerate(columns):
+        ref = chr(ord("A") + index)
+        targets.append(target(expr, ref=ref, instant=True, table=True))
+        column = "Value #" + ref if len(columns) > 1 else "Value"
+        rename[column] = header
+        overrides.append({"matcher": {"id": "byName", "options": header},
+                          "properties": [{"id": "unit", "value": column_unit}]})
+    transformations = []
+    if len(columns) > 1:
+        transformations.append({"id": "merge", "options": {}})
+    transformations.append({"id": "organize", "options": {
+        "excludeByName": {"Time": True, "__name__": True, "job": True},
+        "renameByName": rename}})
+    panel = {
+        "type": "table", "title": title, "description": description,
+        "datasource": DATASOURCE, "targets": targets, "transformations": transformations,
+        "fieldConfig": {"defaults": {"unit": unit}, "overrides": overrides},
+        "options": {"showHeader": True, "cellHeight": "sm"},
+    }
+    if sort_by:
+        panel["options"]["sortBy"] = [{"displayName": sort_by, "desc": True}]
+    return panel
+
+
+def row(title):
+    return {"type": "row", "title": title, "collapsed": False, "panels": []}
+
+
+def job_total(family, filter_text, by):
+    """A job's (or group's) total in the time range, from the step counters."""
+    grouping = f" by ({by})" if by else ""
+    return f"sum{grouping} (last_over_time({family}{{{filter_text}}}[{RANGE}]))"
+
+
+def rate_sum(family, filter_text, by):
+    return f"sum by ({by}) (rate({family}{{{filter_text}}}[{RATE}]))"
+
+
+def quantile(q, filter_text, by):
+    return (f"histogram_quantile({q}, sum by ({by}, le) "
+            f"(rate(vnfs_operation_duration_seconds_bucket{{{filter_text}}}[{RATE}])))")
+
+
+# ---- layout --------------------------------------------------------------------
+
+def layout(panels):
+    """Places panels left to right on Grafana's 24-column grid, rows full width."""
+    x = y = 0
+    line_height = 0
+    for number, panel in enumerate(panels, start=1):
+        panel["id"] = number
+        if panel["type"] == "row":
+            width, height = 24, 1
+        elif panel["type"] == "stat":
+            width, height = 6, 4
+        elif panel["type"] == "table":
+            width, height = panel.pop("width", 24), 8
+        else:
+            width, height = panel.pop("width", 12), 8
+        if x + width > 24 or panel["type"] == "row":
+            x, y = 0, y + line_height
+            line_height = 0
+        panel["gridPos"] = {"h": height, "w": width, "x": x, "y": y}
+        x += width
+        line_height = max(line_height, height)
+        if panel["type"] == "row":
+            x, y, line_height = 0, y + 1, 0
+    return panels
+
+
+def dashboard(uid, title, description, variables, panels):
+    return {
+        "__requires": [
+            {"type": "grafana", "id": "grafana", "name": "Grafana", "version": "10.0.0"},
+            {"type": "datasource", "id": "prometheus", "name": "Prometheus", "version": "1.0.0"},
+        ],
+        "annotations": {"list": [{
+            "builtIn": 1, "datasource": {"type": "grafana", "uid": "-- Grafana --"},
+            "enable": True, "hide": True, "iconColor": "rgba(0, 211, 255, 1)",
+            "name": "Annotations & Alerts", "type": "dashboard"}]},
+        "description": description,
+        "editable": True,
+        "fiscalYearStartMonth": 0,
+        "graphTooltip": 1,
+        "id": None,
+        "links": [{"type": "dashboards", "tags": ["vnfs"], "asDropdown": True,
+                   "title": "vnfs dashboards", "includeVars": True, "keepTime": True}],
+        "panels": layout(panels),
+        "refresh": "30s",
+        "schemaVersion": 38,
+        "tags": ["vnfs", "nfs", "slurm"],
+        "templating": {"list": [datasource_variable()] + variables},
+        "time": {"from": "now-3h", "to": "now"},
+        "timepicker": {},
+        "timezone": "",
+        "title": title,
+        "uid": uid,
+        "version": 1,
+        "weekStart": "",
+    }
+
+
+# ---- the dashboards ----------------------------------------------------------
+
+def job_io():
+    f = STEP_FILTER
+    return dashboard(
+        "vnfs-job-io", "vnfs: NFS I/O by job",
+        "What the selected jobs did to NFS: bytes, operations, errors, by step, "
+        "node and mount.",
+        [instance_variable(), user_variable(), job_variable()],
+        [
+            stat("Bytes written", "Bytes the selected jobs wrote to NFS in the time range.",
+                 job_total("vnfs_write_bytes_total", f, ""), "bytes"),
+            stat("Bytes read", "Bytes the selected jobs read from NFS with read() in the time range.",
+                 job_total("vnfs_read_bytes_total", f, ""), "bytes"),
+            stat("NFS operations", "Operations of every kind in the time range.",
+                 job_total("vnfs_operations_total", f, ""), "short"),
+            stat("Failed operations", "Operations that returned an error in the time range.",
+                 job_total("vnfs_operation_errors_total", f, ""), "short"),
+            timeseries("Write throughput by job", "Bytes written per second.",
+                       [target(rate_sum("vnfs_write_bytes_total", f, "job_id"), "job {{job_id}}")],
+                       "Bps"),
+            timeseries("Read throughput by job",
+                       "Bytes read per second, with read() and through mmap page faults.",
+                       [target(rate_sum("vnfs_read_bytes_total", f, "job_id"), "job {{job_id}} read()", "A"),
+                        target(rate_sum("vnfs_mmap_read_bytes_total", f, "job_id"),
+                               "job {{job_id}} mmap", "B")], "Bps"),
+            timeseries("Operations per second by operation", "All selected jobs together.",
+                       [target(rate_sum("vnfs_operations_total", f, "op"), "{{op}}")], "ops",
+                       stack=True),
+            timeseries("Throughput by node", "Bytes read and written per second, by node.",
+                       [target(rate_sum("vnfs_write_bytes_total", f, "instance"), "{{instance}} write", "A"),
+                        target(rate_sum("vnfs_read_bytes_total", f, "instance"), "{{instance}} read", "B")],
+                       "Bps"),
+            table("Steps", "Each step's totals in the time range.", [
+                ("Written", job_total("vnfs_write_bytes_total", f, "job_id, step_id, user"), "bytes"),
+                ("Read", job_total("vnfs_read_bytes_total", f, "job_id, step_id, user"), "bytes"),
+                ("Operations", job_total("vnfs_operations_total", f, "job_id, step_id, user"), "short"),
+                ("Errors", job_total("vnfs_operation_errors_total", f, "job_id, step_id, user"), "short"),
+            ], sort_by="Written"),
+            table("Mounts", "What the selected jobs did on each NFS mount in the time range.", [
+                ("Written", job_total("vnfs_mount_write_bytes_total", f, "job_id, mount, server, version"), "bytes"),
+                ("Read", job_total("vnfs_mount_read_bytes_total", f, "job_id, mount, server, version"), "bytes"),
+                ("Operations", job_total("vnfs_mount_operations_total", f, "job_id, mount, server, version"), "short"),
+                ("Errors", job_total("vnfs_mount_operation_errors_total", f, "job_id, mount, server, version"), "short"),
+            ], sort_by="Operations"),
+            timeseries("Median request size", "Half of the read and write requests are smaller.",
+                       [target("histogram_quantile(0.5, sum by (direction, le) "
+                               f"(rate(vnfs_request_size_bytes_bucket{{{f}}}[{RATE}])))",
+                               "{{direction}}")], "bytes"),
+            timeseries("Time in NFS operations", "Seconds per second the selected jobs spent "
+                       "in NFS client operations, by operation: 1 is one process always waiting.",
+                       [target(rate_sum("vnfs_operation_duration_seconds_sum", f, "op"), "{{op}}")],
+                       "s", stack=True),
+        ])
+
+
+def writes_by_process():
+    f = STEP_FILTER + ', comm=~"$comm"'
+    comm = query_variable(
+        "comm", "Process",
+        'label_values(vnfs_process_write_bytes_total{instance=~"$instance", user=~"$user", '
+        'job_id=~"$job_id"}, comm)')
+    return dashboard(
+        "vnfs-writes-by-process", "vnfs: writes by process name",
+        "Which programs of the selected jobs write to NFS (process names as the "
+        "kernel keeps them: 15 characters).",
+        [instance_variable(), user_variable(), job_variable(), comm],
+        [
+            timeseries("Write throughput by process", "Bytes written per second, by process name.",
+                       [target(rate_sum("vnfs_process_write_bytes_total", f, "comm"), "{{comm}}")],
+                       "Bps", stack=True),
+            timeseries("Write calls by process", "write() calls per second, by process name.",
+                       [target(rate_sum("vnfs_process_write_operations_total", f, "comm"), "{{comm}}")],
+                       "ops", stack=True),
+            table("Bytes written by process", "Totals in the time range, all selected jobs together.", [
+                ("Written", job_total("vnfs_process_write_bytes_total", f, "comm"), "bytes"),
+                ("Write calls", job_total("vnfs_process_write_operations_total", f, "comm"), "short"),
+            ], sort_by="Written"),
+            table("Bytes written by process and job", "Totals in the time range.", [
+                ("Written", job_total("vnfs_process_write_bytes_total", f, "job_id, user, comm"), "bytes"),
+                ("Read", job_total("vnfs_process_read_bytes_total", f, "job_id, user, comm"), "bytes"),
+                ("Other operations", job_total("vnfs_process_other_operations_total", f, "job_id, user, comm"), "short"),
+            ], sort_by="Written"),
+            timeseries("Read throughput by process", "Bytes read per second, by process name.",
+                       [target(rate_sum("vnfs_process_read_bytes_total", f, "comm"), "{{comm}}")],
+                       "Bps", stack=True),
+            timeseries("Metadata operations by process",
+                       "Operations other than read and write per second (open, stat, ...).",
+                       [target(rate_sum("vnfs_process_other_operations_total", f, "comm"), "{{comm}}")],
+                       "ops", stack=True),
+        ])
+
+
+def writes_by_job():
+    f = USER_FILTER
+    return dashboard(
+        "vnfs-writes-by-job", "vnfs: writes by job",
+        "The jobs that write most to NFS, by job id.",
+        [instance_variable(), user_variable(),
+         custom_variable("top", "Jobs shown", ["5", "10", "20", "50"], "10")],
+        [
+            timeseries("Write throughput, top $top jobs", "Bytes written per second.",
+                       [target(f"topk($top, {rate_sum('vnfs_write_bytes_total', f, 'job_id, user')})",
+                               "job {{job_id}} ({{user}})")], "Bps"),
+            timeseries("Write calls, top $top jobs", "write() calls per second.",
+                       [target("topk($top, sum by (job_id, user) "
+                               f"(rate(vnfs_operations_total{{{f}, op=\"write\"}}[{RATE}])))",
+                               "job {{job_id}} ({{user}})")], "ops"),
+            table("Bytes written per job", "Totals in the time range, largest first.", [
+                ("Written", f"sort_desc({job_total('vnfs_write_bytes_total', f, 'job_id, user')})", "bytes"),
+                ("Write calls", job_total("vnfs_operations_total", f + ', op="write"', "job_id, user"), "short"),
+                ("fsync calls", job_total("vnfs_operations_total", f + ', op="fsync"', "job_id, user"), "short"),
+            ], sort_by="Written"),
+            timeseries("Write latency p99 by job", "99 % of write calls took less.",
+                       [target(quantile(0.99, f + ', op="write"', "job_id"), "job {{job_id}}")], "s"),
+            timeseries("Written per node", "Bytes written per second, by node.",
+                       [target(rate_sum("vnfs_write_bytes_total", f, "instance"), "{{instance}}")],
+                       "Bps", stack=True),
+        ])
+
+
+def users_jobs():
+    f = USER_FILTER
+    # A job is doing NFS I/O while its operation counters grow, or while new
+    # ones appear: a short job's counters are born with their final values,
+    # which rate() alone does not see.  "New" means not seen in the hour
+    # before, so that a failed scrape does not make old series look new.
+    operations = f"vnfs_operations_total{{{f}}}"
+    active_jobs = (f"count by (user) ("
+                   f"sum by (user, job_id) (rate({operations}[{RATE}])) > 0"
+                   f" or sum by (user, job_id) ({operations} unless "
+                   f"last_over_time({operations}[1h] offset {RATE})))")
+    return dashboard(
+        "vnfs-users-jobs", "vnfs: users running several jobs at once",
+        "Users with several jobs doing NFS I/O at the same time: a job counts "
+        "while it makes NFS operations (its counters grow, or new operations appear).",
+        [instance_variable(), user_variable(),
+         custom_variable("min_jobs", "At least (jobs)", ["2", "3", "5", "10"], "2")],
+        [
+            stat("Users with at least $min_jobs jobs doing I/O now",
+                 "Users with at least $min_jobs jobs making NFS operations at the moment.",
+                 f"count(({active_jobs}) >= $min_jobs) or vector(0)", "short"),
+            timeseries("Jobs doing NFS I/O, per user", "Jobs of each user making NFS operations.",
+                       [target(active_jobs, "{{user}}")], "short"),
+            table("Most jobs at once, per user",
+                  "The largest number of jobs each user had doing NFS I/O at the same time "
+                  "in the time range (users below the threshold are left out).", [
+                      ("Jobs at once", f"max_over_time(({active_jobs})[{RANGE}:$__interval]) >= $min_jobs",
+                       "short"),
+                  ], sort_by="Jobs at once"),
+            timeseries("Throughput per user", "Bytes read and written per second, by user.",
+                       [target(rate_sum("vnfs_write_bytes_total", f, "user"), "{{user}} write", "A"),
+                        target(rate_sum("vnfs_read_bytes_total", f, "user"), "{{user}} read", "B")],
+                       "Bps"),
+            table("Jobs of each user", "Totals in the time range.", [
+                ("Written", job_total("vnfs_write_bytes_total", f, "user, job_id"), "bytes"),
+                ("Read", job_total("vnfs_read_bytes_total", f, "user, job_id"), "bytes"),
+                ("Operations", job_total("vnfs_operations_total", f, "user, job_id"), "short"),
+            ], sort_by="Operations"),
+        ])
+
+
+def job_stats(side, variable):
+    """Job A's (or B's) totals: [written, read], [operations, failed]."""
+    f = f'instance=~"$instance", job_id=~"${variable}"'
+    return (
+        [stat(f"Job {side}: bytes written", f"Job ${variable}, in the time range.",
+              job_total("vnfs_write_bytes_total", f, ""), "bytes"),
+         stat(f"Job {side}: bytes read", f"Job ${variable}, read() in the time range.",
+              job_total("vnfs_read_bytes_total", f, ""), "bytes")],
+        [stat(f"Job {side}: operations", f"Job ${variable}, in the time range.",
+              job_total("vnfs_operations_total", f, ""), "short"),
+         stat(f"Job {side}: failed operations", f"Job ${variable}, in the time range.",
+              job_total("vnfs_operation_errors_total", f, ""), "short")],
+    )
+
+
+def compare_jobs():
+    a_bytes, a_operations = job_stats("A", "job_a")
+    b_bytes, b_operations = job_stats("B", "job_b")
+    # Two lines of four stats: job A on the left half, job B on the right.
+    stats = a_bytes + b_bytes + a_operations + b_operations
+    f_both = 'instance=~"$instance", job_id=~"$job_a|$job_b"'
+    return dashboard(
+        "vnfs-compare-jobs", "vnfs: compare two jobs",
+        "Two jobs side by side: why is this run slower than that one?",
+        [instance_variable(),
+         query_variable("job_a", "Job A", 'label_values(vnfs_operations_total{instance=~"$instance"}, job_id)',
+                        multi=False, include_all=False),
+         query_variable("job_b", "Job B", 'label_values(vnfs_operations_total{instance=~"$instance"}, job_id)',
+                        multi=False, include_all=False)],
+        stats + [
+            timeseries("Write throughput", "Bytes written per second, job A and job B.",
+                       [target(rate_sum("vnfs_write_bytes_total", f_both, "job_id"), "job {{job_id}}")],
+                       "Bps"),
+            timeseries("Read throughput", "Bytes read per second, job A and job B.",
+                       [target(rate_sum("vnfs_read_bytes_total", f_both, "job_id"), "job {{job_id}}")],
+                       "Bps"),
+            timeseries("Operations per second", "job A and job B, by operation.",
+                       [target(rate_sum("vnfs_operations_total", f_both, "job_id, op"),
+                               "job {{job_id}} {{op}}")], "ops"),
+            timeseries("Latency p99", "99 % of each job's operations took less, by operation.",
+                       [target(quantile(0.99, f_both, "job_id, op"), "job {{job_id}} {{op}}")], "s"),
+            table("Operations side by side", "Totals in the time range, by operation.", [
+                ("Count", job_total("vnfs_operations_total", f_both, "job_id, op"), "short"),
+                ("Errors", job_total("vnfs_operation_errors_total", f_both, "job_id, op"), "short"),
+                ("Time", job_total("vnfs_operation_duration_seconds_sum", f_both, "job_id, op"), "s"),
+            ], sort_by="Count"),
+        ])
+
+
+def operations():
+    f = STEP_FILTER + ', op=~"$op"'
+    op = query_variable("op", "Operation",
+                        'label_values(vnfs_operations_total{instance=~"$instance", job_id=~"$job_id"}, op)')
+    calls = rate_sum("vnfs_operations_total", f, "op")
+    errors = rate_sum("vnfs_operation_errors_total", f, "op")
+    mean_latency = (f"{job_total('vnfs_operation_duration_seconds_sum', f, 'op')} / "
+                    f"{job_total('vnfs_operation_duration_seconds_count', f, 'op')}")
+    helper = 'instance=~"$instance"'
+    return dashboard(
+        "vnfs-operations", "vnfs: operations, errors and latency",
+        "Success and error rates and latency percentiles of each NFS operation, "
+        "and the health of the helpers.",
+        [instance_variable(), user_variable(), job_variable(), op],
+        [
+            timeseries("Successful operations per second", "By operation.",
+                       [target(f"{calls} - {errors}", "{{op}}")], "ops", stack=True),
+            timeseries("Failed operations per second", "By operation.",
+                       [target(errors, "{{op}}")], "ops", stack=True),
+            timeseries("Error ratio", "Failed operations / all operations, by operation.",
+                       [target(f"{errors} / {calls}", "{{op}}")], "percentunit"),
+            timeseries("Latency percentiles", "p50, p90 and p99 of each operation's duration.",
+                       [target(quantile(0.5, f, "op"), "{{op}} p50", "A"),
+                        target(quantile(0.9, f, "op"), "{{op}} p90", "B"),
+                        target(quantile(0.99, f, "op"), "{{op}} p99", "C")], "s"),
+            table("Operations in the time range", "Count, errors and mean duration per operation.", [
+                ("Count", job_total("vnfs_operations_total", f, "op"), "short"),
+                ("Errors", job_total("vnfs_operation_errors_total", f, "op"), "short"),
+                ("Mean duration", mean_latency, "s"),
+            ], sort_by="Count"),
+            row("Helpers"),
+            table("Probe attach method", "How each node's helper attached each operation's probes.", [
+                ("Attached", f"vnfs_helper_attach_method{{{helper}}}", "short"),
+            ]),
+            timeseries("Collection time", "How long each helper took to read the BPF maps.",
+                       [target(f"vnfs_helper_collection_duration_seconds{{{helper}}}", "{{instance}}")], "s"),
+            timeseries("Full maps and dropped records", "Counts lost to full BPF maps or failed outputs "
+                       "(should stay at 0).",
+                       [target(f"sum by (instance, map) (rate(vnfs_helper_map_full_total{{{helper}}}[{RATE}]))",
+                               "{{instance}} {{map}} full", "A"),
+                        target(f"sum by (instance, sink) (rate(vnfs_helper_dropped_records_total{{{helper}}}[{RATE}]))",
+                               "{{instance}} {{sink}} dropped", "B")], "ops"),
+            timeseries("Active steps", "Job steps each helper counts.",
+                       [target(f"vnfs_helper_active_steps{{{helper}}}", "{{instance}}")], "short"),
+        ])
+
+
+DASHBOARDS = {
+    "vnfs-job-io.json": job_io,
+    "vnfs-writes-by-process.json": writes_by_process,
+    "vnfs-writes-by-job.json": writes_by_job,
+    "vnfs-users-jobs.json": users_jobs,
+    "vnfs-compare-jobs.json": compare_jobs,
+    "vnfs-operations.json": operations,
+}
+
+
+def main():
+    directory = os.path.dirname(os.path.abspath(__file__))
+    for name, build in DASHBOARDS.items():
+        path = os.path.join(directory, name)
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(build(), out, indent=2, ensure_ascii=False)
+            out.write("\n")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,354 @@
+#!/usr/bin/env bash
+# dashboards.sh — the Grafana dashboards against real data: vnfs-helper
+# ($VNFS_BUILD) exports the counters of NFS workloads run in registered
+# cgroups, a real Prometheus scrapes it every second, and every query of
+# every panel of contrib/grafana/*.json runs through Prometheus's HTTP API
+# with the template variables filled in the way Grafana fills them.  Each
+# query must return series; the totals panels must show exactly what the
+# workloads did (bytes written per job, per process, errors, jobs at once).
+#
+# The jobs (NFS v4.2):
+#   2001 root      writer: 8 x 1 MiB writes + fsync, creates, renames, ...
+#   2002 vnfstest  6 MiB written slowly by nfs-workload  } at the same time
+#   2003 vnfstest  4 MiB written slowly by "checkpointer" }
+#   2004 vnfstest  reader: 4 MiB in 4 KiB reads, one open of a missing file
+# with quiet gaps between the phases longer than the rate window.
+source /vnfs/src/tests/guest/lib/guest.sh
+
+BUILD=${VNFS_BUILD:-/vnfs/src}
+HELPER=$BUILD/vnfs-helper
+SEND=$BUILD/tests/tools/vnfs-send
+WORKLOAD=$BUILD/tests/tools/nfs-workload
+RUN=/run/vnfs-dashboards
+SOCKET=$RUN/vnfs.sock
+CGROUP=${VNFS_CGROUP2_MOUNT:-/sys/fs/cgroup}/vnfs-dashboards
+PROMETHEUS=http://127.0.0.1:9090
+MIB=1048576
+# What Grafana puts in $__rate_interval for a 1 s scrape interval
+# (4 x scrape interval), and the gap between phases that keeps one phase's
+# I/O out of the next phase's rate windows.
+RATE_INTERVAL=4s
+QUIET=8
+
+mkdir -p $RUN /tmp/prometheus
+cat > $RUN/vnfs.conf <<CONF
+[helper]
+socket = $SOCKET
+state_dir = $RUN/state
+report_dir = $RUN/reports
+interval = 1s
+[sqlite]
+path = $RUN/history.db
+[prometheus]
+listen = 127.0.0.1:9716
+tag_labels = PROJECT_NAME
+CONF
+cat > $RUN/prometheus.yml <<CONF
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: vnfs
+    static_configs:
+      - targets: ['127.0.0.1:9716']
+CONF
+
+# ---------------------------------------------------------------- services
+# Prometheus takes long to start under emulation: it starts first and comes
+# up while the helper loads its probes and the NFS server starts.
+mark dashboards_start
+prometheus --config.file=$RUN/prometheus.yml --storage.tsdb.path=/tmp/prometheus \
+	--web.listen-address=127.0.0.1:9090 --log.level=warn > "$VNFS_OUT/prometheus.log" 2>&1 &
+PROMETHEUS_PID=$!
+"$HELPER" --config $RUN/vnfs.conf > "$VNFS_OUT/helper.log" 2>&1 &
+HELPER_PID=$!
+if ! until_ok 150 grep -q 'ready:' "$VNFS_OUT/helper.log"; then
+	fail "vnfs-helper ready within 150 s"
+	tail -n 30 "$VNFS_OUT/helper.log"
+	guest_done
+	exit 1
+fi
+pass "vnfs-helper ready"
+
+guest_start_nfs
+mount_dir=$(nfs_mount_of 4.2)
+guest_mount_nfs 4.2 "$mount_dir"
+work=$mount_dir/dashboards
+mkdir -p "$work/writer" "$work/reader" && chmod 1777 "$work" "$work/writer" "$work/reader"
+# The reader's file is written, then evicted from the cache, by an
+# unregistered shell: it counts for no job.
+"$WORKLOAD" write "$work/reader/data" 4 > /dev/null
+chmod 0644 "$work/reader/data"
+guest_drop_caches
+cp "$WORKLOAD" /tmp/checkpointer
+mark nfs_up
+
+if ! until_ok 90 curl -sf $PROMETHEUS/-/ready; then
+	fail "Prometheus ready within 90 s"
+	tail -n 30 "$VNFS_OUT/prometheus.log"
+	guest_done
+	exit 1
+fi
+pass "Prometheus ready"
+check "Prometheus scrapes the helper" until_ok 30 bash -c \
+	"curl -sfG $PROMETHEUS/api/v1/query --data-urlencode 'query=up{job=\"vnfs\"} == 1' | jq -e '.data.result | length == 1'"
+mark services_up
+
+# ----------------------------------------------------------------- the jobs
+send() { "$SEND" "$SOCKET" "$1"; }
+register() { # register JOB UID TAG
+	mkdir -p "$CGROUP/job$1" &&
+		send "{\"v\":1,\"type\":\"register\",\"job\":$1,\"step\":0,\"uid\":$2,\"cgroup_path\":\"$CGROUP/job$1\",\"tags\":{\"PROJECT_NAME\":\"$3\"}}" |
+		grep -q '"ok":true'
+}
+in_job() { # in_job JOB USER COMMAND...: COMMAND as USER inside the job's cgroup
+	local job=$1 user=$2
+	shift 2
+	bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUP/job$job" \
+		setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups -- "$@"
+}
+user=$VNFS_TEST_USER
+user_id=$(id -u "$user")
+
+check "register job 2001 (root)" register 2001 0 climate
+check "register job 2002 ($user)" register 2002 "$user_id" genome
+check "register job 2003 ($user)" register 2003 "$user_id" genome
+check "register job 2004 ($user)" register 2004 "$user_id" genome
+sleep 2
+start_time=$(date +%s)
+
+check "job 2001: writer workload" in_job 2001 root "$WORKLOAD" writer "$work/writer"
+sleep $QUIET
+in_job 2002 "$user" "$WORKLOAD" slow-write "$work/job2002" 6 500 > /dev/null &
+first=$!
+in_job 2003 "$user" /tmp/checkpointer slow-write "$work/job2003" 4 500 > /dev/null &
+second=$!
+wait $first
+check_eq "job 2002: slow writer (at the same time as 2003)" $? 0
+wait $second
+check_eq "job 2003: slow writer 'checkpointer' (at the same time as 2002)" $? 0
+sleep $QUIET
+check "job 2004: reader workload" in_job 2004 "$user" "$WORKLOAD" reader "$work/reader/data" "$work/reader"
+mark workloads_done
+
+# Prometheus has the final counts once the last job's bytes are scraped.
+promql() { # promql QUERY [TIME]: the instant query's JSON
+	curl -sfG "$PROMETHEUS/api/v1/query" --data-urlencode "query=$1" ${2:+--data-urlencode "time=$2"}
+}
+check "Prometheus has job 2004's 4 MiB read" until_ok 30 bash -c \
+	"curl -sfG $PROMETHEUS/api/v1/query --data-urlencode 'query=sum(vnfs_read_bytes_total{job_id=\"2004\"}) == $((4 * MIB))' | jq -e '.data.result | length == 1'"
+sleep $QUIET
+end_time=$(date +%s)
+range_seconds=$((end_time - start_time + 5))
+# How many scrapes worked (diagnosis: a scrape slower than its 1 s timeout
+# fails, and Prometheus marks every series stale until the next one).
+echo "scrapes that worked over the run: $(promql "sum_over_time(up{job=\"vnfs\"}[${range_seconds}s])" "$end_time" |
+	jq -r '.data.result[0].value[1]') of $(promql "count_over_time(up{job=\"vnfs\"}[${range_seconds}s])" "$end_time" |
+	jq -r '.data.result[0].value[1]')"
+mark scraped
+echo "queries evaluated over [$start_time, $end_time], \$__range=${range_seconds}s"
+
+# --------------------------------------------------------------- the queries
+# Processes are expensive under emulation, so the queries go out in one curl
+# run and their answers are read by one jq run: a few processes, not one per
+# query.
+
+# fill TEMPLATE SCENARIO: the query with its variables replaced the way
+# Grafana replaces them; SCENARIO is "name=value ..." over the defaults.
+# Longest names first, so that $job_a is never taken for $job.
+variable_order="min_jobs instance job_id job_a job_b user comm top op"
+fill() {
+	local query=$1 name assignment
+	declare -A values=([instance]='.*' [user]='.*' [job_id]='.*' [comm]='.*' [op]='.*'
+		[top]=10 [min_jobs]=2 [job_a]=2002 [job_b]=2003)
+	for assignment in $2; do
+		values[${assignment%%=*}]=${assignment#*=}
+	done
+	query=${query//'$__rate_interval'/$RATE_INTERVAL}
+	query=${query//'$__range'/${range_seconds}s}
+	query=${query//'$__interval'/1s}
+	for name in $variable_order; do
+		query=${query//"\${$name}"/${values[$name]}}
+		query=${query//"\$$name"/${values[$name]}}
+	done
+	filled=$query
+}
+
+declare -A scenarios=(
+	[vnfs-job-io]="job_id=2001;job_id=2004;job_id=.*"
+	[vnfs-writes-by-process]=";user=$user"
+	[vnfs-writes-by-job]=";user=$user"
+	[vnfs-users-jobs]=";min_jobs=1"
+	[vnfs-compare-jobs]="job_a=2002 job_b=2003"
+	[vnfs-operations]="job_id=2004;job_id=2001;job_id=2002"
+)
+dashboards=("$VNFS_SRC"/contrib/grafana/*.json)
+check "six dashboards to run (found ${#dashboards[@]})" test ${#dashboards[@]} -ge 6
+for file in "${dashboards[@]}"; do
+	uid=$(jq -r .uid "$file")
+	[ -n "${scenarios[$uid]+set}" ] || fail "dashboard $uid ($file) has no scenario in this suite"
+done
+
+# Every panel query of every dashboard, once per scenario of its dashboard.
+keys=() instants=() queries=()
+declare -A index_of # "uid|scenario|panel title|refId" -> position in keys
+while IFS=$'\t' read -r uid panel ref instant template; do
+	IFS=';' read -r -a list <<< "${scenarios[$uid]-}"
+	[ ${#list[@]} -gt 0 ] || list=("")
+	for scenario in "${list[@]}"; do
+		fill "$template" "$scenario"
+		index_of["$uid|$scenario|$panel|$ref"]=${#keys[@]}
+		keys+=("$uid [${scenario:-defaults}] '$panel' $ref")
+		instants+=("$instant")
+		queries+=("$filled")
+	done
+done < <(jq -r '.uid as $uid | .panels[] | select(.type != "row") | .title as $title |
+	.targets[] | [$uid, $title, .refId, (.instant | tostring), .expr] | @tsv' "${dashboards[@]}")
+check "the dashboards have queries (${#queries[@]} with their scenarios)" test ${#queries[@]} -ge 60
+
+# Instant queries at end_time, like a table or stat; range queries over the
+# run at 1 s steps, like a graph.
+mapfile -t encoded < <(printf '%s\n' "${queries[@]}" | jq -R -r @uri)
+{
+	echo 'silent'
+	echo 'write-out = "\n"'
+	for i in "${!queries[@]}"; do
+		if [ "${instants[$i]}" = true ]; then
+			echo "url = \"$PROMETHEUS/api/v1/query?query=${encoded[$i]}&time=$end_time\""
+		else
+			echo "url = \"$PROMETHEUS/api/v1/query_range?query=${encoded[$i]}&start=$start_time&end=$end_time&step=1\""
+		fi
+	done
+} > $RUN/curl.conf
+curl -K $RUN/curl.conf > $RUN/responses.jsonl
+cp $RUN/responses.jsonl $RUN/curl.conf "$VNFS_OUT/"
+mapfile -t responses < $RUN/responses.jsonl
+check_eq "Prometheus answered every query" "${#responses[@]}" "${#queries[@]}"
+mapfile -t counts < <(jq -R -r '(fromjson? // {status: "unparsable"}) |
+	if .status == "success" then .data.result | length else "error: \(.error // .status)" end' $RUN/responses.jsonl)
+for i in "${!queries[@]}"; do
+	count=${counts[$i]-no answer}
+	if [[ $count =~ ^[0-9]+$ ]] && [ "$count" -gt 0 ]; then
+		pass "${keys[$i]}: $count series"
+	elif [[ $count =~ ^[0-9]+$ ]]; then
+		fail "${keys[$i]}: no series for ${queries[$i]}"
+	else
+		fail "${keys[$i]}: Prometheus: $count: ${queries[$i]}"
+	fi
+done
+mark queries_done
+
+# expect UID SCENARIO PANEL REF SELECTOR VALUE: the one series of that panel
+# query whose labels match SELECTOR ("job_id=2001 op=write", or "" for a
+# single series) has VALUE (at end_time; for a graph, at its last point).
+# expect_series UID SCENARIO PANEL REF COUNT: the query returns COUNT series.
+# Both only record; check_expectations evaluates them all in one jq run.
+# Fields are separated by the unit separator: a tab is IFS white space, and
+# read would merge the empty selector of a single series with its neighbours.
+US=$'\x1f'
+expectations=()
+expect() {
+	local position=${index_of["$1|$2|$3|$4"]-none}
+	expectations+=("$position$US$5$US$6$US$1 [$2] '$3' $4 {$5}")
+}
+expect_series() {
+	local position=${index_of["$1|$2|$3|$4"]-none}
+	expectations+=("$position$US#series$US$5$US$1 [$2] '$3' $4: series")
+}
+check_expectations() {
+	local line actual expected description i=0
+	mapfile -t actuals < <(printf '%s\n' "${expectations[@]}" |
+		jq -R -r --slurpfile answers <(jq -R 'fromjson? // null' $RUN/responses.jsonl) '
+		split("\u001f") as [$position, $selector, $expected, $description] |
+		if $position == "none" then "no such panel query"
+		else ($answers[$position | tonumber].data.result // []) as $result |
+			if $selector == "#series" then $result | length
+			else ($selector | split(" ") | map(select(length > 0) | split("=") |
+				{key: .[0], value: (.[1:] | join("="))})) as $want |
+				[$result[] | select(.metric as $labels | $want | all(.value == $labels[.key])) |
+					(.value // .values[-1])[1] | tonumber] |
+				if length == 1 then .[0] else "\(length) series match" end
+			end
+		end')
+	for line in "${expectations[@]}"; do
+		IFS=$US read -r _ _ expected description <<< "$line"
+		check_eq "$description" "${actuals[$i]-}" "$expected"
+		i=$((i + 1))
+	done
+}
+# answer UID SCENARIO PANEL REF: the raw answer of a panel query.
+answer() {
+	local position=${index_of["$1|$2|$3|$4"]-}
+	[ -n "$position" ] && echo "${responses[$position]}"
+}
+
+# ---------------------------------------------------- what the panels show
+expect vnfs-job-io job_id=2001 "Bytes written" A "" $((8 * MIB))
+expect vnfs-job-io job_id=2001 "Bytes read" A "" 0
+expect vnfs-job-io job_id=2001 "Failed operations" A "" 0
+expect vnfs-job-io job_id=2001 "Steps" A "job_id=2001 step_id=0 user=root" $((8 * MIB))
+expect vnfs-job-io job_id=2001 "Mounts" A "job_id=2001 mount=$mount_dir" $((8 * MIB))
+expect vnfs-job-io job_id=2004 "Bytes read" A "" $((4 * MIB))
+expect vnfs-job-io job_id=2004 "Bytes written" A "" 0
+# Every error the helper counted for the job (its own QUERY answer): the
+# missing file's failed open, and whatever else the kernel reported.
+reader_errors=$(send '{"v":1,"type":"query","job":2004}' | jq '[.job.steps[].operations[].errors] | add')
+check_ge "job 2004: the helper counted the missing file's error" "${reader_errors:-0}" 1
+expect vnfs-job-io job_id=2004 "Failed operations" A "" "$reader_errors"
+expect vnfs-job-io job_id=2004 "Steps" B "job_id=2004 step_id=0 user=$user" $((4 * MIB))
+expect vnfs-job-io "job_id=.*" "Bytes written" A "" $((18 * MIB))
+expect vnfs-job-io "job_id=.*" "Bytes read" A "" $((4 * MIB))
+expect_series vnfs-job-io "job_id=.*" "Steps" A 4
+
+expect vnfs-writes-by-process "" "Bytes written by process" A "comm=nfs-workload" $((14 * MIB))
+expect vnfs-writes-by-process "" "Bytes written by process" A "comm=checkpointer" $((4 * MIB))
+expect vnfs-writes-by-process "" "Bytes written by process" B "comm=checkpointer" 4
+expect vnfs-writes-by-process "" "Bytes written by process and job" A "job_id=2003 comm=checkpointer" $((4 * MIB))
+expect vnfs-writes-by-process "user=$user" "Bytes written by process" A "comm=nfs-workload" $((6 * MIB))
+
+expect vnfs-writes-by-job "" "Bytes written per job" A "job_id=2001 user=root" $((8 * MIB))
+expect vnfs-writes-by-job "" "Bytes written per job" A "job_id=2002 user=$user" $((6 * MIB))
+expect vnfs-writes-by-job "" "Bytes written per job" A "job_id=2003 user=$user" $((4 * MIB))
+expect vnfs-writes-by-job "" "Bytes written per job" A "job_id=2004 user=$user" 0
+expect vnfs-writes-by-job "" "Bytes written per job" B "job_id=2001" 8
+expect vnfs-writes-by-job "" "Bytes written per job" C "job_id=2001" 1
+expect vnfs-writes-by-job "" "Bytes written per job" B "job_id=2002" 6
+expect_series vnfs-writes-by-job "user=$user" "Bytes written per job" A 3
+
+expect vnfs-users-jobs "" "Most jobs at once, per user" A "user=$user" 2
+expect_series vnfs-users-jobs "" "Most jobs at once, per user" A 1
+expect vnfs-users-jobs "min_jobs=1" "Most jobs at once, per user" A "user=root" 1
+expect vnfs-users-jobs "" "Users with at least \$min_jobs jobs doing I/O now" A "" 0
+expect vnfs-users-jobs "" "Jobs of each user" A "user=$user job_id=2002" $((6 * MIB))
+
+expect vnfs-compare-jobs "job_a=2002 job_b=2003" "Job A: bytes written" A "" $((6 * MIB))
+expect vnfs-compare-jobs "job_a=2002 job_b=2003" "Job B: bytes written" A "" $((4 * MIB))
+expect vnfs-compare-jobs "job_a=2002 job_b=2003" "Operations side by side" A "job_id=2002 op=write" 6
+expect vnfs-compare-jobs "job_a=2002 job_b=2003" "Operations side by side" A "job_id=2003 op=write" 4
+expect vnfs-compare-jobs "job_a=2002 job_b=2003" "Operations side by side" B "job_id=2003 op=write" 0
+
+# 1,024 reads of 4 KiB and the one at end of file; NFSv4 opens the missing
+# name atomically, so its ENOENT is an open error.
+expect vnfs-operations job_id=2004 "Operations in the time range" A "op=read" 1025
+expect vnfs-operations job_id=2004 "Operations in the time range" B "op=open" 1
+expect vnfs-operations job_id=2004 "Operations in the time range" B "op=read" 0
+expect vnfs-operations job_id=2001 "Operations in the time range" A "op=write" 8
+expect vnfs-operations job_id=2001 "Operations in the time range" A "op=fsync" 1
+expect vnfs-operations job_id=2001 "Operations in the time range" A "op=rename" 3
+expect vnfs-operations job_id=2001 "Operations in the time range" A "op=unlink" 10
+check_expectations
+# Percentiles come from rate(): only a job whose counters grew across
+# scrapes has them (2002 wrote for seconds; 2001 was done within one interval).
+check "vnfs-operations: job 2002's p99 write latency is a finite positive duration" jq -e \
+	'[.data.result[] | select(.metric.op == "write") | .values[][1] | select(. != "NaN") | tonumber] |
+	length > 0 and all(. > 0 and . < 20)' \
+	<<< "$(answer vnfs-operations job_id=2002 "Latency percentiles" C)"
+check "vnfs-operations: the helper reports an attach method for every operation" jq -e \
+	'[.data.result[].metric.op] | unique | length >= 20' \
+	<<< "$(answer vnfs-operations job_id=2001 "Probe attach method" A)"
+
+kill -TERM "$HELPER_PID" "$PROMETHEUS_PID"
+wait "$HELPER_PID"
+check_eq "helper exit status after SIGTERM" $? 0
+check "no sanitizer report in the helper log" bash -c "! grep -qE 'Sanitizer|runtime error' $VNFS_OUT/helper.log"
+guest_done
