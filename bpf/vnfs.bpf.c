@@ -26,6 +26,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+#define ECHILD 10 /* errno, which vmlinux.h does not carry */
+
 /* Filled by the helper before load (read-only afterwards, so the verifier
  * sees each program's configuration as constants and prunes the rest). */
 const volatile struct vnfs_hook_config hook_config[VNFS_MAX_HOOKS] = {};
@@ -226,7 +228,9 @@ static __always_inline __u64 folio_bytes(struct folio *folio)
 	unsigned long flags = 0;
 	__u32 order = 0;
 
-	bpf_core_read(&flags, sizeof(flags), &folio->flags);
+	/* The flags word opens every struct page and folio, whatever its C
+	 * type (unsigned long up to 6.17, memdesc_flags_t after). */
+	bpf_probe_read_kernel(&flags, sizeof(flags), folio);
 	if (flags & (1ul << bpf_core_enum_value(enum pageflags, PG_head))) {
 		if (bpf_core_field_exists(struct folio___with_order, _folio_order))
 			order = BPF_CORE_READ((struct folio___with_order *)folio, _folio_order);
@@ -445,6 +449,10 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 	switch (hook_config[hook].result_kind) {
 	case VNFS_RESULT_INT:
 		value = (flags & VNFS_HOOK_RESULT_32BIT) ? (__s64)(__s32)result : (__s64)result;
+		/* -ECHILD: "retry in ref-walk mode" (nfs_permission under RCU
+		 * path walk); the VFS repeats the call, which counts. */
+		if (value == -ECHILD)
+			return;
 		call.error = value < 0;
 		break;
 	case VNFS_RESULT_POINTER:
@@ -467,15 +475,17 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 }
 
 /* Arguments past the fifth are not read on the kprobe path (the helper
- * leaves object_kind NONE for them). */
+ * leaves object_kind NONE for them).  The _CORE reads keep clang from turning
+ * the switch into a variable-offset context access, which the verifier
+ * refuses. */
 static __always_inline __u64 kprobe_argument(struct pt_regs *ctx, __u32 index)
 {
 	switch (index) {
-	case 0: return PT_REGS_PARM1(ctx);
-	case 1: return PT_REGS_PARM2(ctx);
-	case 2: return PT_REGS_PARM3(ctx);
-	case 3: return PT_REGS_PARM4(ctx);
-	case 4: return PT_REGS_PARM5(ctx);
+	case 0: return PT_REGS_PARM1_CORE(ctx);
+	case 1: return PT_REGS_PARM2_CORE(ctx);
+	case 2: return PT_REGS_PARM3_CORE(ctx);
+	case 3: return PT_REGS_PARM4_CORE(ctx);
+	case 4: return PT_REGS_PARM5_CORE(ctx);
 	}
 	return 0;
 }

@@ -157,8 +157,9 @@ enum vnfs_result_kind {
 /* Flags of vnfs_hook_config.flags. */
 #define VNFS_HOOK_BYTES_FROM_RESULT (1u << 0) /* read/write: result = bytes */
 #define VNFS_HOOK_COUNT_IF_OPENED (1u << 1)   /* atomic_open: only if it opened */
-#define VNFS_HOOK_OUTSIDE_READ (1u << 2)      /* page fill: not inside read() */
+#define VNFS_HOOK_OUTSIDE_READ (1u << 2)      /* page fill: not inside read/write */
 #define VNFS_HOOK_BYTES_FROM_OBJECT (1u << 3) /* page fill: bytes from object */
+#define VNFS_HOOK_RESULT_32BIT (1u << 4)      /* INT result is a 32-bit int */
 
 struct vnfs_hook_config {
 	__u32 operation;      /* enum vnfs_operation */

@@ -1,0 +1,1378 @@
+/*
+ * probes.c — loads bpf/vnfs.bpf.c onto the running kernel's NFS client and
+ * gives the helper access to its maps (see probes.h).
+ *
+ * Start-up, per hooked function of helper/hooks.c:
+ *   1. find its prototype in the kernel's BTF (vmlinux or an nfs* module) and
+ *      derive the hook configuration from it: which argument holds the object
+ *      that names the mount, whether the result is an int, a long, a pointer;
+ *   2. plan an attach method: fentry/fexit (auto, fentry) or kprobe/kretprobe
+ *      (kprobe, or auto where fentry failed or no BTF prototype exists);
+ *   3. load the object and attach.  Loading is per object, so a failure sends
+ *      the affected functions to their next method and the object is loaded
+ *      again; every round only moves functions down the list, so it ends.
+ * What was tried and why it failed is kept per function: when nothing
+ * attaches, that is the error message.
+ *
+ * Pinning: maps go to <pin_dir>/<map name> and links to
+ * <pin_dir>/links/<function>-entry|-exit, and a pinned `abi` map records
+ * VNFS_ABI_VERSION and sizeof(struct vnfs_step_stats).  A helper finding pins
+ * of its own ABI reuses the maps and the links (the old programs never stop
+ * counting); pins of another ABI are removed first.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "helper/hooks.h"
+#include "helper/probes.h"
+#include "lib/log.h"
+
+/* After bpf/vnfs.h (through probes.h): the skeleton uses its structs. */
+#include "bpf/vnfs.skel.h"
+
+#define REASON_SIZE 160
+#define MAX_NFS_MODULES 16
+#define MAX_ATTEMPTS 4
+/* Arguments the kprobe programs can read (PT_REGS_PARM1..5). */
+#define KPROBE_ARGUMENTS 5
+
+/* Indices of the pinned abi map. */
+enum { ABI_VERSION, ABI_STEP_STATS_SIZE };
+
+struct hook_state {
+	const struct vnfs_hook *hook;
+	struct vnfs_hook_config config;
+	bool absent;                /* the kernel's nfs BTF has no such function */
+	bool has_prototype;         /* config comes from BTF, not the fallback */
+	bool reused;                /* links pinned by a previous helper */
+	enum vnfs_attach_method plan;
+	enum vnfs_attach_method method;
+	struct bpf_link *entry_link;
+	struct bpf_link *exit_link;
+	char note[REASON_SIZE];     /* absence, or how the prototype was read */
+	char fentry_error[REASON_SIZE];
+	char kprobe_error[REASON_SIZE];
+};
+
+struct vnfs_probes {
+	struct vnfs_bpf *skeleton;
+	struct hook_state hooks[VNFS_MAX_HOOKS];
+	size_t hook_count;
+	enum vnfs_probe_mode mode;
+	bool pin;
+	char pin_dir[PATH_MAX];
+	struct vnfs_step_stats *step_stats;
+	size_t step_stats_mapping_size;
+	pthread_mutex_t registry_lock;
+};
+
+/* The kernel's BTF: vmlinux and the modules that may hold NFS functions. */
+struct kernel_btf {
+	struct btf *vmlinux;
+	struct btf *modules[MAX_NFS_MODULES];
+	size_t module_count;
+};
+
+static int libbpf_to_log(enum libbpf_print_level level, const char *format, va_list arguments)
+{
+	char *text = NULL, *line, *saveptr = NULL;
+
+	/* Failed attempts are expected (fallback), so libbpf's warnings go to
+	 * debug level; the outcome is logged by this module.  The verifier log
+	 * of a rejected program (many lines in one warning) shows with log_level
+	 * = debug.  libbpf's own debug chatter (four lines per CO-RE relocation)
+	 * is dropped: formatting it costs more than the load itself. */
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	if (vasprintf(&text, format, arguments) < 0)
+		return 0;
+	for (line = strtok_r(text, "\n", &saveptr); line; line = strtok_r(NULL, "\n", &saveptr))
+		vnfs_debug("libbpf: %s", line);
+	free(text);
+	return 0;
+}
+
+static double milliseconds(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec * 1e3 + now.tv_nsec / 1e6;
+}
+
+static const char *method_name(enum vnfs_attach_method method)
+{
+	switch (method) {
+	case VNFS_ATTACH_FENTRY: return "fentry";
+	case VNFS_ATTACH_KPROBE: return "kprobe";
+	case VNFS_ATTACH_NONE: break;
+	}
+	return "none";
+}
+
+/* ------------------------------------------------------------------ BTF */
+
+static void kernel_btf_free(struct kernel_btf *kernel)
+{
+	for (size_t i = 0; i < kernel->module_count; i++)
+		btf__free(kernel->modules[i]);
+	btf__free(kernel->vmlinux);
+	memset(kernel, 0, sizeof(*kernel));
+}
+
+/* Loads vmlinux BTF and the BTF of every loaded nfs* module.  Missing BTF is
+ * not an error here: those functions are then tried as plain kprobes. */
+static void kernel_btf_load(struct kernel_btf *kernel)
+{
+	struct dirent *entry;
+	DIR *directory;
+
+	memset(kernel, 0, sizeof(*kernel));
+	kernel->vmlinux = btf__load_vmlinux_btf();
+	if (!kernel->vmlinux) {
+		vnfs_warning("the kernel has no BTF (/sys/kernel/btf/vmlinux): kprobes only");
+		return;
+	}
+	directory = opendir("/sys/kernel/btf");
+	if (!directory)
+		return;
+	while ((entry = readdir(directory)) && kernel->module_count < MAX_NFS_MODULES) {
+		struct btf *module;
+
+		if (strncmp(entry->d_name, "nfs", 3) != 0 || strcmp(entry->d_name, "nfsd") == 0)
+			continue;
+		module = btf__load_module_btf(entry->d_name, kernel->vmlinux);
+		if (!module) {
+			vnfs_debug("cannot load the BTF of module %s: %s", entry->d_name,
+				   strerror(errno));
+			continue;
+		}
+		kernel->modules[kernel->module_count++] = module;
+	}
+	closedir(directory);
+}
+
+struct function_location {
+	const struct btf *btf;
+	__u32 id;
+};
+
+/* Records where each hooked function's FUNC type is, looking at the types
+ * of btf from first_id on (for a module: its own types, not vmlinux's).  One
+ * pass per BTF: btf__find_by_name_kind() would walk vmlinux's 100,000+ types
+ * once per function and module, which takes seconds under emulation. */
+static size_t find_functions(const struct btf *btf, __u32 first_id,
+			     struct function_location *found)
+{
+	__u32 type_count = btf__type_cnt(btf);
+	size_t count = 0;
+
+	for (__u32 id = first_id; id < type_count; id++) {
+		const struct btf_type *type = btf__type_by_id(btf, id);
+		const char *name;
+
+		if (!btf_is_func(type))
+			continue;
+		name = btf__name_by_offset(btf, type->name_off);
+		for (size_t i = 0; name && i < vnfs_hook_count; i++)
+			if (!found[i].btf && strcmp(name, vnfs_hooks[i].function) == 0) {
+				found[i].btf = btf;
+				found[i].id = id;
+				count++;
+			}
+	}
+	return count;
+}
+
+/* Locates every hooked function in the nfs* modules' BTF, else (NFS client
+ * built in) in vmlinux's.  Returns true when some BTF describes the NFS
+ * client, so that a function it lacks is truly absent. */
+static bool locate_functions(const struct kernel_btf *kernel, struct function_location *found)
+{
+	size_t count = 0;
+
+	if (!kernel->vmlinux)
+		return false;
+	for (size_t i = 0; i < kernel->module_count; i++)
+		count += find_functions(kernel->modules[i], btf__type_cnt(kernel->vmlinux), found);
+	if (kernel->module_count > 0)
+		return true;
+	count += find_functions(kernel->vmlinux, 1, found);
+	return count > 0;
+}
+
+static const struct btf_type *skip_modifiers(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *type = btf__type_by_id(btf, id);
+
+	while (type && (btf_is_mod(type) || btf_is_typedef(type)))
+		type = btf__type_by_id(btf, type->type);
+	return type;
+}
+
+/* The struct name a parameter points to ("kiocb"), or NULL. */
+static const char *pointed_struct_name(const struct btf *btf, __u32 type_id)
+{
+	const struct btf_type *type = skip_modifiers(btf, type_id);
+
+	if (!type || !btf_is_ptr(type))
+		return NULL;
+	type = skip_modifiers(btf, type->type);
+	if (!type || !btf_is_struct(type))
+		return NULL;
+	return btf__name_by_offset(btf, type->name_off);
+}
+
+/* Fills state->config from the function's BTF prototype.  Returns 0, or -1
+ * with the reason in state->note when the prototype cannot be used. */
+static int config_from_prototype(struct hook_state *state, const struct btf *btf, __u32 id)
+{
+	const struct vnfs_hook *hook = state->hook;
+	const char *wanted = vnfs_object_struct_name(hook->object_kind);
+	const struct btf_type *function = btf__type_by_id(btf, id);
+	const struct btf_type *prototype, *result;
+	const struct btf_param *parameters;
+	int object_argument = -1, file_argument = -1;
+
+	prototype = function ? btf__type_by_id(btf, function->type) : NULL;
+	if (!prototype || !btf_is_func_proto(prototype)) {
+		snprintf(state->note, sizeof(state->note), "its BTF has no prototype");
+		return -1;
+	}
+	parameters = btf_params(prototype);
+	for (int i = 0; i < btf_vlen(prototype); i++) {
+		const char *name = pointed_struct_name(btf, parameters[i].type);
+
+		if (!name)
+			continue;
+		if (wanted && object_argument < 0 && strcmp(name, wanted) == 0)
+			object_argument = i;
+		if (file_argument < 0 && strcmp(name, "file") == 0)
+			file_argument = i;
+	}
+
+	state->config.operation = hook->operation;
+	state->config.flags = hook->flags;
+	state->config.object_kind = hook->object_kind;
+	if (prototype->type == 0) {
+		state->config.result_kind = VNFS_RESULT_VOID;
+	} else {
+		result = skip_modifiers(btf, prototype->type);
+		if (result && btf_is_ptr(result)) {
+			state->config.result_kind = VNFS_RESULT_POINTER;
+		} else if (result && (btf_is_int(result) || btf_is_any_enum(result))) {
+			state->config.result_kind = VNFS_RESULT_INT;
+			if (result->size == 4)
+				state->config.flags |= VNFS_HOOK_RESULT_32BIT;
+		} else {
+			snprintf(state->note, sizeof(state->note), "its result type is not supported");
+			return -1;
+		}
+	}
+	if (hook->flags & VNFS_HOOK_COUNT_IF_OPENED) {
+		if (file_argument < 0) {
+			snprintf(state->note, sizeof(state->note), "no struct file * argument");
+			return -1;
+		}
+		state->config.file_argument = file_argument;
+	}
+	if (wanted && object_argument < 0) {
+		/* Still counted, only without its mount. */
+		vnfs_warning("%s: no struct %s * argument: its calls count without their mount",
+			     hook->function, wanted);
+		state->config.object_kind = VNFS_OBJECT_NONE;
+	} else if (wanted) {
+		state->config.object_argument = object_argument;
+	}
+	if ((hook->flags & VNFS_HOOK_BYTES_FROM_OBJECT) &&
+	    state->config.object_kind == VNFS_OBJECT_NONE) {
+		snprintf(state->note, sizeof(state->note), "no struct %s * argument for its bytes",
+			 wanted ? wanted : "?");
+		return -1;
+	}
+	state->has_prototype = true;
+	return 0;
+}
+
+static void config_from_fallback(struct hook_state *state)
+{
+	const struct vnfs_hook *hook = state->hook;
+
+	state->config.operation = hook->operation;
+	state->config.flags = hook->flags;
+	if (hook->fallback_result_32bit)
+		state->config.flags |= VNFS_HOOK_RESULT_32BIT;
+	state->config.object_kind = hook->object_kind;
+	state->config.object_argument = hook->fallback_object_argument;
+	state->config.file_argument = hook->fallback_file_argument;
+	state->config.result_kind = hook->fallback_result_kind;
+}
+
+/* Plans every function's first attach method from the kernel's BTF. */
+static void plan_hooks(struct vnfs_probes *probes)
+{
+	struct function_location found[VNFS_MAX_HOOKS];
+	struct kernel_btf kernel;
+	bool btf_has_nfs;
+
+	memset(found, 0, sizeof(found));
+	kernel_btf_load(&kernel);
+	btf_has_nfs = locate_functions(&kernel, found);
+	probes->hook_count = vnfs_hook_count;
+	for (size_t i = 0; i < vnfs_hook_count; i++) {
+		struct hook_state *state = &probes->hooks[i];
+
+		state->hook = &vnfs_hooks[i];
+		if (found[i].btf) {
+			if (config_from_prototype(state, found[i].btf, found[i].id) != 0) {
+				state->absent = true;
+				continue;
+			}
+		} else if (btf_has_nfs) {
+			state->absent = true;
+			snprintf(state->note, sizeof(state->note), "not in this kernel");
+			continue;
+		} else {
+			config_from_fallback(state);
+			snprintf(state->fentry_error, sizeof(state->fentry_error),
+				 "no BTF describes it (nfs module not loaded?)");
+		}
+		if (probes->mode == VNFS_PROBE_KPROBE) {
+			snprintf(state->fentry_error, sizeof(state->fentry_error),
+				 "not tried (probe mode kprobe)");
+			state->plan = VNFS_ATTACH_KPROBE;
+		} else if (state->has_prototype) {
+			state->plan = VNFS_ATTACH_FENTRY;
+		} else {
+			state->plan = probes->mode == VNFS_PROBE_AUTO ? VNFS_ATTACH_KPROBE
+								      : VNFS_ATTACH_NONE;
+		}
+		if (state->plan == VNFS_ATTACH_NONE)
+			snprintf(state->kprobe_error, sizeof(state->kprobe_error),
+				 "not tried (probe mode fentry)");
+	}
+	kernel_btf_free(&kernel);
+}
+
+/* After fentry failed for a function: its next method per the mode. */
+static void fentry_failed(struct vnfs_probes *probes, struct hook_state *state, const char *format,
+			  ...)
+{
+	va_list arguments;
+
+	va_start(arguments, format);
+	vsnprintf(state->fentry_error, sizeof(state->fentry_error), format, arguments);
+	va_end(arguments);
+	if (probes->mode == VNFS_PROBE_AUTO) {
+		state->plan = VNFS_ATTACH_KPROBE;
+	} else {
+		state->plan = VNFS_ATTACH_NONE;
+		snprintf(state->kprobe_error, sizeof(state->kprobe_error),
+			 "not tried (probe mode fentry)");
+	}
+}
+
+static void kprobe_failed(struct hook_state *state, const char *format, ...)
+{
+	va_list arguments;
+
+	va_start(arguments, format);
+	vsnprintf(state->kprobe_error, sizeof(state->kprobe_error), format, arguments);
+	va_end(arguments);
+	state->plan = VNFS_ATTACH_NONE;
+}
+
+/* ------------------------------------------------------------- pinning */
+
+static int join_path(char *buffer, size_t size, const char *directory, const char *name)
+{
+	int length = snprintf(buffer, size, "%s/%s", directory, name);
+
+	return length < 0 || (size_t)length >= size ? -1 : 0;
+}
+
+static int link_pin_path(char *buffer, size_t size, const char *pin_dir, const char *function,
+			 const char *end)
+{
+	int length = snprintf(buffer, size, "%s/links/%s-%s", pin_dir, function, end);
+
+	return length < 0 || (size_t)length >= size ? -1 : 0;
+}
+
+/* Removes the files of directory (not recursive) and the directory. */
+static int remove_directory(const char *directory, char *error, size_t error_size)
+{
+	char path[PATH_MAX];
+	struct dirent *entry;
+	DIR *handle = opendir(directory);
+
+	if (!handle)
+		return errno == ENOENT ? 0 : -1;
+	while ((entry = readdir(handle))) {
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		if (join_path(path, sizeof(path), directory, entry->d_name) != 0 ||
+		    unlink(path) != 0) {
+			snprintf(error, error_size, "cannot remove %s/%s: %s", directory,
+				 entry->d_name, strerror(errno));
+			closedir(handle);
+			return -1;
+		}
+	}
+	closedir(handle);
+	if (rmdir(directory) != 0 && errno != ENOENT) {
+		snprintf(error, error_size, "cannot remove %s: %s", directory, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int vnfs_probes_unpin(const char *pin_dir, char *error, size_t error_size)
+{
+	char links[PATH_MAX];
+
+	if (!pin_dir)
+		pin_dir = VNFS_DEFAULT_PIN_DIR;
+	if (join_path(links, sizeof(links), pin_dir, "links") != 0) {
+		snprintf(error, error_size, "pin directory path too long: %s", pin_dir);
+		return -1;
+	}
+	if (remove_directory(links, error, error_size) != 0)
+		return -1;
+	return remove_directory(pin_dir, error, error_size);
+}
+
+static bool directory_is_empty(const char *directory)
+{
+	struct dirent *entry;
+	bool empty = true;
+	DIR *handle = opendir(directory);
+
+	if (!handle)
+		return true;
+	while (empty && (entry = readdir(handle)))
+		empty = strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0;
+	closedir(handle);
+	return empty;
+}
+
+/* Checks that pin_dir's parent is a BPF file system, mounting one at
+ * /sys/fs/bpf if that is the parent and nothing is mounted there. */
+static int check_bpffs(const char *pin_dir, char *error, size_t error_size)
+{
+	struct statfs file_system;
+	char parent[PATH_MAX];
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", pin_dir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = '\0';
+	if (statfs(parent, &file_system) == 0 && file_system.f_type != BPF_FS_MAGIC &&
+	    strcmp(parent, "/sys/fs/bpf") == 0) {
+		/* The usual place, where systemd mounts it; without systemd
+		 * nobody may have. */
+		if (mount("bpf", parent, "bpf", 0, NULL) == 0)
+			vnfs_info("mounted a BPF file system at %s", parent);
+	}
+	if (statfs(parent, &file_system) != 0 || file_system.f_type != BPF_FS_MAGIC) {
+		snprintf(error, error_size,
+			 "%s is not on a BPF file system (mount one: mount -t bpf bpf %s)",
+			 pin_dir, parent);
+		return -1;
+	}
+	return 0;
+}
+
+/* Makes pin_dir and pin_dir/links. */
+static int make_pin_dir(const char *pin_dir, char *error, size_t error_size)
+{
+	char links[PATH_MAX];
+
+	if (join_path(links, sizeof(links), pin_dir, "links") != 0) {
+		snprintf(error, error_size, "pin directory path too long: %s", pin_dir);
+		return -1;
+	}
+	if ((mkdir(pin_dir, 0700) != 0 && errno != EEXIST) ||
+	    (mkdir(links, 0700) != 0 && errno != EEXIST)) {
+		snprintf(error, error_size, "cannot create %s: %s", links, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Checks the pins left by an earlier helper; removes them unless they have
+ * this helper's ABI.  Returns 1 when pins of this ABI exist, 0 when there are
+ * none (any more), -1 on error. */
+static int check_pinned_abi(const char *pin_dir, char *error, size_t error_size)
+{
+	__u32 key, version = 0, step_stats_size = 0;
+	char path[PATH_MAX];
+	int fd;
+
+	if (join_path(path, sizeof(path), pin_dir, "abi") != 0) {
+		snprintf(error, error_size, "pin directory path too long: %s", pin_dir);
+		return -1;
+	}
+	fd = bpf_obj_get(path);
+	if (fd < 0 && directory_is_empty(pin_dir))
+		return 0;
+	if (fd >= 0) {
+		key = ABI_VERSION;
+		if (bpf_map_lookup_elem(fd, &key, &version) != 0)
+			version = 0;
+		key = ABI_STEP_STATS_SIZE;
+		if (bpf_map_lookup_elem(fd, &key, &step_stats_size) != 0)
+			step_stats_size = 0;
+		close(fd);
+		if (version == VNFS_ABI_VERSION && step_stats_size == sizeof(struct vnfs_step_stats))
+			return 1;
+	}
+	vnfs_warning("pinned maps have ABI v%u, this helper v%u: replacing", version,
+		     VNFS_ABI_VERSION);
+	if (vnfs_probes_unpin(pin_dir, error, error_size) != 0)
+		return -1;
+	return 0;
+}
+
+static enum vnfs_attach_method link_method(const struct bpf_link *link)
+{
+	struct bpf_link_info info;
+	__u32 length = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &length) != 0)
+		return VNFS_ATTACH_NONE;
+	if (info.type == BPF_LINK_TYPE_TRACING)
+		return VNFS_ATTACH_FENTRY;
+	return VNFS_ATTACH_KPROBE;
+}
+
+/* Takes over the links a previous helper pinned for this function. */
+static void reuse_pinned_links(struct vnfs_probes *probes, struct hook_state *state)
+{
+	char entry_path[PATH_MAX], exit_path[PATH_MAX];
+	struct bpf_link *entry_link, *exit_link;
+
+	if (link_pin_path(entry_path, sizeof(entry_path), probes->pin_dir, state->hook->function,
+			  "entry") != 0 ||
+	    link_pin_path(exit_path, sizeof(exit_path), probes->pin_dir, state->hook->function,
+			  "exit") != 0)
+		return;
+	entry_link = bpf_link__open(entry_path);
+	exit_link = bpf_link__open(exit_path);
+	if (entry_link && exit_link && link_method(entry_link) != VNFS_ATTACH_NONE) {
+		state->entry_link = entry_link;
+		state->exit_link = exit_link;
+		state->method = link_method(entry_link);
+		state->reused = true;
+		state->plan = VNFS_ATTACH_NONE;
+		return;
+	}
+	/* Half a pair (or none): start this function afresh. */
+	bpf_link__destroy(entry_link);
+	bpf_link__destroy(exit_link);
+	unlink(entry_path);
+	unlink(exit_path);
+}
+
+/* Removes pinned links of functions this helper does not hook (any more). */
+static void remove_foreign_links(const struct vnfs_probes *probes)
+{
+	char links[PATH_MAX], path[PATH_MAX];
+	struct dirent *entry;
+	DIR *handle;
+
+	if (join_path(links, sizeof(links), probes->pin_dir, "links") != 0 ||
+	    !(handle = opendir(links)))
+		return;
+	while ((entry = readdir(handle))) {
+		bool known = entry->d_name[0] == '.';
+
+		for (size_t i = 0; !known && i < probes->hook_count; i++) {
+			const char *function = probes->hooks[i].hook->function;
+			size_t length = strlen(function);
+
+			known = strncmp(entry->d_name, function, length) == 0 &&
+				(strcmp(entry->d_name + length, "-entry") == 0 ||
+				 strcmp(entry->d_name + length, "-exit") == 0);
+		}
+		if (!known && join_path(path, sizeof(path), links, entry->d_name) == 0) {
+			vnfs_info("removing the pinned link %s: no longer hooked", entry->d_name);
+			unlink(path);
+		}
+	}
+	closedir(handle);
+}
+
+static void pin_links(struct vnfs_probes *probes, struct hook_state *state)
+{
+	char entry_path[PATH_MAX], exit_path[PATH_MAX];
+
+	if (link_pin_path(entry_path, sizeof(entry_path), probes->pin_dir, state->hook->function,
+			  "entry") != 0 ||
+	    link_pin_path(exit_path, sizeof(exit_path), probes->pin_dir, state->hook->function,
+			  "exit") != 0 ||
+	    bpf_link__pin(state->entry_link, entry_path) != 0 ||
+	    bpf_link__pin(state->exit_link, exit_path) != 0)
+		vnfs_warning("%s: cannot pin its links (%s): a restart of the helper will "
+			     "miss its calls while it is down", state->hook->function,
+			     strerror(errno));
+}
+
+/* ------------------------------------------------------------- loading */
+
+static struct bpf_program *hook_program(struct vnfs_bpf *skeleton, const char *kind, size_t index)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s_%zu", kind, index);
+	return bpf_object__find_program_by_name(skeleton->obj, name);
+}
+
+static void destroy_link_pair(struct hook_state *state)
+{
+	bpf_link__destroy(state->entry_link);
+	bpf_link__destroy(state->exit_link);
+	state->entry_link = NULL;
+	state->exit_link = NULL;
+}
+
+static void release_attempt(struct vnfs_probes *probes)
+{
+	for (size_t i = 0; i < probes->hook_count; i++)
+		if (!probes->hooks[i].reused) {
+			destroy_link_pair(&probes->hooks[i]);
+			probes->hooks[i].method = VNFS_ATTACH_NONE;
+		}
+	vnfs_bpf__destroy(probes->skeleton);
+	probes->skeleton = NULL;
+}
+
+static unsigned int page_shift(void)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	unsigned int shift = 0;
+
+	while (page_size > 1) {
+		page_size >>= 1;
+		shift++;
+	}
+	return shift;
+}
+
+static int set_pin_paths(struct vnfs_probes *probes)
+{
+	char path[PATH_MAX];
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, probes->skeleton->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		if (join_path(path, sizeof(path), probes->pin_dir, bpf_map__name(map)) != 0 ||
+		    bpf_map__set_pin_path(map, path) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Sets every hook slot's programs for this attempt's plan.  Returns -1 only
+ * when the object cannot be prepared at all. */
+static int prepare_programs(struct vnfs_probes *probes)
+{
+	struct vnfs_bpf *skeleton = probes->skeleton;
+
+	for (size_t i = 0; i < VNFS_MAX_HOOKS; i++) {
+		struct bpf_program *fentry = hook_program(skeleton, "fentry", i);
+		struct bpf_program *fexit = hook_program(skeleton, "fexit", i);
+		struct bpf_program *kprobe = hook_program(skeleton, "kprobe", i);
+		struct bpf_program *kretprobe = hook_program(skeleton, "kretprobe", i);
+		struct hook_state *state = i < probes->hook_count ? &probes->hooks[i] : NULL;
+
+		if (!fentry || !fexit || !kprobe || !kretprobe)
+			return -1;
+		bpf_program__set_autoload(fentry, false);
+		bpf_program__set_autoload(fexit, false);
+		bpf_program__set_autoload(kprobe, false);
+		bpf_program__set_autoload(kretprobe, false);
+		if (!state || state->plan == VNFS_ATTACH_NONE)
+			continue;
+		skeleton->rodata->hook_config[i] = state->config;
+		if (state->plan == VNFS_ATTACH_FENTRY) {
+			if (bpf_program__set_attach_target(fentry, 0, state->hook->function) != 0 ||
+			    bpf_program__set_attach_target(fexit, 0, state->hook->function) != 0) {
+				fentry_failed(probes, state, "no BTF attach target: %s",
+					      strerror(errno));
+			} else {
+				bpf_program__set_autoload(fentry, true);
+				bpf_program__set_autoload(fexit, true);
+				continue;
+			}
+		}
+		if (state->plan != VNFS_ATTACH_KPROBE)
+			continue;
+		if (state->config.object_argument >= KPROBE_ARGUMENTS)
+			skeleton->rodata->hook_config[i].object_kind = VNFS_OBJECT_NONE;
+		bpf_program__set_autoload(kprobe, true);
+		bpf_program__set_autoload(kretprobe, true);
+	}
+	return 0;
+}
+
+static bool any_planned(const struct vnfs_probes *probes, enum vnfs_attach_method method)
+{
+	for (size_t i = 0; i < probes->hook_count; i++)
+		if (probes->hooks[i].plan == method)
+			return true;
+	return false;
+}
+
+/* Attaches one function's planned pair.  Returns false when fentry failed
+ * and the object must be reloaded with the function's next method. */
+static bool attach_hook(struct vnfs_probes *probes, struct hook_state *state, size_t index)
+{
+	struct vnfs_bpf *skeleton = probes->skeleton;
+	const char *function = state->hook->function;
+
+	if (state->plan == VNFS_ATTACH_FENTRY) {
+		state->entry_link = bpf_program__attach(hook_program(skeleton, "fentry", index));
+		if (state->entry_link)
+			state->exit_link = bpf_program__attach(hook_program(skeleton, "fexit", index));
+		if (state->entry_link && state->exit_link) {
+			state->method = VNFS_ATTACH_FENTRY;
+			return true;
+		}
+		fentry_failed(probes, state, "attach failed: %s", strerror(errno));
+		destroy_link_pair(state);
+		return state->plan == VNFS_ATTACH_NONE;
+	}
+	if (state->plan != VNFS_ATTACH_KPROBE)
+		return true;
+	state->entry_link = bpf_program__attach_kprobe(hook_program(skeleton, "kprobe", index),
+						       false, function);
+	if (state->entry_link)
+		state->exit_link = bpf_program__attach_kprobe(
+			hook_program(skeleton, "kretprobe", index), true, function);
+	if (state->entry_link && state->exit_link) {
+		state->method = VNFS_ATTACH_KPROBE;
+		return true;
+	}
+	kprobe_failed(state, "attach failed: %s", strerror(errno));
+	destroy_link_pair(state);
+	return true;
+}
+
+/* One round: open, configure, load, attach.  Returns 0 when the round
+ * settled every function (attached or given up), 1 when another round is
+ * needed, -1 on an error unrelated to the kernel's refusals. */
+static int attempt(struct vnfs_probes *probes, char *error, size_t error_size)
+{
+	bool settled = true;
+	double started;
+	int result, status;
+
+	started = milliseconds();
+	probes->skeleton = vnfs_bpf__open();
+	vnfs_debug("open round: %.0f ms", milliseconds() - started);
+	if (!probes->skeleton) {
+		snprintf(error, error_size, "cannot open the BPF object: %s", strerror(errno));
+		return -1;
+	}
+	probes->skeleton->rodata->page_shift = page_shift();
+	started = milliseconds();
+	status = prepare_programs(probes);
+	vnfs_debug("attach targets set in %.0f ms", milliseconds() - started);
+	if (status != 0 || (probes->pin && set_pin_paths(probes) != 0)) {
+		snprintf(error, error_size, "the embedded BPF object does not match this helper");
+		release_attempt(probes);
+		return -1;
+	}
+	started = milliseconds();
+	result = vnfs_bpf__load(probes->skeleton);
+	vnfs_debug("load round: %.0f ms", milliseconds() - started);
+	if (result != 0) {
+		bool fentry_planned = any_planned(probes, VNFS_ATTACH_FENTRY);
+
+		/* Which program the kernel refused is not reported per program:
+		 * every function of the refused kind moves on. */
+		for (size_t i = 0; i < probes->hook_count; i++) {
+			struct hook_state *state = &probes->hooks[i];
+
+			if (fentry_planned && state->plan == VNFS_ATTACH_FENTRY)
+				fentry_failed(probes, state, "load failed: %s", strerror(-result));
+			else if (!fentry_planned && state->plan == VNFS_ATTACH_KPROBE)
+				kprobe_failed(state, "load failed: %s", strerror(-result));
+		}
+		release_attempt(probes);
+		return fentry_planned || any_planned(probes, VNFS_ATTACH_KPROBE) ? 1 : 0;
+	}
+	started = milliseconds();
+	for (size_t i = 0; i < probes->hook_count; i++)
+		if (!attach_hook(probes, &probes->hooks[i], i))
+			settled = false;
+	vnfs_debug("attach round: %.0f ms", milliseconds() - started);
+	if (!settled) {
+		release_attempt(probes);
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- reports */
+
+static bool any_attached(const struct vnfs_probes *probes)
+{
+	for (size_t i = 0; i < probes->hook_count; i++)
+		if (probes->hooks[i].method != VNFS_ATTACH_NONE)
+			return true;
+	return false;
+}
+
+/* Appends to buffer at *length, keeping it terminated and never overflowing. */
+static void append(char *buffer, size_t size, size_t *length, const char *format, ...)
+{
+	va_list arguments;
+	int written;
+
+	if (*length + 1 >= size)
+		return;
+	va_start(arguments, format);
+	written = vsnprintf(buffer + *length, size - *length, format, arguments);
+	va_end(arguments);
+	if (written < 0)
+		return;
+	*length += (size_t)written < size - *length ? (size_t)written : size - *length - 1;
+}
+
+static void describe_failures(const struct vnfs_probes *probes, char *error, size_t error_size)
+{
+	size_t length = 0;
+
+	append(error, error_size, &length,
+	       "no NFS client function could be probed (tried per function):");
+	for (size_t i = 0; i < probes->hook_count; i++) {
+		const struct hook_state *state = &probes->hooks[i];
+
+		if (state->absent)
+			append(error, error_size, &length, "\n  %s: %s", state->hook->function,
+			       state->note);
+		else
+			append(error, error_size, &length, "\n  %s: fentry: %s; kprobe: %s",
+			       state->hook->function,
+			       state->fentry_error[0] ? state->fentry_error : "not tried",
+			       state->kprobe_error[0] ? state->kprobe_error : "not tried");
+	}
+}
+
+/* A kprobe where fentry was tried and failed (mode auto). */
+static bool fell_back(const struct vnfs_probes *probes, const struct hook_state *state)
+{
+	return probes->mode == VNFS_PROBE_AUTO && state->method == VNFS_ATTACH_KPROBE &&
+	       state->fentry_error[0];
+}
+
+size_t vnfs_probes_describe(const struct vnfs_probes *probes, char *buffer, size_t size)
+{
+	size_t length = 0;
+
+	if (size > 0)
+		buffer[0] = '\0';
+	for (size_t i = 0; i < probes->hook_count; i++) {
+		const struct hook_state *state = &probes->hooks[i];
+
+		if (state->method != VNFS_ATTACH_NONE)
+			append(buffer, size, &length, "%s: %s%s%s%s\n", state->hook->function,
+			       method_name(state->method), state->reused ? " (reused)" : "",
+			       fell_back(probes, state) ? " after fentry: " : "",
+			       fell_back(probes, state) ? state->fentry_error : "");
+		else if (state->absent)
+			append(buffer, size, &length, "%s: skipped (%s)\n", state->hook->function,
+			       state->note);
+		else
+			append(buffer, size, &length, "%s: none (fentry: %s; kprobe: %s)\n",
+			       state->hook->function, state->fentry_error, state->kprobe_error);
+	}
+	return length;
+}
+
+/* "open: fentry (nfs_file_open, nfs4_file_open, nfs_atomic_open)" */
+static void log_operation(const struct vnfs_probes *probes, enum vnfs_operation operation)
+{
+	static const enum vnfs_attach_method methods[] = { VNFS_ATTACH_FENTRY,
+							   VNFS_ATTACH_KPROBE };
+	char line[512];
+	size_t length = 0;
+
+	append(line, sizeof(line), &length, "%s:", vnfs_operation_names[operation]);
+	for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
+		const char *separator = " (";
+		bool any = false;
+
+		for (size_t i = 0; i < probes->hook_count; i++) {
+			const struct hook_state *state = &probes->hooks[i];
+
+			if (state->hook->operation != operation || state->method != methods[m])
+				continue;
+			if (!any)
+				append(line, sizeof(line), &length, " %s", method_name(methods[m]));
+			append(line, sizeof(line), &length, "%s%s", separator, state->hook->function);
+			separator = ", ";
+			any = true;
+		}
+		if (any)
+			append(line, sizeof(line), &length, ")");
+	}
+	if (vnfs_probes_attach_method(probes, operation) == VNFS_ATTACH_NONE) {
+		append(line, sizeof(line), &length, " not attached");
+		for (size_t i = 0; i < probes->hook_count; i++) {
+			const struct hook_state *state = &probes->hooks[i];
+
+			if (state->hook->operation == operation)
+				append(line, sizeof(line), &length, " [%s: %s]",
+				       state->hook->function,
+				       state->absent ? state->note : state->kprobe_error);
+		}
+		vnfs_warning("%s", line);
+		return;
+	}
+	vnfs_info("%s", line);
+	for (size_t i = 0; i < probes->hook_count; i++) {
+		const struct hook_state *state = &probes->hooks[i];
+
+		if (state->hook->operation == operation && state->absent)
+			vnfs_info("  %s skipped: %s", state->hook->function, state->note);
+		else if (state->hook->operation == operation && fell_back(probes, state))
+			vnfs_info("  %s: kprobe because fentry: %s", state->hook->function,
+				  state->fentry_error);
+	}
+}
+
+enum vnfs_attach_method vnfs_probes_attach_method(const struct vnfs_probes *probes,
+						  enum vnfs_operation operation)
+{
+	enum vnfs_attach_method method = VNFS_ATTACH_NONE;
+
+	if (!probes)
+		return VNFS_ATTACH_NONE;
+	for (size_t i = 0; i < probes->hook_count; i++) {
+		const struct hook_state *state = &probes->hooks[i];
+
+		if (state->hook->operation != operation || state->method == VNFS_ATTACH_NONE)
+			continue;
+		if (state->method == VNFS_ATTACH_KPROBE)
+			return VNFS_ATTACH_KPROBE;
+		method = state->method;
+	}
+	return method;
+}
+
+/* ------------------------------------------------------------ open/close */
+
+static int finish_open(struct vnfs_probes *probes, char *error, size_t error_size)
+{
+	struct vnfs_bpf *skeleton = probes->skeleton;
+	__u32 key, value;
+	void *mapping;
+
+	if (probes->pin) {
+		key = ABI_VERSION;
+		value = VNFS_ABI_VERSION;
+		if (bpf_map_update_elem(bpf_map__fd(skeleton->maps.abi), &key, &value, BPF_ANY) != 0)
+			goto map_error;
+		key = ABI_STEP_STATS_SIZE;
+		value = sizeof(struct vnfs_step_stats);
+		if (bpf_map_update_elem(bpf_map__fd(skeleton->maps.abi), &key, &value, BPF_ANY) != 0)
+			goto map_error;
+		for (size_t i = 0; i < probes->hook_count; i++)
+			if (!probes->hooks[i].reused && probes->hooks[i].method != VNFS_ATTACH_NONE)
+				pin_links(probes, &probes->hooks[i]);
+	}
+	probes->step_stats_mapping_size = sizeof(struct vnfs_step_stats) * VNFS_MAX_STEPS;
+	mapping = mmap(NULL, probes->step_stats_mapping_size, PROT_READ, MAP_SHARED,
+		       bpf_map__fd(skeleton->maps.step_stats), 0);
+	if (mapping == MAP_FAILED) {
+		snprintf(error, error_size, "cannot map step_stats: %s", strerror(errno));
+		return -1;
+	}
+	probes->step_stats = mapping;
+	return 0;
+map_error:
+	snprintf(error, error_size, "cannot write the pinned abi map: %s", strerror(errno));
+	return -1;
+}
+
+int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_options *options,
+		     char *error, size_t error_size)
+{
+	struct vnfs_probes *probes;
+	bool had_pins = false;
+	int round = 0, status;
+	double started;
+
+	*result = NULL;
+	probes = calloc(1, sizeof(*probes));
+	if (!probes) {
+		snprintf(error, error_size, "out of memory");
+		return -1;
+	}
+	pthread_mutex_init(&probes->registry_lock, NULL);
+	probes->mode = options->mode;
+	probes->pin = options->pin;
+	snprintf(probes->pin_dir, sizeof(probes->pin_dir), "%s",
+		 options->pin_dir ? options->pin_dir : VNFS_DEFAULT_PIN_DIR);
+	libbpf_set_print(libbpf_to_log);
+
+	started = milliseconds();
+	plan_hooks(probes);
+	vnfs_debug("BTF prototypes read in %.0f ms", milliseconds() - started);
+	if (probes->pin) {
+		if (check_bpffs(probes->pin_dir, error, error_size) != 0)
+			goto fail;
+		status = check_pinned_abi(probes->pin_dir, error, error_size);
+		if (status < 0 || make_pin_dir(probes->pin_dir, error, error_size) != 0)
+			goto fail;
+		had_pins = status == 1;
+		if (had_pins) {
+			for (size_t i = 0; i < probes->hook_count; i++)
+				if (!probes->hooks[i].absent)
+					reuse_pinned_links(probes, &probes->hooks[i]);
+			remove_foreign_links(probes);
+		}
+	}
+	do {
+		status = attempt(probes, error, error_size);
+	} while (status == 1 && ++round < MAX_ATTEMPTS);
+	if (status < 0)
+		goto fail;
+	if (status == 1) {
+		snprintf(error, error_size, "the probes did not settle in %d rounds", MAX_ATTEMPTS);
+		goto fail;
+	}
+	if (!any_attached(probes)) {
+		describe_failures(probes, error, error_size);
+		goto fail;
+	}
+	if (finish_open(probes, error, error_size) != 0)
+		goto fail;
+	for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
+		log_operation(probes, operation);
+	vnfs_info("probes ready in %.0f ms", milliseconds() - started);
+	*result = probes;
+	return 0;
+fail:
+	if (probes->pin && !had_pins) {
+		char ignored[256];
+
+		/* Nothing of ours may keep counting after a failed start. */
+		for (size_t i = 0; i < probes->hook_count; i++)
+			destroy_link_pair(&probes->hooks[i]);
+		vnfs_bpf__destroy(probes->skeleton);
+		probes->skeleton = NULL;
+		if (vnfs_probes_unpin(probes->pin_dir, ignored, sizeof(ignored)) != 0)
+			vnfs_warning("%s", ignored);
+	}
+	vnfs_probes_close(probes);
+	return -1;
+}
+
+/* Lets go of a link without detaching it when it is pinned. */
+static void release_link(struct bpf_link *link, bool pinned)
+{
+	if (!link)
+		return;
+	if (pinned) {
+		/* destroy() would detach (a perf link is even disabled): keep the
+		 * kernel object, close only our descriptor. */
+		bpf_link__disconnect(link);
+		close(bpf_link__fd(link));
+	}
+	bpf_link__destroy(link);
+}
+
+void vnfs_probes_close(struct vnfs_probes *probes)
+{
+	if (!probes)
+		return;
+	for (size_t i = 0; i < probes->hook_count; i++) {
+		release_link(probes->hooks[i].entry_link, probes->pin);
+		release_link(probes->hooks[i].exit_link, probes->pin);
+	}
+	if (probes->step_stats)
+		munmap(probes->step_stats, probes->step_stats_mapping_size);
+	vnfs_bpf__destroy(probes->skeleton);
+	pthread_mutex_destroy(&probes->registry_lock);
+	free(probes);
+}
+
+/* ------------------------------------------------------------- registry */
+
+/* Called with registry_lock held, after the registry changed. */
+static int bump_generation(struct vnfs_probes *probes)
+{
+	int fd = bpf_map__fd(probes->skeleton->maps.registry_generation);
+	__u32 key = 0, generation = 0;
+
+	if (bpf_map_lookup_elem(fd, &key, &generation) != 0)
+		return -1;
+	generation++;
+	return bpf_map_update_elem(fd, &key, &generation, BPF_ANY);
+}
+
+int vnfs_probes_register_cgroup(struct vnfs_probes *probes, uint64_t cgroup_id, uint32_t slot)
+{
+	struct vnfs_registration registration = { .slot = slot };
+	__u64 key = cgroup_id;
+	int status;
+
+	if (!probes || slot >= VNFS_MAX_STEPS || cgroup_id == 0)
+		return -1;
+	pthread_mutex_lock(&probes->registry_lock);
+	status = bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.registry), &key,
+				     &registration, BPF_ANY);
+	if (status == 0)
+		status = bump_generation(probes);
+	pthread_mutex_unlock(&probes->registry_lock);
+	return status == 0 ? 0 : -1;
+}
+
+int vnfs_probes_unregister_cgroup(struct vnfs_probes *probes, uint64_t cgroup_id)
+{
+	__u64 key = cgroup_id;
+	int status;
+
+	if (!probes)
+		return -1;
+	pthread_mutex_lock(&probes->registry_lock);
+	status = bpf_map_delete_elem(bpf_map__fd(probes->skeleton->maps.registry), &key);
+	if (status == 0)
+		status = bump_generation(probes);
+	pthread_mutex_unlock(&probes->registry_lock);
+	return status == 0 ? 0 : -1;
+}
+
+int vnfs_probes_registered(struct vnfs_probes *probes, uint64_t cgroup_id, uint32_t *slot)
+{
+	struct vnfs_registration registration;
+	__u64 key = cgroup_id;
+
+	if (!probes ||
+	    bpf_map_lookup_elem(bpf_map__fd(probes->skeleton->maps.registry), &key,
+				&registration) != 0)
+		return -1;
+	*slot = registration.slot;
+	return 0;
+}
+
+const struct vnfs_step_stats *vnfs_probes_step_stats(const struct vnfs_probes *probes,
+						     uint32_t slot)
+{
+	if (!probes || !probes->step_stats || slot >= VNFS_MAX_STEPS)
+		return NULL;
+	return &probes->step_stats[slot];
+}
+
+/* ------------------------------------------------------------- map walks */
+
+typedef int (*entry_fn)(const void *key, const void *value, void *context);
+
+/* Calls fn for each entry of a hash map.  Entries deleted during the walk are
+ * skipped. */
+static int for_each_entry(int fd, size_t key_size, size_t value_size, entry_fn fn,
+			  void *context)
+{
+	unsigned char *key = malloc(key_size), *next = malloc(key_size);
+	unsigned char *value = malloc(value_size);
+	bool first = true;
+	int status = 0;
+
+	if (!key || !next || !value) {
+		status = -1;
+		goto out;
+	}
+	while (bpf_map_get_next_key(fd, first ? NULL : key, next) == 0) {
+		first = false;
+		memcpy(key, next, key_size);
+		if (bpf_map_lookup_elem(fd, key, value) != 0) {
+			if (errno == ENOENT)
+				continue;
+			status = -1;
+			goto out;
+		}
+		status = fn(key, value, context);
+		if (status != 0)
+			goto out;
+	}
+	if (errno != ENOENT)
+		status = -1;
+out:
+	free(key);
+	free(next);
+	free(value);
+	return status;
+}
+
+struct process_walk {
+	vnfs_process_fn fn;
+	void *context;
+};
+
+static int call_process(const void *key, const void *value, void *walk)
+{
+	const struct process_walk *process_walk = walk;
+
+	return process_walk->fn(key, value, process_walk->context);
+}
+
+struct mount_walk {
+	vnfs_mount_fn fn;
+	void *context;
+};
+
+static int call_mount(const void *key, const void *value, void *walk)
+{
+	const struct mount_walk *mount_walk = walk;
+
+	return mount_walk->fn(key, value, mount_walk->context);
+}
+
+struct unattributed_walk {
+	vnfs_unattributed_fn fn;
+	void *context;
+};
+
+static int call_unattributed(const void *key, const void *value, void *walk)
+{
+	const struct unattributed_walk *unattributed_walk = walk;
+
+	return unattributed_walk->fn(key, value, unattributed_walk->context);
+}
+
+int vnfs_probes_for_each_process(struct vnfs_probes *probes, vnfs_process_fn fn, void *context)
+{
+	struct process_walk walk = { fn, context };
+
+	return for_each_entry(bpf_map__fd(probes->skeleton->maps.process_stats),
+			      sizeof(struct vnfs_process_key), sizeof(struct vnfs_process_stats),
+			      call_process, &walk);
+}
+
+int vnfs_probes_for_each_mount(struct vnfs_probes *probes, vnfs_mount_fn fn, void *context)
+{
+	struct mount_walk walk = { fn, context };
+
+	return for_each_entry(bpf_map__fd(probes->skeleton->maps.mount_stats),
+			      sizeof(struct vnfs_mount_key), sizeof(struct vnfs_mount_stats),
+			      call_mount, &walk);
+}
+
+int vnfs_probes_for_each_unattributed(struct vnfs_probes *probes, vnfs_unattributed_fn fn,
+				      void *context)
+{
+	struct unattributed_walk walk = { fn, context };
+
+	return for_each_entry(bpf_map__fd(probes->skeleton->maps.unattributed_stats),
+			      sizeof(struct vnfs_unattributed_key),
+			      sizeof(struct vnfs_unattributed_stats), call_unattributed, &walk);
+}
+
+/* Keys of one slot collected during a walk, deleted after it (deleting
+ * while walking would restart get_next_key). */
+struct slot_keys {
+	uint32_t slot;
+	size_t key_size;
+	size_t count;
+	size_t capacity;
+	unsigned char *keys;
+};
+
+static int collect_slot_key(const void *key, const void *value, void *context)
+{
+	struct slot_keys *collected = context;
+	uint32_t slot;
+
+	(void)value;
+	memcpy(&slot, key, sizeof(slot)); /* both key types start with the slot */
+	if (slot != collected->slot)
+		return 0;
+	if (collected->count == collected->capacity) {
+		size_t capacity = collected->capacity ? 2 * collected->capacity : 64;
+		unsigned char *keys = realloc(collected->keys, capacity * collected->key_size);
+
+		if (!keys)
+			return -1;
+		collected->keys = keys;
+		collected->capacity = capacity;
+	}
+	memcpy(collected->keys + collected->count++ * collected->key_size, key,
+	       collected->key_size);
+	return 0;
+}
+
+static int delete_slot_entries(int fd, size_t key_size, size_t value_size, uint32_t slot)
+{
+	struct slot_keys collected = { .slot = slot, .key_size = key_size };
+	int status = for_each_entry(fd, key_size, value_size, collect_slot_key, &collected);
+
+	for (size_t i = 0; status == 0 && i < collected.count; i++)
+		if (bpf_map_delete_elem(fd, collected.keys + i * key_size) != 0 && errno != ENOENT)
+			status = -1;
+	free(collected.keys);
+	return status;
+}
+
+_Static_assert(offsetof(struct vnfs_process_key, slot) == 0, "slot first in the process key");
+_Static_assert(offsetof(struct vnfs_mount_key, slot) == 0, "slot first in the mount key");
+
+int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot)
+{
+	static const struct vnfs_step_stats zero;
+	__u32 key = slot;
+
+	if (!probes || slot >= VNFS_MAX_STEPS)
+		return -1;
+	if (bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.step_stats), &key, &zero,
+				BPF_ANY) != 0)
+		return -1;
+	if (delete_slot_entries(bpf_map__fd(probes->skeleton->maps.process_stats),
+				sizeof(struct vnfs_process_key), sizeof(struct vnfs_process_stats),
+				slot) != 0)
+		return -1;
+	return delete_slot_entries(bpf_map__fd(probes->skeleton->maps.mount_stats),
+				   sizeof(struct vnfs_mount_key), sizeof(struct vnfs_mount_stats),
+				   slot);
+}
+
+int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_HEALTH_COUNTERS])
+{
+	int fd;
+
+	if (!probes)
+		return -1;
+	fd = bpf_map__fd(probes->skeleton->maps.health);
+	for (__u32 index = 0; index < VNFS_HEALTH_COUNTERS; index++) {
+		__u64 value = 0;
+
+		if (bpf_map_lookup_elem(fd, &index, &value) != 0)
+			return -1;
+		counters[index] = value;
+	}
+	return 0;
+}

@@ -1,0 +1,92 @@
+/*
+ * probes.h — loading the BPF programs onto the kernel NFS client and reading
+ * what they count.
+ *
+ * probes.c owns the BPF object's life: which functions of the running kernel
+ * are hooked and how (fentry/fexit, else kprobe/kretprobe, per function),
+ * pinning maps and links under pin_dir so that counting continues while the
+ * helper restarts, the registry of cgroups, and access to the maps.  The
+ * layout of every map is bpf/vnfs.h.
+ */
+#ifndef VNFS_PROBES_H
+#define VNFS_PROBES_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/vnfs.h"
+#include "helper/config.h"
+#include "lib/record.h"
+
+#define VNFS_DEFAULT_PIN_DIR "/sys/fs/bpf/vnfs"
+
+struct vnfs_probes;
+
+struct vnfs_probes_options {
+	enum vnfs_probe_mode mode; /* auto: fentry where it works, else kprobe */
+	const char *pin_dir;       /* NULL: VNFS_DEFAULT_PIN_DIR */
+	bool pin;                  /* pin maps and links (survive a restart) */
+};
+
+/*
+ * Loads and attaches the probes.  Logs one line per operation saying how it is
+ * attached.  Fails (-1, with a message in error) when no function at all could
+ * be attached; the message lists every method tried per function and why it
+ * failed.  With pin, reuses maps and links pinned by an earlier helper of the
+ * same ABI, and replaces those of another ABI.
+ */
+int vnfs_probes_open(struct vnfs_probes **probes, const struct vnfs_probes_options *options,
+		     char *error, size_t error_size);
+
+/* Frees everything; pinned maps and links stay and keep counting. */
+void vnfs_probes_close(struct vnfs_probes *probes);
+
+/* Removes everything pinned under pin_dir (NULL: the default), which detaches
+ * the probes.  A missing pin_dir is not an error. */
+int vnfs_probes_unpin(const char *pin_dir, char *error, size_t error_size);
+
+/* How the operation's functions are attached: kprobe if any of them fell
+ * back to kprobes, fentry if all use fentry, none if none is attached. */
+enum vnfs_attach_method vnfs_probes_attach_method(const struct vnfs_probes *probes,
+						  enum vnfs_operation operation);
+
+/* Registry: cgroup id -> slot.  Both bump the generation, which makes the
+ * BPF side forget the slots it cached for every cgroup.  Return 0 or -1. */
+int vnfs_probes_register_cgroup(struct vnfs_probes *probes, uint64_t cgroup_id, uint32_t slot);
+int vnfs_probes_unregister_cgroup(struct vnfs_probes *probes, uint64_t cgroup_id);
+/* 0 and *slot when cgroup_id is registered (e.g. by the helper before a
+ * restart), -1 otherwise. */
+int vnfs_probes_registered(struct vnfs_probes *probes, uint64_t cgroup_id, uint32_t *slot);
+
+/* The live counters of a slot (memory-mapped, updated by the kernel while
+ * read; each counter is a single atomic u64), or NULL for a bad slot. */
+const struct vnfs_step_stats *vnfs_probes_step_stats(const struct vnfs_probes *probes,
+						     uint32_t slot);
+
+/* Zeroes a slot's counters and deletes its process and mount entries, for
+ * the slot's next step.  Returns 0 or -1. */
+int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot);
+
+/* Calls fn for every entry of a breakdown map; a nonzero return from fn
+ * stops the walk and is returned.  -1 if the map cannot be read. */
+typedef int (*vnfs_process_fn)(const struct vnfs_process_key *key,
+			       const struct vnfs_process_stats *stats, void *context);
+typedef int (*vnfs_mount_fn)(const struct vnfs_mount_key *key,
+			     const struct vnfs_mount_stats *stats, void *context);
+typedef int (*vnfs_unattributed_fn)(const struct vnfs_unattributed_key *key,
+				    const struct vnfs_unattributed_stats *stats, void *context);
+int vnfs_probes_for_each_process(struct vnfs_probes *probes, vnfs_process_fn fn, void *context);
+int vnfs_probes_for_each_mount(struct vnfs_probes *probes, vnfs_mount_fn fn, void *context);
+int vnfs_probes_for_each_unattributed(struct vnfs_probes *probes, vnfs_unattributed_fn fn,
+				      void *context);
+
+/* The BPF side's health counters (enum vnfs_health_counter). */
+int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_HEALTH_COUNTERS]);
+
+/* One line per hooked function, "nfs_file_read: fentry", "nfs3_listxattr:
+ * skipped (not in this kernel)": for `vnfs-helper --status`-style output and tests. */
+size_t vnfs_probes_describe(const struct vnfs_probes *probes, char *buffer, size_t size);
+
+#endif /* VNFS_PROBES_H */

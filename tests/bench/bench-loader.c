@@ -1,0 +1,497 @@
+/*
+ * bench-loader.c — attaches one of the benchmark's reference probe sets to
+ * the kernel NFS client and keeps it attached until SIGTERM or SIGINT.
+ *
+ *   bench_loader floor             empty fentry/fexit (bpf/bench/floor.bpf.c)
+ *   bench_loader collector-design  kprobe/kretprobe re-implementation of the
+ *                                  vNFS-collector (collector_design.bpf.c)
+ *
+ * Both hook the functions of vnfs's own table (helper/hooks.c), so the
+ * benchmark compares designs on exactly the functions vnfs hooks.  A function
+ * the running kernel lacks is skipped with a line, as vnfs skips it.  When
+ * everything is attached the loader prints "READY ..." on stdout; the
+ * benchmark suite waits for that line, runs its loops, then stops the loader.
+ * The collector design prints how many calls it counted before it exits, so
+ * a run whose probes never fired shows.  Each phase prints its duration: under
+ * emulation attaching and detaching cost far more than the calls measured.
+ */
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf/vnfs.h"
+#include "bpf/bench/collector_design.h"
+#include "bpf/bench/collector_design.skel.h"
+#include "bpf/bench/floor.skel.h"
+#include "helper/hooks.h"
+
+/* One hooked function: its entry and exit probes. */
+struct hooked_function {
+	const char *name;
+	/* floor: programs loaded per function, attached by a link fd */
+	__u32 btf_id;
+	int btf_fd; /* 0: vmlinux */
+	int program_fds[2];
+	int link_fds[2];
+	/* collector design: kprobe programs attached by name */
+	struct bpf_program *programs[2];
+	struct bpf_link *links[2];
+};
+
+struct hooks {
+	struct hooked_function functions[VNFS_MAX_HOOKS];
+	size_t count;
+	size_t attached;
+	bool kprobes;
+};
+
+static long long now_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static int print_libbpf_warnings(enum libbpf_print_level level, const char *format, va_list args)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, format, args);
+}
+
+static void hooks_init(struct hooks *hooks, bool kprobes)
+{
+	memset(hooks, 0, sizeof(*hooks));
+	hooks->kprobes = kprobes;
+	for (size_t i = 0; i < vnfs_hook_count && i < VNFS_MAX_HOOKS; i++) {
+		struct hooked_function *function = &hooks->functions[hooks->count++];
+
+		function->name = vnfs_hooks[i].function;
+		function->btf_fd = -1;
+		for (int side = 0; side < 2; side++)
+			function->program_fds[side] = function->link_fds[side] = -1;
+	}
+}
+
+/* ------------------------------------------------ the floor's targets */
+
+static int compare_names(const void *left, const void *right)
+{
+	const struct hooked_function *const *a = left, *const *b = right;
+
+	return strcmp((*a)->name, (*b)->name);
+}
+
+/* Marks every wanted function that btf (types first_id on) defines.  One
+ * pass with a binary search per function type: libbpf's lookup by name is a
+ * linear scan of vmlinux's BTF per program, which under emulation took
+ * longer than everything else together. */
+static void find_functions(const struct btf *btf, __u32 first_id, int btf_fd,
+			   struct hooked_function **sorted, size_t count)
+{
+	__u32 type_count = btf__type_cnt(btf);
+
+	for (__u32 id = first_id; id < type_count; id++) {
+		const struct btf_type *type = btf__type_by_id(btf, id);
+		struct hooked_function key, *key_pointer = &key, **match;
+
+		if (!btf_is_func(type))
+			continue;
+		key.name = btf__name_by_offset(btf, type->name_off);
+		if (!key.name)
+			continue;
+		match = bsearch(&key_pointer, sorted, count, sizeof(*sorted), compare_names);
+		if (match && (*match)->btf_fd < 0) {
+			(*match)->btf_id = id;
+			(*match)->btf_fd = btf_fd;
+		}
+	}
+}
+
+/* A module's BTF object fd, or -1 for vmlinux's and for other objects. */
+static int module_btf_fd(__u32 id)
+{
+	struct bpf_btf_info info;
+	char name[64] = "";
+	__u32 length = sizeof(info);
+	int fd = bpf_btf_get_fd_by_id(id);
+
+	if (fd < 0)
+		return -1;
+	memset(&info, 0, sizeof(info));
+	info.name = (__u64)(uintptr_t)name;
+	info.name_len = sizeof(name);
+	if (bpf_obj_get_info_by_fd(fd, &info, &length) != 0 || !info.kernel_btf ||
+	    strcmp(name, "vmlinux") == 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Finds each function's BTF id in vmlinux or in a module.  Keeps the fds of
+ * the modules that define one (loading needs them), closes the others. */
+static int floor_find_targets(struct hooks *hooks, int module_fds[], size_t *module_fd_count,
+			      size_t module_fd_capacity)
+{
+	struct hooked_function *sorted[VNFS_MAX_HOOKS];
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	__u32 id = 0;
+
+	if (!vmlinux) {
+		fprintf(stderr, "bench_loader: no kernel BTF: %s\n", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < hooks->count; i++)
+		sorted[i] = &hooks->functions[i];
+	qsort(sorted, hooks->count, sizeof(sorted[0]), compare_names);
+	find_functions(vmlinux, 1, 0, sorted, hooks->count);
+	while (bpf_btf_get_next_id(id, &id) == 0) {
+		int fd = module_btf_fd(id);
+		bool used = false;
+		struct btf *module;
+
+		if (fd < 0)
+			continue;
+		module = btf__load_from_kernel_by_id_split(id, vmlinux);
+		if (module) {
+			find_functions(module, btf__type_cnt(vmlinux), fd, sorted, hooks->count);
+			btf__free(module);
+		}
+		for (size_t i = 0; i < hooks->count; i++)
+			used = used || hooks->functions[i].btf_fd == fd;
+		if (used && *module_fd_count < module_fd_capacity)
+			module_fds[(*module_fd_count)++] = fd;
+		else
+			close(fd);
+	}
+	btf__free(vmlinux);
+	return 0;
+}
+
+/* Loads the floor's two programs once per function, each with its target. */
+static int floor_load(struct hooks *hooks)
+{
+	static const enum bpf_attach_type attach_types[2] = { BPF_TRACE_FENTRY, BPF_TRACE_FEXIT };
+	struct floor_bpf *floor = floor_bpf__open();
+	struct bpf_program *programs[2];
+	int status = 0;
+
+	if (!floor) {
+		fprintf(stderr, "bench_loader: cannot open the floor object: %s\n", strerror(errno));
+		return -1;
+	}
+	programs[0] = floor->progs.floor_entry;
+	programs[1] = floor->progs.floor_exit;
+	for (size_t i = 0; i < hooks->count && status == 0; i++) {
+		struct hooked_function *function = &hooks->functions[i];
+
+		if (function->btf_fd < 0) {
+			fprintf(stderr, "bench_loader: %s: not in this kernel, skipped\n", function->name);
+			continue;
+		}
+		for (int side = 0; side < 2; side++) {
+			LIBBPF_OPTS(bpf_prog_load_opts, options,
+				    .expected_attach_type = attach_types[side],
+				    .attach_btf_id = function->btf_id,
+				    .attach_btf_obj_fd = function->btf_fd);
+
+			function->program_fds[side] = bpf_prog_load(
+				BPF_PROG_TYPE_TRACING, bpf_program__name(programs[side]), "GPL",
+				bpf_program__insns(programs[side]),
+				bpf_program__insn_cnt(programs[side]), &options);
+			if (function->program_fds[side] < 0) {
+				fprintf(stderr, "bench_loader: %s: loading %s failed: %s\n",
+					function->name, bpf_program__name(programs[side]),
+					strerror(errno));
+				status = -1;
+				break;
+			}
+		}
+	}
+	floor_bpf__destroy(floor);
+	return status;
+}
+
+static int floor_start(struct hooks *hooks)
+{
+	int module_fds[VNFS_MAX_HOOKS];
+	size_t module_fd_count = 0;
+	long long started = now_ms();
+	int status;
+
+	hooks_init(hooks, false);
+	if (floor_find_targets(hooks, module_fds, &module_fd_count, VNFS_MAX_HOOKS) != 0)
+		return -1;
+	printf("targets found in %lld ms\n", now_ms() - started);
+	status = floor_load(hooks);
+	for (size_t i = 0; i < module_fd_count; i++)
+		close(module_fds[i]);
+	return status;
+}
+
+/* ------------------------------------------- the collector design */
+
+static int collector_start(struct collector_design_bpf **collector, struct hooks *hooks)
+{
+	int error;
+
+	hooks_init(hooks, true);
+	*collector = collector_design_bpf__open();
+	if (!*collector) {
+		fprintf(stderr, "bench_loader: cannot open the collector object: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	for (unsigned slot = 0; slot < VNFS_MAX_HOOKS; slot++) {
+		struct bpf_program *entry, *exit_program;
+		char name[64];
+
+		snprintf(name, sizeof(name), "collector_entry_%u", slot);
+		entry = bpf_object__find_program_by_name((*collector)->obj, name);
+		snprintf(name, sizeof(name), "collector_return_%u", slot);
+		exit_program = bpf_object__find_program_by_name((*collector)->obj, name);
+		if (slot < hooks->count) {
+			const struct vnfs_hook *hook = &vnfs_hooks[slot];
+			struct vnfs_hook_config *config = &(*collector)->rodata->hook_config[slot];
+
+			config->operation = hook->operation;
+			config->flags = hook->flags;
+			config->object_kind = hook->object_kind;
+			config->object_argument = hook->fallback_object_argument;
+			config->result_kind = hook->fallback_result_kind;
+			hooks->functions[slot].programs[0] = entry;
+			hooks->functions[slot].programs[1] = exit_program;
+			continue;
+		}
+		bpf_program__set_autoload(entry, false);
+		bpf_program__set_autoload(exit_program, false);
+	}
+	error = collector_design_bpf__load(*collector);
+	if (error) {
+		fprintf(stderr, "bench_loader: loading the collector programs failed: %s\n",
+			strerror(-error));
+		return -1;
+	}
+	return 0;
+}
+
+/* Sums every operation's count over the stats hash: proof the probes fired. */
+static unsigned long long collector_calls(struct collector_design_bpf *collector)
+{
+	struct collector_design_key key, next;
+	struct collector_design_stats value;
+	unsigned long long calls = 0;
+	int map = bpf_map__fd(collector->maps.stats);
+	void *previous = NULL;
+
+	while (bpf_map_get_next_key(map, previous, &next) == 0) {
+		if (bpf_map_lookup_elem(map, &next, &value) == 0)
+			for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
+				calls += value.operations[operation].count;
+		key = next;
+		previous = &key;
+	}
+	return calls;
+}
+
+/* ---------------------------------------------- attach and detach */
+
+struct hook_job {
+	struct hooked_function *function;
+	bool kprobes;
+};
+
+static void *attach_function(void *argument)
+{
+	struct hook_job *job = argument;
+	struct hooked_function *function = job->function;
+
+	for (int side = 0; side < 2; side++) {
+		if (job->kprobes)
+			function->links[side] = bpf_program__attach_kprobe(
+				function->programs[side], side == 1, function->name);
+		else if (function->program_fds[side] >= 0)
+			function->link_fds[side] = bpf_link_create(
+				function->program_fds[side], 0,
+				side == 0 ? BPF_TRACE_FENTRY : BPF_TRACE_FEXIT, NULL);
+	}
+	return NULL;
+}
+
+static bool function_attached(const struct hooked_function *function, bool kprobes)
+{
+	if (kprobes)
+		return function->links[0] && function->links[1];
+	return function->link_fds[0] >= 0 && function->link_fds[1] >= 0;
+}
+
+static void *detach_function(void *argument)
+{
+	struct hooked_function *function = argument;
+
+	for (int side = 0; side < 2; side++) {
+		bpf_link__destroy(function->links[side]);
+		function->links[side] = NULL;
+		if (function->link_fds[side] >= 0)
+			close(function->link_fds[side]);
+		function->link_fds[side] = -1;
+	}
+	return NULL;
+}
+
+/* Attaching and detaching each wait for the kernel to patch the function and
+ * for an RCU-tasks grace period, a second or more under emulation: one after
+ * the other, 30 functions take minutes.  One thread per function lets the
+ * waits overlap. */
+static void for_each_function_in_parallel(struct hooks *hooks, void *(*work)(void *),
+					  bool attaching)
+{
+	struct hook_job jobs[VNFS_MAX_HOOKS];
+	pthread_t threads[VNFS_MAX_HOOKS];
+	bool threaded[VNFS_MAX_HOOKS];
+
+	for (size_t i = 0; i < hooks->count; i++) {
+		void *argument = &hooks->functions[i];
+
+		if (attaching) {
+			jobs[i].function = &hooks->functions[i];
+			jobs[i].kprobes = hooks->kprobes;
+			argument = &jobs[i];
+		}
+		threaded[i] = pthread_create(&threads[i], NULL, work, argument) == 0;
+		if (!threaded[i])
+			work(argument);
+	}
+	for (size_t i = 0; i < hooks->count; i++)
+		if (threaded[i])
+			pthread_join(threads[i], NULL);
+}
+
+/* A function counts as hooked with both its probes or not at all. */
+static void attach_all(struct hooks *hooks)
+{
+	for_each_function_in_parallel(hooks, attach_function, true);
+	hooks->attached = 0;
+	for (size_t i = 0; i < hooks->count; i++) {
+		struct hooked_function *function = &hooks->functions[i];
+
+		if (function_attached(function, hooks->kprobes)) {
+			hooks->attached++;
+			continue;
+		}
+		if (hooks->kprobes || function->program_fds[0] >= 0)
+			fprintf(stderr, "bench_loader: %s: attach failed, skipped\n", function->name);
+		detach_function(function);
+	}
+}
+
+static void detach_all(struct hooks *hooks)
+{
+	for_each_function_in_parallel(hooks, detach_function, false);
+	for (size_t i = 0; i < hooks->count; i++) {
+		for (int side = 0; side < 2; side++) {
+			if (hooks->functions[i].program_fds[side] >= 0)
+				close(hooks->functions[i].program_fds[side]);
+			hooks->functions[i].program_fds[side] = -1;
+		}
+	}
+	hooks->attached = 0;
+}
+
+/* ---------------------------------------------------------- main */
+
+static int wait_for_stop(void)
+{
+	sigset_t signals;
+	int signal_number;
+
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGINT);
+	return sigwait(&signals, &signal_number) == 0 ? 0 : -1;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: bench_loader floor|collector-design\n"
+		     "Attaches the benchmark's reference probes to the functions vnfs hooks,\n"
+		     "prints READY, and detaches on SIGTERM or SIGINT.\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct collector_design_bpf *collector = NULL;
+	static struct hooks hooks;
+	long long started = now_ms();
+	sigset_t signals;
+	int status = 1;
+
+	if (argc != 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	/* Blocked before anything attaches (and so in every thread), so a
+	 * SIGTERM sent right after READY waits for sigwait instead of killing
+	 * us with the probes attached. */
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &signals, NULL) != 0) {
+		perror("bench_loader: sigprocmask");
+		return 1;
+	}
+	libbpf_set_print(print_libbpf_warnings);
+	hooks_init(&hooks, false);
+
+	if (strcmp(argv[1], "floor") == 0) {
+		if (floor_start(&hooks) != 0)
+			goto out;
+	} else if (strcmp(argv[1], "collector-design") == 0) {
+		if (collector_start(&collector, &hooks) != 0)
+			goto out;
+	} else {
+		fprintf(stderr, "bench_loader: unknown variant '%s'\n", argv[1]);
+		usage(stderr);
+		status = 2;
+		goto out;
+	}
+	printf("loaded in %lld ms\n", now_ms() - started);
+	attach_all(&hooks);
+	if (hooks.attached == 0) {
+		fprintf(stderr, "bench_loader: %s: no function could be hooked\n", argv[1]);
+		goto out;
+	}
+	printf("READY %s: %zu functions hooked, %lld ms after start\n", argv[1], hooks.attached,
+	       now_ms() - started);
+	fflush(stdout);
+	if (wait_for_stop() != 0) {
+		perror("bench_loader: sigwait");
+		goto out;
+	}
+	if (collector)
+		printf("counted %llu calls\n", collector_calls(collector));
+	started = now_ms();
+	detach_all(&hooks);
+	printf("detached in %lld ms\n", now_ms() - started);
+	status = 0;
+out:
+	detach_all(&hooks);
+	collector_design_bpf__destroy(collector);
+	return status;
+}

@@ -1,0 +1,486 @@
+#!/usr/bin/env bash
+# bench.sh [short|long [VARIANT,...]] — the probe-overhead benchmark and the helper's
+# resource measurements, in one guest boot (docs/PERFORMANCE.md).
+#
+# Variants, attached one at a time on the functions vnfs hooks:
+#   none              no probes
+#   floor             empty fentry/fexit programs (bench_loader floor)
+#   vnfs-fentry       vnfs-helper --probes fentry
+#   vnfs-kprobe       vnfs-helper --probes kprobe
+#   collector-design  the vNFS-collector design (bench_loader collector-design)
+# Each round runs every probe variant, in an order rotated by one per round:
+# attach, the three loops of bench_workload on one cached NFSv4.2 file,
+# detach; and the loops without probes ("none") before the first variant and
+# after each one.  A variant's added time is its time minus the mean of the
+# two "none" runs around it, so a slow drift of the host (other guests, other
+# builds) cancels out.  The workload always runs in the same cgroup,
+# registered with the helper in the vnfs variants, so what is measured is the
+# attributed path.  The table holds per loop the median ns/op of each variant,
+# the median added time, and the ratios the budgets are stated in.
+#
+# The helper itself: start to "ready:" at every start, and, in the last
+# round's vnfs-fentry attach, its RSS and CPU at a 1 s interval with 1,000
+# registered idle steps (100 in short mode), then with 10 of them doing I/O.
+#
+# Each attach times every loop in several runs (bench_workload -r) and keeps
+# the best: other work on the machine only ever adds time.  The table is the
+# median over rounds of those.  The NFS client's RPC count over each loop
+# (/proc/self/mountstats) is kept too: the cached loops must issue none.
+#
+# long (scripts/bench): 5 runs of 4,000 calls per loop, 5 rounds, 60 s CPU
+# windows, and the budgets are checks.  short (scripts/check): 3 runs of
+# 1,000 calls, 2 rounds, 100 idle steps, 10 s windows; the checks are only
+# that every variant ran and produced numbers, since ratios of so few rounds
+# are noisy: they are printed, not judged.
+# A comma-separated VARIANT list runs only those (for working on one of them).
+source /vnfs/src/tests/guest/lib/guest.sh
+
+mode=${1:-short}
+case $mode in
+short) iterations=1000 repeats=3 rounds=2 cpu_window=10 idle_steps=100 ;;
+long) iterations=4000 repeats=5 rounds=5 cpu_window=60 idle_steps=1000 ;;
+*) fail "bench.sh: unknown mode '$mode' (short or long)"; guest_done; exit 1 ;;
+esac
+
+# "none" runs between any two probe variants (see run_round).
+PROBE_VARIANTS=(floor vnfs-fentry vnfs-kprobe collector-design)
+if [ -n "${2:-}" ]; then
+	IFS=, read -r -a PROBE_VARIANTS <<< "$2"
+	for variant in "${PROBE_VARIANTS[@]}"; do
+		case $variant in
+		floor|vnfs-fentry|vnfs-kprobe|collector-design) ;;
+		*) fail "bench.sh: unknown variant '$variant'"; guest_done; exit 1 ;;
+		esac
+	done
+fi
+VARIANTS=(none "${PROBE_VARIANTS[@]}")
+LOOPS=(stat pread open_close)
+BUSY_STEPS=10
+
+WORK=/run/vnfs-bench
+SOCKET=$WORK/vnfs.sock
+CONFIG=$WORK/vnfs.conf
+CGROUP=${VNFS_CGROUP2_MOUNT:-/sys/fs/cgroup}/vnfs-bench
+WORKLOAD_CGROUP=$CGROUP/workload
+WORKLOAD_JOB=900
+RAW=$VNFS_OUT/bench-raw.txt
+TABLE=$VNFS_OUT/bench-table.txt
+RESOURCES=$VNFS_OUT/bench-resources.txt
+STARTS=$VNFS_OUT/bench-helper-starts.txt
+
+# program NAME: the built program, from the build share or the source tree
+# (in-tree build), or tests/guest/bin/ (copied there for a quick run).
+program() {
+	local candidate
+	for candidate in "${VNFS_BUILD:-/vnfs/src}/$1" "$VNFS_SRC/$1" "$VNFS_SRC/tests/guest/bin/${1##*/}"; do
+		[ -x "$candidate" ] && { echo "$candidate"; return 0; }
+	done
+	echo "bench.sh: $1 is not built (looked in ${VNFS_BUILD:-/vnfs/src}, $VNFS_SRC, tests/guest/bin)" >&2
+	echo "/nonexistent/$1"
+	return 1
+}
+LOADER=$(program tests/bench/bench_loader)
+WORKLOAD=$(program tests/bench/bench_workload)
+STEPS=$(program tests/bench/bench_steps)
+HELPER=$(program vnfs-helper)
+check "benchmark programs are built" test -x "$LOADER" -a -x "$WORKLOAD" -a -x "$STEPS"
+# The helper's own measurements run with the full variant list only.
+uses_helper=0 measure_helper=0
+[[ " ${VARIANTS[*]} " == *" vnfs-"* ]] && uses_helper=1
+[ ${#PROBE_VARIANTS[@]} = 4 ] && measure_helper=1
+[ $uses_helper = 1 ] && check "vnfs-helper is built" test -x "$HELPER"
+
+# elapsed_ms START_EPOCHREALTIME: milliseconds since then.
+elapsed_ms() {
+	local now=${EPOCHREALTIME/./} start=${1/./}
+	echo $(( (now - start) / 1000 ))
+}
+
+# in_cgroup DIR COMMAND...: runs COMMAND inside cgroup DIR.
+in_cgroup() {
+	bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$@"
+}
+
+mkdir -p "$WORK" "$WORKLOAD_CGROUP" || { fail "bench.sh: cannot create $WORK and $WORKLOAD_CGROUP"; guest_done; exit 1; }
+cat > "$CONFIG" <<CONF
+[helper]
+socket = $SOCKET
+state_dir = $WORK/state
+pin_dir = /sys/fs/bpf/vnfs-bench
+report_dir = $WORK/reports
+interval = 1s
+[sqlite]
+path = $WORK/history.db
+[prometheus]
+listen = 127.0.0.1:9716
+CONF
+: > "$RAW"
+: > "$STARTS"
+
+# ------------------------------------------------------------ the variants
+
+loader_pid= helper_pid= attach_count=0
+
+# wait_for_line FILE PATTERN PID: until PATTERN is in FILE (180 s), or PID died.
+wait_for_line() {
+	local file=$1 pattern=$2 pid=$3 deadline=$((SECONDS + 180))
+	until grep -q -- "$pattern" "$file" 2> /dev/null; do
+		kill -0 "$pid" 2> /dev/null || return 1
+		[ $SECONDS -lt $deadline ] || return 1
+		sleep 0.02
+	done
+}
+
+# start_helper MODE LOG: a fresh helper (no state, no pins) in probe MODE;
+# appends "MODE MILLISECONDS" from exec to its "ready:" line to $STARTS.
+start_helper() {
+	local probe_mode=$1 log=$2 started
+	"$HELPER" --config "$CONFIG" --unload > /dev/null 2>&1
+	rm -rf "$WORK/state" "$WORK/history.db"
+	started=$EPOCHREALTIME
+	"$HELPER" --config "$CONFIG" --probes "$probe_mode" > "$log" 2>&1 &
+	helper_pid=$!
+	wait_for_line "$log" 'ready:' "$helper_pid" || return 1
+	echo "$probe_mode $(elapsed_ms "$started")" >> "$STARTS"
+}
+
+# stop_helper: SIGTERM, then remove the pins (the helper leaves its probes
+# attached on purpose, for restarts).
+stop_helper() {
+	local status=0 exit_status
+	[ -n "$helper_pid" ] || return 0
+	kill -TERM "$helper_pid"
+	wait "$helper_pid"
+	exit_status=$?
+	[ $exit_status = 0 ] || { echo "vnfs-helper exited with status $exit_status on SIGTERM"; status=1; }
+	helper_pid=
+	"$HELPER" --config "$CONFIG" --unload || status=1
+	return $status
+}
+
+# attach VARIANT: returns once its probes are live.
+attach() {
+	local variant=$1 log
+	attach_count=$((attach_count + 1))
+	log=$VNFS_OUT/bench-attach-$attach_count-$variant.log
+	case $variant in
+	none) return 0 ;;
+	floor|collector-design)
+		"$LOADER" "$variant" > "$log" 2>&1 &
+		loader_pid=$!
+		wait_for_line "$log" '^READY' "$loader_pid" || { cat "$log"; return 1; }
+		;;
+	vnfs-fentry|vnfs-kprobe)
+		start_helper "${variant#vnfs-}" "$log" || { tail -n 20 "$log"; return 1; }
+		"$STEPS" -s "$SOCKET" -j $WORKLOAD_JOB "$WORKLOAD_CGROUP" > /dev/null || return 1
+		;;
+	esac
+}
+
+# detach VARIANT: stops it; its log must show it worked.
+detach() {
+	local variant=$1 log=$VNFS_OUT/bench-attach-$attach_count-$1.log status=0
+	case $variant in
+	floor|collector-design)
+		kill -TERM "$loader_pid" && wait "$loader_pid" || status=1
+		loader_pid=
+		;;
+	vnfs-fentry|vnfs-kprobe)
+		stop_helper || status=1
+		;;
+	esac
+	return $status
+}
+
+query_workload_job() {
+	"$(program tests/tools/vnfs-send)" "$SOCKET" "{\"v\":1,\"type\":\"query\",\"job\":$WORKLOAD_JOB}"
+}
+
+# rpc_count MOUNTPOINT: RPCs the NFS client has sent for MOUNTPOINT so far.
+rpc_count() {
+	awk -v mountpoint="$1" '
+		$1 == "device" { inside = ($5 == mountpoint); per_operation = 0; next }
+		inside && /per-op statistics/ { per_operation = 1; next }
+		inside && per_operation && $1 ~ /^[A-Z_0-9]+:$/ { total += $2 }
+		END { print total + 0 }' /proc/self/mountstats
+}
+
+# ----------------------------------------------- the helper's resources
+
+# cpu_ticks PID: utime + stime of PID, in clock ticks.
+cpu_ticks() {
+	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+
+# status_kib PID FIELD: VmRSS or VmHWM of PID in KiB.
+status_kib() {
+	awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"
+}
+
+# cpu_hundredths PID SECONDS: CPU use of PID over SECONDS, in 1/100 % of a core.
+cpu_hundredths() {
+	local pid=$1 seconds=$2 ticks_before ticks_after started hz
+	hz=$(getconf CLK_TCK)
+	ticks_before=$(cpu_ticks "$pid") started=$EPOCHREALTIME
+	sleep "$seconds"
+	ticks_after=$(cpu_ticks "$pid")
+	awk -v t=$((ticks_after - ticks_before)) -v hz="$hz" -v ms="$(elapsed_ms "$started")" \
+		'BEGIN { printf "%d\n", t / hz / (ms / 1000) * 10000 + 0.5 }'
+}
+
+# measure_resources: with the running helper, registers $idle_steps steps
+# and measures its CPU and memory idle, then with $BUSY_STEPS of them doing
+# I/O.  Sets idle_cpu busy_cpu (1/100 % of a core) idle_rss busy_rss busy_hwm (KiB).
+measure_resources() {
+	local step job started busy_file busy_pids=() idle_dirs=()
+	for ((step = 0; step < idle_steps; step++)); do idle_dirs+=("$CGROUP/idle/step_$step"); done
+	mkdir -p "${idle_dirs[@]}"
+	started=$EPOCHREALTIME
+	for ((job = 0; job < idle_steps / 100; job++)); do
+		"$STEPS" -s "$SOCKET" -j $((2000 + job)) "${idle_dirs[@]:job * 100:100}" > /dev/null || break
+	done
+	check "$idle_steps idle steps registered ($(elapsed_ms "$started") ms)" [ "$job" = $((idle_steps / 100)) ]
+	sleep 2
+	idle_cpu=$(cpu_hundredths "$helper_pid" "$cpu_window")
+	idle_rss=$(status_kib "$helper_pid" VmRSS)
+
+	for ((step = 0; step < BUSY_STEPS; step++)); do
+		busy_file=$MOUNTPOINT/bench/busy-$step
+		dd if=/dev/zero of="$busy_file" bs=64k count=1 status=none
+		in_cgroup "${idle_dirs[step]}" bash -c "while :; do dd if=/dev/zero of='$busy_file' bs=64k count=4 conv=fsync status=none; '$WORKLOAD' -n 200 '$busy_file' > /dev/null; sleep 0.2; done" &
+		busy_pids+=($!)
+	done
+	sleep 2
+	busy_cpu=$(cpu_hundredths "$helper_pid" "$cpu_window")
+	busy_rss=$(status_kib "$helper_pid" VmRSS)
+	busy_hwm=$(status_kib "$helper_pid" VmHWM)
+	# cgroup.kill: the loops' children too, or they would disturb what follows.
+	for ((step = 0; step < BUSY_STEPS; step++)); do echo 1 > "${idle_dirs[step]}/cgroup.kill"; done
+	wait "${busy_pids[@]}" 2> /dev/null
+	mark bench-resources
+}
+
+# run_variant ROUND VARIANT: attach, the loops, detach.  Appends to $RAW
+# "round variant loop best_ns median_ns rpcs sequence" per loop, where
+# sequence numbers the variant runs of the whole benchmark.
+sequence=0
+run_variant() {
+	local round=$1 variant=$2 loop line name best median rpcs_before rpcs
+	local attach_started=$EPOCHREALTIME loops_started detach_started
+	if ! attach "$variant"; then
+		fail "round $round: $variant did not attach"
+		detach "$variant"
+		return 1
+	fi
+	# The helper sleeps during the loops: what they measure is the probes,
+	# not its collection work competing for the guest's two CPUs (its CPU
+	# use is measured on its own, below).  The probes count on meanwhile.
+	[ -n "$helper_pid" ] && kill -STOP "$helper_pid"
+	loops_started=$EPOCHREALTIME
+	sequence=$((sequence + 1))
+	for loop in "${LOOPS[@]}"; do
+		rpcs_before=$(rpc_count "$MOUNTPOINT")
+		line=$(in_cgroup "$WORKLOAD_CGROUP" "$WORKLOAD" -n "$iterations" -r "$repeats" -l "$loop" "$FILE")
+		[ $? = 0 ] || fail "round $round: $variant: bench_workload -l $loop failed"
+		rpcs=$(( $(rpc_count "$MOUNTPOINT") - rpcs_before ))
+		read -r name best median _ <<< "$line"
+		[ "$name" = "$loop" ] && echo "$round $variant $loop $best $median $rpcs $sequence" >> "$RAW"
+	done
+	[ -n "$helper_pid" ] && kill -CONT "$helper_pid"
+	case $variant in
+	vnfs-fentry|vnfs-kprobe)
+		query_workload_job > "$VNFS_OUT/bench-query-$attach_count.json" ||
+			fail "round $round: $variant: QUERY of job $WORKLOAD_JOB failed" ;;
+	esac
+	# The helper's resources are measured once, in the last round, while it
+	# is attached anyway (each attach costs tens of seconds under emulation).
+	[ "$variant" = vnfs-fentry ] && [ "$round" = "$rounds" ] && [ $measure_helper = 1 ] &&
+		measure_resources
+	detach_started=$EPOCHREALTIME
+	if ! detach "$variant"; then
+		fail "round $round: $variant did not detach cleanly"
+		return 1
+	fi
+	case $variant in
+	collector-design)
+		calls=$(awk '$1 == "counted" { print $2 }' "$VNFS_OUT/bench-attach-$attach_count-$variant.log")
+		check_ge "round $round: collector-design counted the workload's calls" "${calls:-0}" "$iterations" ;;
+	vnfs-fentry|vnfs-kprobe)
+		getattr=$(jq -r '[.job.steps[].operations.getattr.count] | add' \
+			"$VNFS_OUT/bench-query-$attach_count.json" 2> /dev/null)
+		check_ge "round $round: $variant attributed the stat loop's getattr calls to job $WORKLOAD_JOB" \
+			"${getattr:-0}" "$iterations" ;;
+	esac
+	say "round $round: $variant: attach $(( ${loops_started/./} / 1000 - ${attach_started/./} / 1000 )) ms," \
+		"loops $(( ${detach_started/./} / 1000 - ${loops_started/./} / 1000 )) ms, detach $(elapsed_ms "$detach_started") ms"
+}
+
+# ------------------------------------------------------------ the table
+
+# median_table: from $RAW, one line per loop and variant:
+# "loop variant median_ns median_added_ns runs median_rpcs".  A run's added
+# time is its time minus the mean of the "none" runs just before and after it.
+median_table() {
+	awk '
+		function median(list,    values, n, i, j, swap) {
+			n = split(list, values, " ")
+			for (i = 2; i <= n; i++)
+				for (j = i; j > 1 && values[j - 1] + 0 > values[j] + 0; j--) {
+					swap = values[j]; values[j] = values[j - 1]; values[j - 1] = swap
+				}
+			return (n % 2) ? values[(n + 1) / 2] : (values[n / 2] + values[n / 2 + 1]) / 2
+		}
+		{
+			loop = $3; variant = $2; key = loop " " variant
+			if (!(key in times)) keys[++k] = key
+			times[key] = times[key] " " $4; rpcs[key] = rpcs[key] " " $6; count[key]++
+			if (variant == "none") none[loop, $7] = $4
+			else { samples[++n] = key; sample_value[n] = $4; sample_sequence[n] = $7 }
+		}
+		END {
+			for (i = 1; i <= n; i++) {
+				split(samples[i], part, " ")
+				before = (part[1] SUBSEP sample_sequence[i] - 1) in none
+				after = (part[1] SUBSEP sample_sequence[i] + 1) in none
+				if (!before && !after) continue
+				base = before && after ? (none[part[1], sample_sequence[i] - 1] + none[part[1], sample_sequence[i] + 1]) / 2 : \
+					before ? none[part[1], sample_sequence[i] - 1] : none[part[1], sample_sequence[i] + 1]
+				added[samples[i]] = added[samples[i]] " " (sample_value[i] - base)
+			}
+			for (i = 1; i <= k; i++) {
+				split(keys[i], part, " ")
+				printf "%s %s %.1f %s %d %d\n", part[1], part[2], median(times[keys[i]]),
+					part[2] == "none" ? "0.0" : (keys[i] in added) ? sprintf("%.1f", median(added[keys[i]])) : "n/a",
+					count[keys[i]], median(rpcs[keys[i]])
+			}
+		}' "$RAW"
+}
+
+# value_of SUMMARY LOOP VARIANT FIELD: FIELD 3 = median, 4 = added.
+value_of() {
+	awk -v l="$2" -v v="$3" -v f="$4" '$1 == l && $2 == v { print $f }' <<< "$1"
+}
+
+# ratio A B: A / B with two decimals, or n/a when B is not positive.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b <= 0) print "n/a"; else printf "%.2f", a / b }'
+}
+
+print_table() {
+	local summary=$1 loop variant
+	printf 'ns per call: median over %d rounds of the best of %d runs of %d calls\n' \
+		"$rounds" "$repeats" "$iterations"
+	echo "(\"none\": over all its runs, before the first variant and after each)"
+	echo "(a guest under emulation: compare the variants, do not quote the absolute times)"
+	echo "added: median of (variant - mean of the \"none\" runs just before and after it)"
+	echo "RPCs: NFS RPCs the client sent during one attach's loop (median)"
+	printf '%-12s' loop; printf ' %17s' "${VARIANTS[@]}"; echo
+	for loop in "${LOOPS[@]}"; do
+		printf '%-12s' "$loop"
+		for variant in "${VARIANTS[@]}"; do printf ' %17s' "$(value_of "$summary" "$loop" "$variant" 3)"; done
+		echo
+		printf '%-12s' "  added"
+		for variant in "${VARIANTS[@]}"; do printf ' %17s' "$(value_of "$summary" "$loop" "$variant" 4)"; done
+		echo
+		printf '%-12s' "  RPCs"
+		for variant in "${VARIANTS[@]}"; do printf ' %17s' "$(value_of "$summary" "$loop" "$variant" 6)"; done
+		echo
+	done
+	echo
+	echo "ratios of added time: (1) vnfs-fentry, (2) vnfs-kprobe, (3) collector-design, (F) floor"
+	echo "budget: (1)/(3) <= 0.30 and (1)/(F) <= 1.50"
+	printf '%-12s %9s %9s %9s\n' loop "(1)/(3)" "(2)/(3)" "(1)/(F)"
+	for loop in "${LOOPS[@]}"; do
+		local fentry kprobe collector floor
+		fentry=$(value_of "$summary" "$loop" vnfs-fentry 4)
+		kprobe=$(value_of "$summary" "$loop" vnfs-kprobe 4)
+		collector=$(value_of "$summary" "$loop" collector-design 4)
+		floor=$(value_of "$summary" "$loop" floor 4)
+		printf '%-12s %9s %9s %9s\n' "$loop" "$(ratio "$fentry" "$collector")" \
+			"$(ratio "$kprobe" "$collector")" "$(ratio "$fentry" "$floor")"
+	done
+}
+
+# --------------------------------------------------------- NFS and file
+
+guest_start_nfs || { guest_done; exit 1; }
+nfsd_started=$SECONDS
+MOUNTPOINT=$(nfs_mount_of 4.2)
+guest_mount_nfs 4.2 "$MOUNTPOINT" || { guest_done; exit 1; }
+FILE=$MOUNTPOINT/bench/file
+mkdir -p "${FILE%/*}"
+check "64 KiB test file on NFSv4.2" dd if=/dev/urandom of="$FILE" bs=64k count=1 conv=fsync status=none
+cat "$FILE" > /dev/null
+# Page the programs in from the 9p share, so no variant pays for it.
+[ $uses_helper = 1 ] && "$HELPER" --version > /dev/null; "$LOADER" --help > /dev/null; "$WORKLOAD" -h > /dev/null
+# Opens get a read delegation (no OPEN RPC per open) only after nfsd's
+# grace period (10 s, set by guest_start_nfs).
+while [ $((SECONDS - nfsd_started)) -lt 12 ]; do sleep 0.5; done
+mark bench-setup
+
+# ---------------------------------------------------------- the rounds
+
+for ((round = 1; round <= rounds; round++)); do
+	run_variant "$round" none
+	for ((i = 0; i < ${#PROBE_VARIANTS[@]}; i++)); do
+		run_variant "$round" "${PROBE_VARIANTS[(i + round - 1) % ${#PROBE_VARIANTS[@]}]}"
+		run_variant "$round" none
+	done
+	mark "bench-round-$round"
+done
+
+for variant in "${VARIANTS[@]}"; do
+	expected=$rounds
+	[ "$variant" = none ] && expected=$((rounds * (${#PROBE_VARIANTS[@]} + 1)))
+	for loop in "${LOOPS[@]}"; do
+		check_eq "$variant: $loop measured in every run" \
+			"$(awk -v v="$variant" -v l="$loop" '$2 == v && $3 == l' "$RAW" | wc -l)" "$expected"
+	done
+done
+
+summary=$(median_table)
+echo "$summary" > "$VNFS_OUT/bench-summary.txt"
+print_table "$summary" | tee "$TABLE"
+
+if [ "$mode" = long ]; then
+	for loop in "${LOOPS[@]}"; do
+		fentry=$(value_of "$summary" "$loop" vnfs-fentry 4)
+		collector=$(value_of "$summary" "$loop" collector-design 4)
+		floor=$(value_of "$summary" "$loop" floor 4)
+		check "budget $loop: vnfs adds $fentry ns <= 0.3 x collector design's $collector ns" \
+			awk -v a="$fentry" -v b="$collector" 'BEGIN { exit !(a <= 0.3 * b) }'
+		check "budget $loop: vnfs adds $fentry ns <= 1.5 x the floor's $floor ns" \
+			awk -v a="$fentry" -v b="$floor" 'BEGIN { exit !(a <= 1.5 * b) }'
+	done
+fi
+mark bench-probes
+
+if [ $measure_helper = 0 ]; then
+	guest_done
+	exit 0
+fi
+# median_start MODE: the median start-to-ready time of the helper in MODE.
+median_start() {
+	awk -v m="$1" '$1 == m { print $2 }' "$STARTS" | sort -n |
+		awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+start_ms=$(median_start fentry)
+kprobe_start_ms=$(median_start kprobe)
+{
+	echo "helper start to ready, median of $rounds starts: fentry $start_ms ms, kprobe $kprobe_start_ms ms (budget 2000 ms)"
+	printf 'helper CPU, %d idle steps, %d s: %d.%02d %% of a core (budget 1 %%)\n' \
+		$idle_steps "$cpu_window" $((idle_cpu / 100)) $((idle_cpu % 100))
+	printf 'helper CPU, %d steps with %d doing I/O, %d s: %d.%02d %% of a core (budget 1 %%)\n' \
+		$idle_steps $BUSY_STEPS "$cpu_window" $((busy_cpu / 100)) $((busy_cpu % 100))
+	echo "helper RSS, idle steps: $idle_rss KiB; with I/O: $busy_rss KiB; peak (VmHWM): $busy_hwm KiB (budget 16384 KiB)"
+} | tee "$RESOURCES"
+for value in "$start_ms" "$idle_cpu" "$busy_cpu" "$idle_rss" "$busy_rss" "$busy_hwm"; do
+	[[ $value =~ ^[0-9]+$ ]] || fail "a resource measurement is missing: '$value'"
+done
+if [ "$mode" = long ]; then
+	check_le "budget: helper start to ready, fentry probes (ms)" "$start_ms" 2000
+	check_le "budget: helper CPU with idle steps (1/100 % of a core)" "$idle_cpu" 100
+	check_le "budget: helper CPU with $BUSY_STEPS steps doing I/O (1/100 % of a core)" "$busy_cpu" 100
+	check_le "budget: helper peak RSS (KiB)" "$busy_hwm" 16384
+fi
+guest_done

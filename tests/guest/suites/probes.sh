@@ -1,0 +1,454 @@
+#!/bin/bash
+# tests/guest/suites/probes.sh — the kernel side (bpf/vnfs.bpf.c) and its
+# loader (helper/probes.c) on a real NFS client, through
+# tests/guest/probe-driver: exact per-step counts for a known workload on
+# NFS v3, v4.0, v4.1 and v4.2, with the probes attached by fentry (mode auto)
+# and again by kprobe (forced); attribution to the nearest registered
+# ancestor cgroup; unregistered I/O only in "unattributed"; the process and
+# mount breakdowns; lock, setattr, link, symlink and listxattr; the map
+# layout as bpftool sees it; pinned maps and links surviving a restart of
+# the loader without losing a call.
+#
+# Run: tests/guest/run --timeout 900 --build BUILD_DIR tests/guest/suites/probes.sh
+# (BUILD_DIR holds tests/guest/probe-driver; without --build, the in-tree one.)
+# It takes 7-8 minutes under TCG: the workload runs twice on four mounts, and
+# loading 54 fentry programs takes about 20 s there (docs/PROBES.md).
+#
+# Slots: NFS version number i (0 for v3 .. 3 for v4.2) uses slot 2i for its
+# writer cgroup and 2i+1 for its reader cgroup, so one load of the probes
+# covers all four versions; slots 8, 9 test the ancestor rule, 10 restarts,
+# 11 the remaining operations.
+source /vnfs/src/tests/guest/lib/guest.sh
+
+driver=$VNFS_BUILD/tests/guest/probe-driver
+python=/usr/bin/python3
+cgroups=$VNFS_CGROUP2_MOUNT/vnfs-probes
+workload=/tmp/probe-workload.py
+versions=($NFS_VERSIONS)
+mib=1048576
+
+check "the probe driver is built ($driver)" test -x "$driver" || { guest_done; exit 0; }
+guest_start_nfs || exit 1
+guest_mount_all_nfs || exit 1
+mountpoint -q /sys/fs/bpf || check "mount bpffs" mount -t bpf bpf /sys/fs/bpf
+
+# ------------------------------------------------------------------ workload
+# Plain system calls through Python's os module (no stdio buffering, no
+# hidden stat calls), each part in its own process named by prctl so the
+# process breakdown can be checked.
+cat > "$workload" <<'EOF'
+import ctypes, mmap, os, sys
+
+def name_process(name):
+    ctypes.CDLL(None).prctl(15, name.encode(), 0, 0, 0)  # PR_SET_NAME
+
+def writer(directory):
+    name_process("vnfs-writer")
+    for i in range(10):
+        os.close(os.open(f"{directory}/f{i}", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    fd = os.open(f"{directory}/big", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    block = b"w" * 1048576
+    for _ in range(8):
+        assert os.write(fd, block) == len(block)
+    os.fsync(fd)
+    os.close(fd)
+    for i in range(3):
+        os.rename(f"{directory}/f{i}", f"{directory}/r{i}")
+    for i in range(2):
+        os.mkdir(f"{directory}/sub{i}")
+        os.rmdir(f"{directory}/sub{i}")
+    for name in [f"r{i}" for i in range(3)] + [f"f{i}" for i in range(3, 10)]:
+        os.unlink(f"{directory}/{name}")
+
+def reader(directory):
+    name_process("vnfs-reader")
+    fd = os.open(f"{directory}/data4m", os.O_RDONLY)
+    while os.read(fd, 4096):
+        pass
+    os.close(fd)
+    assert sorted(os.listdir(directory)) == ["data4m", "map1m"]
+    os.stat(f"{directory}/data4m")
+    try:
+        os.close(os.open(f"{directory}/missing", os.O_RDONLY))
+        sys.exit("missing file exists")
+    except FileNotFoundError:
+        pass
+    fd = os.open(f"{directory}/map1m", os.O_RDONLY)
+    mapping = mmap.mmap(fd, 1048576, prot=mmap.PROT_READ)
+    touched = sum(mapping[offset] for offset in range(0, 1048576, 4096))
+    assert touched == 256 * ord("m"), touched
+    mapping.close()
+    os.close(fd)
+
+def stranger(directory):
+    name_process("vnfs-stranger")
+    fd = os.open(f"{directory}/stranger", os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+    assert os.write(fd, b"s" * 65536) == 65536
+    os.close(fd)
+    fd = os.open(f"{directory}/stranger", os.O_RDONLY)
+    assert len(os.read(fd, 131072)) == 65536
+    os.close(fd)
+
+def writes(path, count):
+    name_process("vnfs-nested")
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+    for _ in range(int(count)):
+        assert os.write(fd, b"n" * 4096) == 4096
+    os.close(fd)
+
+def extras(directory):
+    """The operations the main workload leaves out, once each or twice."""
+    import fcntl
+    name_process("vnfs-extras")
+    fd = os.open(f"{directory}/extra", os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)                          # lock 1
+    fcntl.flock(fd, fcntl.LOCK_UN)                          # lock 2
+    fcntl.lockf(fd, fcntl.LOCK_EX)                          # lock 3
+    fcntl.lockf(fd, fcntl.LOCK_UN)                          # lock 4
+    os.ftruncate(fd, 4096)                                  # setattr 1
+    os.close(fd)
+    os.chmod(f"{directory}/extra", 0o600)                   # setattr 2
+    os.link(f"{directory}/extra", f"{directory}/hard")      # link 1
+    os.symlink("extra", f"{directory}/soft")                # symlink 1
+    os.listxattr(f"{directory}/extra")                      # listxattr 1
+
+def in_cgroup(cgroup, part, *arguments):
+    """Runs part in a child process moved into cgroup; True if it succeeded."""
+    child = os.fork()
+    if child == 0:
+        try:
+            with open(f"{cgroup}/cgroup.procs", "w") as procs:
+                procs.write(str(os.getpid()))
+            part(*arguments)
+            os._exit(0)
+        except BaseException as error:
+            print(f"{part.__name__} {arguments}: {error!r}", file=sys.stderr)
+            os._exit(1)
+    return os.waitpid(child, 0)[1] == 0
+
+def versions(cgroups, *numbers):
+    """The per-version workload: writer, reader after dropping caches, and a
+    process of an unregistered cgroup, for every NFS version given."""
+    ok = True
+    for version in numbers:
+        mountpoint = f"/mnt/nfs/v{version}"
+        ok &= in_cgroup(f"{cgroups}/v{version}-writer", writer, f"{mountpoint}/w")
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as drop:
+            drop.write("3")
+        ok &= in_cgroup(f"{cgroups}/v{version}-reader", reader, f"{mountpoint}/r")
+        ok &= in_cgroup(f"{cgroups}/stranger", stranger, mountpoint)
+    sys.exit(0 if ok else 1)
+
+def nested(*cgroup_path_counts):
+    """cgroup path count ...: writes() in each cgroup, one after the other."""
+    ok = True
+    for i in range(0, len(cgroup_path_counts), 3):
+        cgroup, path, count = cgroup_path_counts[i:i + 3]
+        ok &= in_cgroup(cgroup, writes, path, count)
+    sys.exit(0 if ok else 1)
+
+def other_operations(cgroup, directory):
+    sys.exit(0 if in_cgroup(cgroup, extras, directory) else 1)
+
+{"versions": versions, "nested": nested, "other_operations": other_operations}[sys.argv[1]](*sys.argv[2:])
+EOF
+
+# prepare: fresh directories and input files on every mount, caches dropped.
+prepare() {
+	local version mountpoint
+	for version in "${versions[@]}"; do
+		mountpoint=$(nfs_mount_of "$version")
+		rm -rf "$mountpoint/w" "$mountpoint/r" "$mountpoint/stranger"
+		mkdir "$mountpoint/w" "$mountpoint/r" &&
+			head -c $((4 * mib)) /dev/urandom > "$mountpoint/r/data4m" &&
+			$python -c "import sys; sys.stdout.buffer.write(b'm' * 1048576)" > "$mountpoint/r/map1m" ||
+			fail "prepare v$version"
+	done
+	guest_drop_caches
+}
+
+# ------------------------------------------------------------ result access
+# op_field OUTPUT SLOT OPERATION FIELD: FIELD is count, errors, time, bytes
+# or samples (latency histogram total).
+op_field() {
+	awk -v slot="$2" -v op="$3" -v field="$4" '
+		BEGIN { index_of["count"] = 4; index_of["errors"] = 5; index_of["time"] = 6
+			index_of["bytes"] = 7; index_of["samples"] = 8 }
+		$1 == "op" && $2 == slot && $3 == op { print $(index_of[field]); found = 1 }
+		END { if (!found) print "missing" }' "$1"
+}
+# size_count OUTPUT SLOT read|write BUCKET
+size_count() {
+	awk -v slot="$2" -v direction="$3" -v bucket="$4" '
+		$1 == "size" && $2 == slot && $3 == direction && $4 == bucket { count = $5 }
+		END { print count + 0 }' "$1"
+}
+# size_buckets OUTPUT SLOT read|write: "bucket:count ..." of the nonzero buckets
+size_buckets() {
+	awk -v slot="$2" -v direction="$3" '
+		$1 == "size" && $2 == slot && $3 == direction { printf "%s%s:%s", sep, $4, $5; sep = " " }
+		END { print "" }' "$1"
+}
+slot_total() { # OUTPUT SLOT FIELD: sum over operations
+	awk -v slot="$2" -v field="$3" '
+		BEGIN { index_of["count"] = 4; index_of["errors"] = 5; index_of["bytes"] = 7 }
+		$1 == "op" && $2 == slot { total += $(index_of[field]) } END { print total + 0 }' "$1"
+}
+mount_total() { # OUTPUT SLOT FIELD(ops|errors|read_bytes|write_bytes)
+	awk -v slot="$2" -v field="$3" '
+		BEGIN { index_of["ops"] = 4; index_of["errors"] = 5; index_of["read_bytes"] = 7
+			index_of["write_bytes"] = 8 }
+		$1 == "mount" && $2 == slot { total += $(index_of[field]) } END { print total + 0 }' "$1"
+}
+mount_devices() { # OUTPUT SLOT
+	awk -v slot="$2" '$1 == "mount" && $2 == slot { print $3 }' "$1" | sort | tr '\n' ' '
+}
+process_line() { # OUTPUT SLOT COMM: "read_ops read_bytes write_ops write_bytes other_ops"
+	awk -v slot="$2" -v comm="$3" '$1 == "process" && $2 == slot && $3 == comm {
+		print $4, $5, $6, $7, $8 }' "$1"
+}
+process_comms() { # OUTPUT SLOT
+	awk -v slot="$2" '$1 == "process" && $2 == slot { print $3 }' "$1" | sort | tr '\n' ' '
+}
+
+# check_op OUTPUT SLOT LABEL OPERATION FIELD EXPECTED
+check_op() {
+	check_eq "$3: $4 $5" "$(op_field "$1" "$2" "$4" "$5")" "$6"
+}
+
+# check_workload OUTPUT MODE: every assertion on one run of the workload.
+check_workload() {
+	local output=$1 mode=$2 index=0 version writer reader label device expected
+	local read_total write_total op bytes
+	for version in "${versions[@]}"; do
+		writer=$((2 * index)) reader=$((2 * index + 1))
+		index=$((index + 1))
+		label="$mode v$version writer (slot $writer)"
+		device=$(mountpoint -d "$(nfs_mount_of "$version")")
+
+		# Exact: one call per system call that reaches the client.
+		check_op "$output" $writer "$label" write count 8
+		check_op "$output" $writer "$label" write bytes $((8 * mib))
+		check_op "$output" $writer "$label" write errors 0
+		check_op "$output" $writer "$label" write samples 8
+		check_eq "$label: write sizes all 1 MiB (bucket 20)" \
+			"$(size_buckets "$output" $writer write)" "20:8"
+		check_op "$output" $writer "$label" fsync count 1
+		check_op "$output" $writer "$label" rename count 3
+		check_op "$output" $writer "$label" rename errors 0
+		check_op "$output" $writer "$label" mkdir count 2
+		check_op "$output" $writer "$label" rmdir count 2
+		check_op "$output" $writer "$label" unlink count 10
+		check_op "$output" $writer "$label" unlink errors 0
+		check_op "$output" $writer "$label" open count 11
+		check_op "$output" $writer "$label" open errors 0
+		check_op "$output" $writer "$label" close count 11
+		check_op "$output" $writer "$label" flush count 11
+		check_op "$output" $writer "$label" read count 0
+		check_op "$output" $writer "$label" mmap_read count 0
+		check_op "$output" $writer "$label" readdir count 0
+		# NFSv3 creates through ->create; NFSv4 creates inside its OPEN
+		# (->atomic_open), which counts as open.
+		if [ "$version" = 3 ]; then expected=11; else expected=0; fi
+		check_op "$output" $writer "$label" create count $expected
+		check_eq "$label: no errors at all" "$(slot_total "$output" $writer errors)" 0
+		# Bounded: lookup and access depend on the dentry and access caches
+		# (an exclusive create's lookup is one call without an RPC; a
+		# revalidated name needs none), so only their presence and a
+		# ceiling are fixed.
+		check_le "$label: lookup calls bounded" "$(op_field "$output" $writer lookup count)" 40
+		check_ge "$label: access calls seen" "$(op_field "$output" $writer access count)" 1
+		check_eq "$label: process breakdown is the writer alone" \
+			"$(process_comms "$output" $writer)" "vnfs-writer "
+		check_eq "$label: writer's data ops by process" \
+			"$(process_line "$output" $writer vnfs-writer | cut -d' ' -f1-4)" "0 0 8 $((8 * mib))"
+		check_eq "$label: mount breakdown is this mount ($device)" \
+			"$(mount_devices "$output" $writer)" "$device "
+
+		label="$mode v$version reader (slot $reader)"
+		check_op "$output" $reader "$label" read count 1025
+		check_op "$output" $reader "$label" read bytes $((4 * mib))
+		check_op "$output" $reader "$label" read errors 0
+		check_eq "$label: read sizes 1024 x 4 KiB (bucket 12) + EOF (bucket 0)" \
+			"$(size_buckets "$output" $reader read)" "0:1 12:1024"
+		check_op "$output" $reader "$label" readdir count 2
+		check_op "$output" $reader "$label" mmap count 1
+		# The page faults of the mapped 1 MiB file, and not the readahead
+		# inside read(): exactly the file's size.
+		check_op "$output" $reader "$label" mmap_read bytes $mib
+		check_ge "$label: mmap_read calls" "$(op_field "$output" $reader mmap_read count)" 1
+		check_op "$output" $reader "$label" write count 0
+		check_op "$output" $reader "$label" close count 2
+		# Python's mmap keeps a dup() of the descriptor: one more close().
+		check_op "$output" $reader "$label" flush count 3
+		# Opening a missing name: NFSv4 asks the server (OPEN fails,
+		# counted as a failed open); NFSv3 learns it from LOOKUP and
+		# never calls ->open.
+		if [ "$version" = 3 ]; then
+			check_op "$output" $reader "$label" open count 2
+			check_op "$output" $reader "$label" open errors 0
+		else
+			check_op "$output" $reader "$label" open count 3
+			check_op "$output" $reader "$label" open errors 1
+		fi
+		# stat() and mmap's fstat(): nfs_getattr once each; revalidation
+		# RPCs are internal to it, so the count is exact but kept as a
+		# bound in case a kernel adds an internal getattr.
+		check_ge "$label: getattr calls" "$(op_field "$output" $reader getattr count)" 2
+		check_le "$label: getattr calls bounded" "$(op_field "$output" $reader getattr count)" 6
+		check_ge "$label: lookup calls seen" "$(op_field "$output" $reader lookup count)" 1
+		check_eq "$label: process breakdown is the reader alone" \
+			"$(process_comms "$output" $reader)" "vnfs-reader "
+		check_eq "$label: reader's bytes by process (read + mmap_read)" \
+			"$(process_line "$output" $reader vnfs-reader | cut -d' ' -f2-4)" "$((5 * mib)) 0 0"
+		check_eq "$label: mount breakdown is this mount ($device)" \
+			"$(mount_devices "$output" $reader)" "$device "
+
+		for slot in $writer $reader; do
+			check_eq "$mode v$version slot $slot: mount ops add up to the operations" \
+				"$(mount_total "$output" $slot ops)" "$(slot_total "$output" $slot count)"
+			check_eq "$mode v$version slot $slot: mount errors add up" \
+				"$(mount_total "$output" $slot errors)" "$(slot_total "$output" $slot errors)"
+			read_total=$(( $(op_field "$output" $slot read bytes) + $(op_field "$output" $slot mmap_read bytes) ))
+			write_total=$(op_field "$output" $slot write bytes)
+			check_eq "$mode v$version slot $slot: mount read bytes add up" \
+				"$(mount_total "$output" $slot read_bytes)" "$read_total"
+			check_eq "$mode v$version slot $slot: mount write bytes add up" \
+				"$(mount_total "$output" $slot write_bytes)" "$write_total"
+			for op in read write open getattr; do
+				[ "$(op_field "$output" $slot $op count)" = 0 ] && continue
+				check_eq "$mode v$version slot $slot: $op timed once per call" \
+					"$(op_field "$output" $slot $op samples)" "$(op_field "$output" $slot $op count)"
+			done
+		done
+	done
+
+	# Unregistered cgroup: only in unattributed, with its comm and bytes.
+	local stranger_id
+	stranger_id=$(stat -c %i "$cgroups/stranger")
+	check_eq "$mode: unattributed holds only the unregistered cgroup" \
+		"$(awk '$1 == "unattributed_bytes" { print $2 }' "$output" | sort -u | tr '\n' ' ')" "$stranger_id "
+	check_eq "$mode: unattributed process name" \
+		"$(awk '$1 == "unattributed_bytes" { print $4 }' "$output" | sort -u | tr '\n' ' ')" "vnfs-stranger "
+	check_eq "$mode: unattributed write bytes (4 x 64 KiB)" \
+		"$(awk '$1 == "unattributed_bytes" { total += $7 } END { print total + 0 }' "$output")" $((4 * 65536))
+	check_eq "$mode: unattributed read bytes (4 x 64 KiB)" \
+		"$(awk '$1 == "unattributed_bytes" { total += $6 } END { print total + 0 }' "$output")" $((4 * 65536))
+	check_eq "$mode: unattributed write calls" \
+		"$(awk '$1 == "unattributed" && $5 == "write" { total += $6 } END { print total + 0 }' "$output")" 4
+	check_eq "$mode: health counters all zero" \
+		"$(awk '$1 == "health" { printf "%s ", $3 }' "$output")" "0 0 0 0 0 0 "
+}
+
+# ----------------------------------------------------------------- the runs
+mkdir -p "$cgroups/stranger" || fail "mkdir cgroups"
+registrations=()
+index=0
+for version in "${versions[@]}"; do
+	mkdir -p "$cgroups/v$version-writer" "$cgroups/v$version-reader"
+	registrations+=(--register "$cgroups/v$version-writer=$((2 * index))"
+		--register "$cgroups/v$version-reader=$((2 * index + 1))")
+	index=$((index + 1))
+done
+
+for mode in auto kprobe; do
+	prepare
+	output=$VNFS_OUT/driver-$mode.txt
+	say "workload with probes in mode $mode"
+	check "$mode: driver and workload ran" \
+		"$driver" --mode $mode "${registrations[@]}" -- $python "$workload" versions "$cgroups" "${versions[@]}" \
+		> "$output" 2> "$VNFS_OUT/driver-$mode.err"
+	grep -E '^probe-driver: (info|warning|error)' "$VNFS_OUT/driver-$mode.err" | head -40
+	grep '^timing' "$output"
+	if [ $mode = auto ]; then expected=fentry; else expected=kprobe; fi
+	check_eq "$mode: every operation attached by $expected" \
+		"$(awk '$1 == "method" { print $3 }' "$output" | sort -u | tr '\n' ' ')" "$expected "
+	check_eq "$mode: every hooked function attached by $expected" \
+		"$(awk '$1 == "hook" { print $3 }' "$output" | sort -u | tr '\n' ' ')" "$expected "
+	check_workload "$output" $mode
+	mark "workload-$mode"
+done
+
+# ------------------------------------------------ nearest registered ancestor
+# parent (slot 8) with children: child (slot 9, registered) and other
+# (unregistered): the child's calls go to the child, other's to the parent.
+parent=$cgroups/parent
+mkdir -p "$parent/child" "$parent/other" "$parent/other/deeper"
+m=$(nfs_mount_of 4.2)
+output=$VNFS_OUT/driver-ancestor.txt
+check "ancestor: driver and workload ran" \
+	"$driver" --register "$parent=8" --register "$parent/child=9" -- $python "$workload" nested \
+	"$parent/child" "$m/child" 2 "$parent/other" "$m/other" 3 "$parent/other/deeper" "$m/deeper" 5 \
+	> "$output" 2> "$VNFS_OUT/driver-ancestor.err"
+check_eq "ancestor: registered child keeps its own writes" "$(op_field "$output" 9 write count)" 2
+check_eq "ancestor: unregistered children count for the registered parent" \
+	"$(op_field "$output" 8 write count)" 8
+check_eq "ancestor: no unattributed calls" \
+	"$(awk '$1 == "unattributed_bytes"' "$output" | wc -l)" 0
+mark ancestor
+
+# -------------------------------------------------- the remaining operations
+# lock (flock and POSIX), setattr (ftruncate, chmod), link, symlink and
+# listxattr, once or twice each, in slot 11 on v4.2.
+mkdir -p "$cgroups/extras" "$m/extras"
+output=$VNFS_OUT/driver-extras.txt
+check "extras: driver and workload ran" \
+	"$driver" --register "$cgroups/extras=11" -- $python "$workload" other_operations \
+	"$cgroups/extras" "$m/extras" > "$output" 2> "$VNFS_OUT/driver-extras.err"
+check_op "$output" 11 "extras (slot 11)" lock count 4
+check_op "$output" 11 "extras (slot 11)" lock errors 0
+check_op "$output" 11 "extras (slot 11)" setattr count 2
+check_op "$output" 11 "extras (slot 11)" setattr errors 0
+check_op "$output" 11 "extras (slot 11)" link count 1
+check_op "$output" 11 "extras (slot 11)" symlink count 1
+check_op "$output" 11 "extras (slot 11)" listxattr count 1
+check_op "$output" 11 "extras (slot 11)" listxattr errors 0
+check_op "$output" 11 "extras (slot 11)" open count 1
+check_op "$output" 11 "extras (slot 11)" close count 1
+mark extras
+
+# ------------------------------------------------- map layout in the kernel
+# What bpftool sees while the probes are loaded (memlock per map is kept in
+# the results for docs/PROBES.md's memory figure).
+maps=$VNFS_OUT/bpftool-maps.txt
+check "maps: listed while the probes are loaded" \
+	"$driver" --mode kprobe -- bash -c "bpftool map show > $maps" \
+	> "$VNFS_OUT/driver-maps.txt" 2> "$VNFS_OUT/driver-maps.err"
+check_eq "maps: step_stats is a mmapable array of 1024 x struct vnfs_step_stats" \
+	"$(awk '$3 == "name" && $4 == "step_stats" { flags = $6; getline; print $1, $2, $3, $4, $5, $6, flags }' "$maps")" \
+	"key 4B value 7552B max_entries 1024 0x400"
+check_eq "maps: task_state is task storage" \
+	"$(awk '$3 == "name" && $4 == "task_state" { print $2 }' "$maps")" "task_storage"
+mark maps
+
+# --------------------------------------------------- pinned restart, no loss
+# Load with pins, count one write, exit keeping the pins; a write while no
+# loader runs; load again (reusing maps and links) and count a third: slot
+# 10 has all three, and its registration survived without re-registering.
+pins=/sys/fs/bpf/vnfs-probes-test
+mkdir -p "$cgroups/restart"
+restart_write() { # N: one 4 KiB write from the restart cgroup
+	echo "$python $workload nested $cgroups/restart $m/restart-$1 1"
+}
+check "restart: first loader counts and keeps its pins" \
+	"$driver" --pin-dir "$pins" --keep-pins --register "$cgroups/restart=10" -- $(restart_write 1) \
+	> "$VNFS_OUT/driver-restart1.txt" 2> "$VNFS_OUT/driver-restart1.err"
+check "restart: pinned maps and links exist" test -e "$pins/step_stats" -a -e "$pins/links/nfs_file_write-entry"
+check_eq "restart: a fresh pin directory is not taken for another ABI's" \
+	"$(grep -c 'replacing' "$VNFS_OUT/driver-restart1.err")" 0
+check "restart: a write while no loader runs" $(restart_write 2)
+output=$VNFS_OUT/driver-restart2.txt
+check "restart: second loader reuses the pins" \
+	"$driver" --pin-dir "$pins" --show 10 -- $(restart_write 3) \
+	> "$output" 2> "$VNFS_OUT/driver-restart2.err"
+check_eq "restart: every write counted across the restart" "$(op_field "$output" 10 write count)" 3
+check_eq "restart: links were reused" \
+	"$(awk '$1 == "hook" && $2 == "nfs_file_write:" { print $3, $4 }' "$output")" "fentry (reused)"
+check "restart: pins removed at the end" test ! -e "$pins"
+mark restart
+
+for version in "${versions[@]}"; do
+	check "v$version: umount" umount "$(nfs_mount_of "$version")"
+done
+guest_done
