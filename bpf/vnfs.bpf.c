@@ -293,8 +293,8 @@ static __always_inline void hook_entry(__u32 hook, __u64 object, __u64 file)
 	/* What the exit needs and may no longer read from its arguments. */
 	if (flags & VNFS_HOOK_BYTES_FROM_OBJECT)
 		state->object[operation] = object_bytes(hook_config[hook].object_kind, object);
-	else if (flags & VNFS_HOOK_COUNT_IF_OPENED)
-		state->object[operation] = file;
+	else if (flags & (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_NEGATIVE_IS_ERROR))
+		state->object[operation] = file; /* 0 for a lookup meant to create */
 	else
 		state->object[operation] = 0;
 }
@@ -422,6 +422,13 @@ static __always_inline bool file_was_opened(__u64 file)
 	return file && BPF_CORE_READ((struct file *)file, f_op) != NULL;
 }
 
+/* nfs_lookup returns the dentry it spliced (or NULL: the argument dentry
+ * itself); a dentry without an inode is a name the server does not have. */
+static __always_inline bool dentry_is_negative(__u64 dentry)
+{
+	return dentry && BPF_CORE_READ((struct dentry *)dentry, d_inode) == NULL;
+}
+
 /* Exit of a hooked call: classify the result and count it. */
 static __always_inline void hook_exit(__u32 hook, __u64 result)
 {
@@ -462,6 +469,8 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 	if ((flags & VNFS_HOOK_COUNT_IF_OPENED) && !call.error &&
 	    !file_was_opened(state->object[operation]))
 		return;
+	if ((flags & VNFS_HOOK_NEGATIVE_IS_ERROR) && !call.error)
+		call.error = dentry_is_negative(result ? result : state->object[operation]);
 	if ((flags & VNFS_HOOK_BYTES_FROM_RESULT) && value > 0)
 		call.bytes = value;
 	else if (flags & VNFS_HOOK_BYTES_FROM_OBJECT)
@@ -498,14 +507,35 @@ static __always_inline __u64 fentry_argument(__u64 *ctx, __u32 index)
 	return value;
 }
 
+/* include/linux/namei.h: lookups on the way to creating or renaming onto a
+ * name, where "not found" is the expected answer.  These are macros, not in
+ * BTF, and recent kernels moved them from 0x0200/0x0400/0x0800 to bits 17-19;
+ * both encodings are tested (a false match only spares a lookup the error). */
+#define LOOKUP_CREATE_OLD 0x0200
+#define LOOKUP_EXCL_OLD 0x0400
+#define LOOKUP_RENAME_TARGET_OLD 0x0800
+#define LOOKUP_CREATE_NEW (1u << 17)
+#define LOOKUP_EXCL_NEW (1u << 18)
+#define LOOKUP_RENAME_TARGET_NEW (1u << 19)
+
+static __always_inline bool lookup_creates(__u64 lookup_flags)
+{
+	return lookup_flags & (LOOKUP_CREATE_OLD | LOOKUP_EXCL_OLD |
+			       LOOKUP_RENAME_TARGET_OLD | LOOKUP_CREATE_NEW |
+			       LOOKUP_EXCL_NEW | LOOKUP_RENAME_TARGET_NEW);
+}
+
 static __always_inline void fentry_common(__u64 *ctx, __u32 hook)
 {
 	__u64 object = 0, file = 0;
 
 	if (hook_config[hook].object_kind != VNFS_OBJECT_NONE)
 		object = fentry_argument(ctx, hook_config[hook].object_argument);
-	if (hook_config[hook].flags & VNFS_HOOK_COUNT_IF_OPENED)
+	if (hook_config[hook].flags & (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_NEGATIVE_IS_ERROR))
 		file = fentry_argument(ctx, hook_config[hook].file_argument);
+	if ((hook_config[hook].flags & VNFS_HOOK_NEGATIVE_IS_ERROR) &&
+	    lookup_creates(fentry_argument(ctx, hook_config[hook].lookup_flags_argument)))
+		file = 0;
 	hook_entry(hook, object, file);
 }
 
@@ -524,8 +554,11 @@ static __always_inline void kprobe_common(struct pt_regs *ctx, __u32 hook)
 
 	if (hook_config[hook].object_kind != VNFS_OBJECT_NONE)
 		object = kprobe_argument(ctx, hook_config[hook].object_argument);
-	if (hook_config[hook].flags & VNFS_HOOK_COUNT_IF_OPENED)
+	if (hook_config[hook].flags & (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_NEGATIVE_IS_ERROR))
 		file = kprobe_argument(ctx, hook_config[hook].file_argument);
+	if ((hook_config[hook].flags & VNFS_HOOK_NEGATIVE_IS_ERROR) &&
+	    lookup_creates(kprobe_argument(ctx, hook_config[hook].lookup_flags_argument)))
+		file = 0;
 	hook_entry(hook, object, file);
 }
 

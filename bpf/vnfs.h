@@ -160,14 +160,22 @@ enum vnfs_result_kind {
 #define VNFS_HOOK_OUTSIDE_READ (1u << 2)      /* page fill: not inside read/write */
 #define VNFS_HOOK_BYTES_FROM_OBJECT (1u << 3) /* page fill: bytes from object */
 #define VNFS_HOOK_RESULT_32BIT (1u << 4)      /* INT result is a 32-bit int */
+/* lookup: a negative dentry (the server said the name does not exist) is a
+ * failed lookup, although nfs_lookup returns success for it; otherwise an
+ * open of a missing file on NFSv3 (no atomic_open) shows no error anywhere.
+ * Lookups made to create or rename onto a name (LOOKUP_CREATE, LOOKUP_EXCL,
+ * LOOKUP_RENAME_TARGET) expect a negative answer and are not errors. */
+#define VNFS_HOOK_NEGATIVE_IS_ERROR (1u << 5)
 
 struct vnfs_hook_config {
 	__u32 operation;      /* enum vnfs_operation */
 	__u32 flags;          /* VNFS_HOOK_* */
 	__u8 object_kind;     /* enum vnfs_object_kind */
 	__u8 object_argument; /* 0-based index of that argument */
-	__u8 file_argument;   /* COUNT_IF_OPENED: index of the struct file * */
+	__u8 file_argument;   /* COUNT_IF_OPENED: index of the struct file *;
+				 NEGATIVE_IS_ERROR: of the struct dentry * */
 	__u8 result_kind;     /* enum vnfs_result_kind */
+	__u8 lookup_flags_argument; /* NEGATIVE_IS_ERROR: index of the lookup flags */
 };
 
 /* Per task, in task storage: when each operation in progress started.  One

@@ -50,7 +50,10 @@ const struct vnfs_hook vnfs_hooks[] = {
 	HOOK("nfs_flock", LOCK, FILE, 0, 0, INT32),
 	HOOK("nfs_getattr", GETATTR, PATH, 0, 1, INT32),
 	HOOK("nfs_setattr", SETATTR, DENTRY, 0, 1, INT32),
-	HOOK("nfs_lookup", LOOKUP, INODE, 0, 0, POINTER),
+	/* (struct inode *dir, struct dentry *, unsigned int flags) */
+	{ .function = "nfs_lookup", .operation = VNFS_OP_LOOKUP, .object_kind = VNFS_OBJECT_INODE,
+	  .flags = VNFS_HOOK_NEGATIVE_IS_ERROR, .fallback_object_argument = 0,
+	  .fallback_file_argument = 1, RESULT_POINTER },
 	HOOK("nfs_permission", ACCESS, INODE, 0, 1, INT32),
 	HOOK("nfs_create", CREATE, INODE, 0, 1, INT32),
 	HOOK("nfs_link", LINK, INODE, 0, 1, INT32),

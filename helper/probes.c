@@ -250,7 +250,7 @@ static int config_from_prototype(struct hook_state *state, const struct btf *btf
 	const struct btf_type *function = btf__type_by_id(btf, id);
 	const struct btf_type *prototype, *result;
 	const struct btf_param *parameters;
-	int object_argument = -1, file_argument = -1;
+	int object_argument = -1, file_argument = -1, dentry_argument = -1;
 
 	prototype = function ? btf__type_by_id(btf, function->type) : NULL;
 	if (!prototype || !btf_is_func_proto(prototype)) {
@@ -267,6 +267,8 @@ static int config_from_prototype(struct hook_state *state, const struct btf *btf
 			object_argument = i;
 		if (file_argument < 0 && strcmp(name, "file") == 0)
 			file_argument = i;
+		if (dentry_argument < 0 && strcmp(name, "dentry") == 0)
+			dentry_argument = i;
 	}
 
 	state->config.operation = hook->operation;
@@ -293,6 +295,16 @@ static int config_from_prototype(struct hook_state *state, const struct btf *btf
 			return -1;
 		}
 		state->config.file_argument = file_argument;
+	}
+	if (hook->flags & VNFS_HOOK_NEGATIVE_IS_ERROR) {
+		if (dentry_argument < 0) {
+			snprintf(state->note, sizeof(state->note), "no struct dentry * argument");
+			return -1;
+		}
+		/* nfs_lookup(dir, dentry, unsigned int flags): the flags follow
+		 * the dentry in every version so far. */
+		state->config.file_argument = dentry_argument;
+		state->config.lookup_flags_argument = dentry_argument + 1;
 	}
 	if (wanted && object_argument < 0) {
 		/* Still counted, only without its mount. */
@@ -323,6 +335,7 @@ static void config_from_fallback(struct hook_state *state)
 	state->config.object_kind = hook->object_kind;
 	state->config.object_argument = hook->fallback_object_argument;
 	state->config.file_argument = hook->fallback_file_argument;
+	state->config.lookup_flags_argument = hook->fallback_file_argument + 1;
 	state->config.result_kind = hook->fallback_result_kind;
 }
 
