@@ -206,15 +206,30 @@ static size_t first_of_slot(const uint32_t *slots, size_t count, uint32_t slot)
 	return low;
 }
 
-static void user_name(uint32_t uid, char *name, size_t size)
+/* Called with the collector's lock held.  A name is looked up once per uid
+ * while it stays in the cache; a renamed user shows the old name until the
+ * entry is replaced, which is fine for accounting. */
+static void user_name(struct vnfs_collector *collector, uint32_t uid, char *name, size_t size)
 {
+	const size_t slots = sizeof(collector->user_names) / sizeof(collector->user_names[0]);
 	struct passwd entry, *found = NULL;
 	char buffer[1024];
+	unsigned slot;
 
+	for (slot = 0; slot < slots; slot++) {
+		if (collector->user_names[slot].used && collector->user_names[slot].uid == uid) {
+			snprintf(name, size, "%s", collector->user_names[slot].name);
+			return;
+		}
+	}
 	if (getpwuid_r(uid, &entry, buffer, sizeof(buffer), &found) == 0 && found != NULL)
 		snprintf(name, size, "%s", found->pw_name);
 	else
 		snprintf(name, size, "%u", uid);
+	slot = collector->next_user_name++ % slots;
+	collector->user_names[slot].used = true;
+	collector->user_names[slot].uid = uid;
+	snprintf(collector->user_names[slot].name, sizeof(collector->user_names[slot].name), "%s", name);
 }
 
 static const struct vnfs_step_stats empty_stats;
@@ -229,7 +244,7 @@ static void build_record(struct vnfs_collector *collector, const struct vnfs_ste
 	record->job_id = step->job_id;
 	record->step_id = step->step_id;
 	record->uid = step->uid;
-	user_name(step->uid, record->user, sizeof(record->user));
+	user_name(collector, step->uid, record->user, sizeof(record->user));
 	snprintf(record->node, sizeof(record->node), "%s", collector->node);
 	record->cgroup_id = step->cgroup_id;
 	snprintf(record->cgroup_path, sizeof(record->cgroup_path), "%s", step->cgroup_path);
@@ -505,7 +520,7 @@ struct json_object *vnfs_collector_list(struct vnfs_collector *collector, uint32
 
 		if (uid != UINT32_MAX && step->uid != uid)
 			continue;
-		user_name(step->uid, user, sizeof(user));
+		user_name(collector, step->uid, user, sizeof(user));
 		entry = json_object_new_object();
 		json_object_object_add(entry, "job", json_object_new_int64(step->job_id));
 		json_object_object_add(entry, "step", json_object_new_string(

@@ -33,6 +33,15 @@ struct vnfs_collector {
 	struct vnfs_sink sinks[VNFS_MAX_SINKS];
 	struct vnfs_helper_health health;
 
+	/* uid -> user name, so a thousand steps do not re-read the user
+	 * database every interval (round-robin replacement). */
+	struct {
+		bool used;
+		uint32_t uid;
+		char name[33];
+	} user_names[64];
+	unsigned next_user_name;
+
 	/* Scratch, reused every interval (grown, never shrunk). */
 	struct vnfs_step *steps;
 	uint32_t *slots;

@@ -11,8 +11,8 @@
 #
 # Run: tests/guest/run --timeout 900 --build BUILD_DIR tests/guest/suites/probes.sh
 # (BUILD_DIR holds tests/guest/probe-driver; without --build, the in-tree one.)
-# It takes 7-8 minutes under TCG: the workload runs twice on four mounts, and
-# loading 54 fentry programs takes about 20 s there (docs/PROBES.md).
+# It takes 6-8 minutes under TCG: the workload runs twice on four mounts, and
+# loading 56 fentry programs takes 10-25 s there (docs/PROBES.md).
 #
 # Slots: NFS version number i (0 for v3 .. 3 for v4.2) uses slot 2i for its
 # writer cgroup and 2i+1 for its reader cgroup, so one load of the probes
