@@ -548,19 +548,6 @@ static void *server_thread(void *argument)
 
 /* ---- the socket ----------------------------------------------------- */
 
-static int fail(char *error, size_t error_size, const char *format, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *error, size_t error_size, const char *format, ...)
-{
-	va_list args;
-
-	va_start(args, format);
-	vsnprintf(error, error_size, format, args);
-	va_end(args);
-	return -1;
-}
-
 /* mkdir -p of the socket's directory, 0755 for what it creates. */
 static int make_parent_directories(const char *socket_path, char *error, size_t error_size)
 {
@@ -573,10 +560,10 @@ static int make_parent_directories(const char *socket_path, char *error, size_t 
 		if (mkdir(path, 0755) == 0) {
 			/* Whatever the umask: users must reach the socket to QUERY. */
 			if (chmod(path, 0755) < 0)
-				return fail(error, error_size, "cannot set the mode of %s: %s", path,
+				return vnfs_fail(error, error_size, "cannot set the mode of %s: %s", path,
 					    strerror(errno));
 		} else if (errno != EEXIST) {
-			return fail(error, error_size, "cannot create directory %s for the socket: %s",
+			return vnfs_fail(error, error_size, "cannot create directory %s for the socket: %s",
 				    path, strerror(errno));
 		}
 		*slash = '/';
@@ -598,26 +585,26 @@ static int remove_stale_socket(const char *path, char *error, size_t error_size)
 	if (lstat(path, &status) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		return fail(error, error_size, "cannot check %s: %s", path, strerror(errno));
+		return vnfs_fail(error, error_size, "cannot check %s: %s", path, strerror(errno));
 	}
 	if (!S_ISSOCK(status.st_mode))
-		return fail(error, error_size, "%s exists and is not a socket: not removing it",
+		return vnfs_fail(error, error_size, "%s exists and is not a socket: not removing it",
 			    path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return fail(error, error_size, "socket: %s", strerror(errno));
+		return vnfs_fail(error, error_size, "socket: %s", strerror(errno));
 	memcpy(address.sun_path, path, strlen(path) + 1);
 	connected = connect(fd, (struct sockaddr *)&address, sizeof(address));
 	saved = errno;
 	close(fd);
 	if (connected == 0 || saved == EAGAIN)
-		return fail(error, error_size, "another vnfs-helper is already listening on %s",
+		return vnfs_fail(error, error_size, "another vnfs-helper is already listening on %s",
 			    path);
 	if (saved != ECONNREFUSED)
-		return fail(error, error_size, "cannot check whether %s is in use: %s", path,
+		return vnfs_fail(error, error_size, "cannot check whether %s is in use: %s", path,
 			    strerror(saved));
 	if (unlink(path) < 0 && errno != ENOENT)
-		return fail(error, error_size, "cannot remove the stale socket %s: %s", path,
+		return vnfs_fail(error, error_size, "cannot remove the stale socket %s: %s", path,
 			    strerror(errno));
 	vnfs_info("socket: removed the stale socket %s", path);
 	return 0;
@@ -635,7 +622,7 @@ static int open_listening_socket(struct vnfs_server *server, char *error, size_t
 		return -1;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return fail(error, error_size, "socket: %s", strerror(errno));
+		return vnfs_fail(error, error_size, "socket: %s", strerror(errno));
 	/* Linux gives a bound socket file the mode of the socket's inode (less
 	 * the umask): set it first, so the file is never more open than asked. */
 	if (fchmod(fd, server->options.socket_mode) < 0)
@@ -648,7 +635,7 @@ static int open_listening_socket(struct vnfs_server *server, char *error, size_t
 
 		close(fd);
 		unlink(path);
-		return fail(error, error_size, "cannot listen on %s: %s", path, strerror(saved));
+		return vnfs_fail(error, error_size, "cannot listen on %s: %s", path, strerror(saved));
 	}
 	server->socket_device = status.st_dev;
 	server->socket_inode = status.st_ino;
@@ -671,10 +658,10 @@ static int apply_defaults(struct vnfs_server *server, const struct vnfs_server_o
 {
 	server->options = *options;
 	if (options->socket_path == NULL || options->socket_path[0] != '/')
-		return fail(error, error_size, "the socket path must be absolute, not '%s'",
+		return vnfs_fail(error, error_size, "the socket path must be absolute, not '%s'",
 			    options->socket_path ? options->socket_path : "");
 	if (strlen(options->socket_path) >= sizeof(server->socket_path))
-		return fail(error, error_size, "socket path %s is longer than %zu bytes",
+		return vnfs_fail(error, error_size, "socket path %s is longer than %zu bytes",
 			    options->socket_path, sizeof(server->socket_path) - 1);
 	memcpy(server->socket_path, options->socket_path, strlen(options->socket_path) + 1);
 	server->options.socket_path = server->socket_path;
@@ -720,7 +707,7 @@ static int start_thread(struct vnfs_server *server, char *error, size_t error_si
 	result = pthread_create(&server->thread, NULL, server_thread, server);
 	pthread_sigmask(SIG_SETMASK, &previous, NULL);
 	if (result != 0)
-		return fail(error, error_size, "cannot start the socket thread: %s",
+		return vnfs_fail(error, error_size, "cannot start the socket thread: %s",
 			    strerror(result));
 	return 0;
 }
@@ -732,7 +719,7 @@ int vnfs_server_start(struct vnfs_server **result, const struct vnfs_server_opti
 
 	*result = NULL;
 	if (server == NULL)
-		return fail(error, error_size, "out of memory");
+		return vnfs_fail(error, error_size, "out of memory");
 	server->listen_fd = -1;
 	server->wake_fds[0] = server->wake_fds[1] = -1;
 	server->handler = handler;
@@ -746,13 +733,13 @@ int vnfs_server_start(struct vnfs_server **result, const struct vnfs_server_opti
 	server->poll_slots = calloc(server->options.max_clients, sizeof(*server->poll_slots));
 	if (server->connections == NULL || server->poll_fds == NULL || server->poll_slots == NULL) {
 		destroy(server);
-		return fail(error, error_size, "out of memory for %u clients",
+		return vnfs_fail(error, error_size, "out of memory for %u clients",
 			    options->max_clients);
 	}
 	for (unsigned i = 0; i < server->options.max_clients; i++)
 		server->connections[i].fd = -1;
 	if (pipe2(server->wake_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
-		fail(error, error_size, "pipe: %s", strerror(errno));
+		vnfs_fail(error, error_size, "pipe: %s", strerror(errno));
 		destroy(server);
 		return -1;
 	}

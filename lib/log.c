@@ -94,3 +94,13 @@ void vnfs_log(enum vnfs_log_priority priority, const char *format, ...)
 	else
 		fprintf(stderr, "%s: %s: %s\n", log_ident, priority_names[priority], line);
 }
+
+int vnfs_fail(char *error, size_t error_size, const char *format, ...)
+{
+	va_list arguments;
+
+	va_start(arguments, format);
+	vsnprintf(error, error_size, format, arguments);
+	va_end(arguments);
+	return -1;
+}

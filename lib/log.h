@@ -10,6 +10,7 @@
 #define VNFS_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum vnfs_log_priority { VNFS_LOG_PRIORITY_ERROR, VNFS_LOG_PRIORITY_WARNING,
 			 VNFS_LOG_PRIORITY_INFO, VNFS_LOG_PRIORITY_DEBUG };
@@ -21,6 +22,11 @@ void vnfs_log_setup(const char *ident, enum vnfs_log_priority threshold, int use
 void vnfs_log_set_sink(vnfs_log_sink_fn sink);
 void vnfs_log(enum vnfs_log_priority priority, const char *format, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Formats a message into error (size bytes) and returns -1, so a function
+ * that reports failures through an error buffer can `return vnfs_fail(...)`. */
+int vnfs_fail(char *error, size_t error_size, const char *format, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #define vnfs_error(...) vnfs_log(VNFS_LOG_PRIORITY_ERROR, __VA_ARGS__)
 #define vnfs_warning(...) vnfs_log(VNFS_LOG_PRIORITY_WARNING, __VA_ARGS__)

@@ -7,6 +7,7 @@
  * version (unknown field, wrong type, number out of range, trailing bytes) is
  * refused with a message precise enough to find the mistake from a log line.
  */
+#include "lib/log.h"
 #include "lib/protocol.h"
 
 #include <json-c/json.h>
@@ -100,19 +101,6 @@ const char *vnfs_request_type_name(enum vnfs_request_type type)
 	return shapes[type].name;
 }
 
-static int fail(char *error, size_t error_size, const char *format, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *error, size_t error_size, const char *format, ...)
-{
-	va_list args;
-
-	va_start(args, format);
-	vsnprintf(error, error_size, format, args);
-	va_end(args);
-	return -1;
-}
-
 /*
  * Copies a client-supplied name into out for a message: cut at SHOWN_MAX,
  * anything but printable ASCII as '?', so that a hostile key can neither
@@ -175,12 +163,12 @@ static int get_unsigned(struct json_object *value, const char *name, uint64_t ma
 	uint64_t unsigned_value;
 
 	if (!json_object_is_type(value, json_type_int))
-		return fail(error, error_size, "field '%s' must be an integer from 0 to %llu",
+		return vnfs_fail(error, error_size, "field '%s' must be an integer from 0 to %llu",
 			    name, (unsigned long long)max);
 	signed_value = json_object_get_int64(value);
 	unsigned_value = json_object_get_uint64(value);
 	if (signed_value < 0 || unsigned_value > max)
-		return fail(error, error_size, "field '%s' must be an integer from 0 to %llu",
+		return vnfs_fail(error, error_size, "field '%s' must be an integer from 0 to %llu",
 			    name, (unsigned long long)max);
 	*out = unsigned_value;
 	return 0;
@@ -211,7 +199,7 @@ static int get_step(struct json_object *value, uint32_t *out, char *error, size_
 			return 0;
 		}
 	}
-	return fail(error, error_size,
+	return vnfs_fail(error, error_size,
 		    "field 'step' must be an integer from 0 to 4294967295 or one of "
 		    "\"batch\", \"extern\", \"interactive\"");
 }
@@ -224,18 +212,18 @@ static int get_path(struct json_object *value, const char *name, char *out, size
 	size_t length;
 
 	if (!json_object_is_type(value, json_type_string))
-		return fail(error, error_size, "field '%s' must be a string", name);
+		return vnfs_fail(error, error_size, "field '%s' must be a string", name);
 	text = json_object_get_string(value);
 	length = (size_t)json_object_get_string_len(value);
 	if (length >= size)
-		return fail(error, error_size, "field '%s' is %zu bytes, longer than %zu", name,
+		return vnfs_fail(error, error_size, "field '%s' is %zu bytes, longer than %zu", name,
 			    length, size - 1);
 	if (strlen(text) != length)
-		return fail(error, error_size, "field '%s' contains a NUL character", name);
+		return vnfs_fail(error, error_size, "field '%s' contains a NUL character", name);
 	if (text[0] != '/')
-		return fail(error, error_size, "field '%s' must be an absolute path", name);
+		return vnfs_fail(error, error_size, "field '%s' must be an absolute path", name);
 	if (strstr(text, "/../") || (length >= 3 && strcmp(text + length - 3, "/..") == 0))
-		return fail(error, error_size, "field '%s' must not contain '..'", name);
+		return vnfs_fail(error, error_size, "field '%s' must not contain '..'", name);
 	memcpy(out, text, length + 1);
 	return 0;
 }
@@ -246,18 +234,18 @@ static int get_tags(struct json_object *value, struct vnfs_tag_list *tags, char 
 	char name_shown[SHOWN_MAX + 8];
 
 	if (!json_object_is_type(value, json_type_object))
-		return fail(error, error_size,
+		return vnfs_fail(error, error_size,
 			    "field 'tags' must be an object of NAME: \"value\" strings");
 	json_object_object_foreach(value, name, tag_value) {
 		const char *text;
 
 		shown(name, strlen(name), name_shown, sizeof(name_shown));
 		if (!json_object_is_type(tag_value, json_type_string))
-			return fail(error, error_size, "tag '%s' must have a string value",
+			return vnfs_fail(error, error_size, "tag '%s' must have a string value",
 				    name_shown);
 		text = json_object_get_string(tag_value);
 		if (strlen(text) != (size_t)json_object_get_string_len(tag_value))
-			return fail(error, error_size, "tag '%s': value contains a NUL character",
+			return vnfs_fail(error, error_size, "tag '%s': value contains a NUL character",
 				    name_shown);
 		if (vnfs_tags_set(tags, name, text, error, error_size) < 0)
 			return -1;
@@ -303,14 +291,14 @@ static int decode_version(struct json_object *object, char *error, size_t error_
 	struct json_object *value;
 
 	if (!json_object_object_get_ex(object, "v", &value))
-		return fail(error, error_size, "missing field 'v' (the protocol version, %d)",
+		return vnfs_fail(error, error_size, "missing field 'v' (the protocol version, %d)",
 			    VNFS_PROTOCOL_VERSION);
 	if (!json_object_is_type(value, json_type_int))
-		return fail(error, error_size, "field 'v' must be the integer %d",
+		return vnfs_fail(error, error_size, "field 'v' must be the integer %d",
 			    VNFS_PROTOCOL_VERSION);
 	if (json_object_get_int64(value) != VNFS_PROTOCOL_VERSION ||
 	    json_object_get_uint64(value) != VNFS_PROTOCOL_VERSION)
-		return fail(error, error_size,
+		return vnfs_fail(error, error_size,
 			    "unsupported protocol version %s (this side speaks version %d)",
 			    json_object_to_json_string(value), VNFS_PROTOCOL_VERSION);
 	return 0;
@@ -325,9 +313,9 @@ static int decode_type(struct json_object *object, enum vnfs_request_type *type,
 	char type_shown[SHOWN_MAX + 8];
 
 	if (!json_object_object_get_ex(object, "type", &value))
-		return fail(error, error_size, "missing field 'type' (the request type)");
+		return vnfs_fail(error, error_size, "missing field 'type' (the request type)");
 	if (!json_object_is_type(value, json_type_string))
-		return fail(error, error_size, "field 'type' must be a string");
+		return vnfs_fail(error, error_size, "field 'type' must be a string");
 	text = json_object_get_string(value);
 	length = (size_t)json_object_get_string_len(value);
 	for (int i = 0; i < VNFS_REQUEST_TYPES; i++) {
@@ -336,7 +324,7 @@ static int decode_type(struct json_object *object, enum vnfs_request_type *type,
 			return 0;
 		}
 	}
-	return fail(error, error_size, "unknown request type '%s'",
+	return vnfs_fail(error, error_size, "unknown request type '%s'",
 		    shown(text, length, type_shown, sizeof(type_shown)));
 }
 
@@ -348,7 +336,7 @@ static int decode_object(struct json_object *object, struct vnfs_request *reques
 	char text[160];
 
 	if (!json_object_is_type(object, json_type_object))
-		return fail(error, error_size, "a request must be a JSON object");
+		return vnfs_fail(error, error_size, "a request must be a JSON object");
 	if (decode_version(object, error, error_size) < 0 ||
 	    decode_type(object, &request->type, error, error_size) < 0)
 		return -1;
@@ -360,7 +348,7 @@ static int decode_object(struct json_object *object, struct vnfs_request *reques
 		if (field < 0 || !(shape->allowed & BIT(field))) {
 			char key_shown[SHOWN_MAX + 8];
 
-			return fail(error, error_size,
+			return vnfs_fail(error, error_size,
 				    "unknown field '%s' in %s %s request (allowed: %s)",
 				    shown(key, strlen(key), key_shown, sizeof(key_shown)),
 				    article(shape->name), shape->name, allowed_list(shape->allowed, text, sizeof(text)));
@@ -372,12 +360,12 @@ static int decode_object(struct json_object *object, struct vnfs_request *reques
 
 	for (int field = 0; field < FIELD_COUNT; field++) {
 		if ((shape->required & BIT(field)) && !(present & BIT(field)))
-			return fail(error, error_size, "missing field '%s' in %s %s request",
+			return vnfs_fail(error, error_size, "missing field '%s' in %s %s request",
 				    field_names[field], article(shape->name), shape->name);
 	}
 	if (request->type == VNFS_REQUEST_REGISTER && request->cgroup_id == 0 &&
 	    request->cgroup_path[0] == '\0')
-		return fail(error, error_size,
+		return vnfs_fail(error, error_size,
 			    "a register request needs a non-zero 'cgroup_id' or a 'cgroup_path'");
 	return 0;
 }
@@ -388,7 +376,7 @@ static int check_trailing(const char *text, size_t length, size_t end, char *err
 {
 	for (size_t i = end; i < length; i++) {
 		if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r' && text[i] != '\n')
-			return fail(error, error_size,
+			return vnfs_fail(error, error_size,
 				    "unexpected data after the JSON object at byte %zu", i);
 	}
 	return 0;
@@ -424,7 +412,7 @@ static struct json_object *parse_json(const char *text, size_t length, char *err
 	size_t end;
 
 	if (tokener == NULL) {
-		fail(error, error_size, "out of memory");
+		vnfs_fail(error, error_size, "out of memory");
 		return NULL;
 	}
 	json_tokener_set_flags(tokener, JSON_TOKENER_STRICT);
@@ -439,7 +427,7 @@ static struct json_object *parse_json(const char *text, size_t length, char *err
 		return NULL;
 	}
 	if (status == json_tokener_continue) {
-		fail(error, error_size,
+		vnfs_fail(error, error_size,
 		     "truncated JSON: the message ends before the object is complete");
 	} else {
 		size_t lenient = lenient_end(text, length);
@@ -447,7 +435,7 @@ static struct json_object *parse_json(const char *text, size_t length, char *err
 		if (lenient > 0 && lenient <= end &&
 		    check_trailing(text, length, lenient, error, error_size) < 0)
 			return NULL;
-		fail(error, error_size, "invalid JSON at byte %zu: %s", end,
+		vnfs_fail(error, error_size, "invalid JSON at byte %zu: %s", end,
 		     json_tokener_error_desc(status));
 	}
 	return NULL;
@@ -472,13 +460,13 @@ int vnfs_request_decode(const char *text, size_t length, size_t max_length,
 	memset(request, 0, sizeof(*request));
 	vnfs_tags_init(&request->tags);
 	if (length > max_length || length > INT_MAX)
-		return fail(error, error_size, "message of %zu bytes exceeds %zu", length,
+		return vnfs_fail(error, error_size, "message of %zu bytes exceeds %zu", length,
 			    max_length < INT_MAX ? max_length : (size_t)INT_MAX);
 	if (only_whitespace(text, length))
-		return fail(error, error_size, "empty message: expected a JSON object");
+		return vnfs_fail(error, error_size, "empty message: expected a JSON object");
 	nul = memchr(text, '\0', length);
 	if (nul != NULL)
-		return fail(error, error_size, "message contains a NUL byte at byte %zu",
+		return vnfs_fail(error, error_size, "message contains a NUL byte at byte %zu",
 			    (size_t)(nul - text));
 
 	object = parse_json(text, length, error, error_size);
