@@ -3,10 +3,11 @@
  * Slurm job step, the step's slot in the BPF maps, its owner and tags.
  *
  * The registry owns slot allocation (slot = index into step_stats) and its
- * persistence: every change is written to STATE_DIR/registry.json (temp file +
- * rename) so a restarted helper reattaches to the pinned maps and continues
- * the same steps' counts.  It is shared by the socket thread (register,
- * unregister, finish, query) and the collector thread, behind one mutex.
+ * persistence: every change is appended to STATE_DIR/registry.journal before
+ * the call returns (so before the socket's reply), and a helper restarted
+ * even after kill -9 reattaches to the pinned maps and continues the same
+ * steps' counts.  It is shared by the socket thread (register, unregister,
+ * finish, query) and the collector thread, behind one mutex.
  */
 #ifndef VNFS_REGISTRY_H
 #define VNFS_REGISTRY_H
@@ -37,20 +38,39 @@ struct vnfs_step {
 	int64_t end_time_ms;
 };
 
+/* The journal is rewritten compact when it holds more than 2 x used + this
+ * many records: a rewrite costs O(used) and comes at most once per this many
+ * changes, so a change costs O(1) amortized and the file stays small. */
+#define VNFS_REGISTRY_JOURNAL_SLACK 1024
+
 struct vnfs_registry {
 	pthread_mutex_t lock;
-	char state_path[300];      /* "" = not persisted (tests) */
+	char journal_path[300];    /* "" = not persisted (tests) */
+	char legacy_path[300];     /* registry.json of helpers before the journal */
+	int journal_fd;            /* open for appending; -1: rewrite it whole next */
+	uint32_t journal_records;  /* lines in the journal, live or overridden */
+	uint64_t journal_bytes;    /* its length after the last complete record */
 	uint32_t used;             /* slots not FREE */
 	struct vnfs_step steps[VNFS_MAX_STEPS]; /* index = slot */
 };
 
-/* Empty registry persisted under state_dir (NULL: in memory only). */
+/* Empty registry persisted under state_dir (NULL: in memory only).  The
+ * first change rewrites the journal whole unless vnfs_registry_load ran. */
 int vnfs_registry_init(struct vnfs_registry *registry, const char *state_dir, char *error,
 		       size_t error_size);
+/* Closes the journal.  Writes nothing: everything was written when it
+ * changed, so destroying and being killed leave the same file. */
 void vnfs_registry_destroy(struct vnfs_registry *registry);
 
-/* Reads the persisted registry (a missing file is an empty registry).  Steps
- * whose slot or fields are out of range are dropped with an error message. */
+/*
+ * Reads the persisted registry: the journal, or, when there is none yet,
+ * the registry.json an older helper wrote (migrated into a journal, then
+ * removed).  A missing file is an empty registry.  Records that cannot be
+ * read (a tail cut short by a crash, a malformed line) are dropped with an
+ * error log line naming them; everything before and after is kept.  The
+ * journal is then rewritten compact.  Returns -1 with a message only when
+ * nothing could be read (the registry then starts empty).
+ */
 int vnfs_registry_load(struct vnfs_registry *registry, char *error, size_t error_size);
 
 /*

@@ -1,19 +1,28 @@
 /*
  * test_registry.c — slot allocation, release, reuse, full, idempotent
- * re-registration, and persistence across a restart (registry.json).
+ * re-registration, and persistence in real files under a temp directory:
+ * a restart, a kill -9 (a forked child kills itself), one appended line per
+ * change, compaction, a tail cut short, corrupt lines, a failed write, and
+ * the migration of an older helper's registry.json.
  */
+#include <dirent.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "helper/registry.h"
+#include "lib/log.h"
 
 static struct vnfs_step make_step(uint32_t job, uint32_t step_id, uint64_t cgroup)
 {
@@ -139,16 +148,147 @@ static void test_end_and_finish_move_states(void **state)
 	free_registry(registry);
 }
 
+/* ---- persistence ------------------------------------------------------ */
+
+/* Log lines, captured: the registry reports what it drops only there. */
+static char logged[8][1024];
+static unsigned logged_count;
+
+static void capture_log(enum vnfs_log_priority priority, const char *line)
+{
+	(void)priority;
+	if (logged_count < 8)
+		snprintf(logged[logged_count], sizeof(logged[0]), "%s", line);
+	logged_count++;
+}
+
+static void start_capturing_log(void)
+{
+	logged_count = 0;
+	vnfs_log_set_sink(capture_log);
+}
+
+static void make_directory(char *directory)
+{
+	strcpy(directory, "/tmp/vnfs-registry-XXXXXX");
+	assert_non_null(mkdtemp(directory));
+}
+
+static void remove_directory(const char *directory)
+{
+	DIR *listing = opendir(directory);
+	struct dirent *entry;
+	char path[600];
+
+	assert_non_null(listing);
+	while ((entry = readdir(listing)) != NULL) {
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", directory, entry->d_name);
+		assert_int_equal(unlink(path), 0);
+	}
+	closedir(listing);
+	assert_int_equal(rmdir(directory), 0);
+}
+
+static void state_file(char *path, size_t size, const char *directory, const char *name)
+{
+	snprintf(path, size, "%s/%s", directory, name);
+}
+
+/* The whole file, NUL-terminated (freed by the caller). */
+static char *read_text(const char *path)
+{
+	FILE *file = fopen(path, "r");
+	char *text;
+	long length;
+
+	assert_non_null(file);
+	assert_int_equal(fseek(file, 0, SEEK_END), 0);
+	length = ftell(file);
+	assert_true(length >= 0);
+	rewind(file);
+	text = malloc((size_t)length + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)length, file), (size_t)length);
+	text[length] = '\0';
+	fclose(file);
+	return text;
+}
+
+static void write_text(const char *path, const char *text, const char *mode)
+{
+	FILE *file = fopen(path, mode);
+
+	assert_non_null(file);
+	assert_int_equal(fputs(text, file) >= 0, 1);
+	assert_int_equal(fclose(file), 0);
+}
+
+static unsigned count_lines(const char *path)
+{
+	char *text = read_text(path);
+	unsigned lines = 0;
+
+	for (char *c = text; *c; c++)
+		lines += *c == '\n';
+	free(text);
+	return lines;
+}
+
+/* A fresh registry on directory, loaded as the helper does at start. */
+static struct vnfs_registry *open_registry(const char *directory)
+{
+	struct vnfs_registry *registry = new_registry(directory);
+	char error[256];
+
+	assert_int_equal(vnfs_registry_load(registry, error, sizeof(error)), 0);
+	return registry;
+}
+
+static void add_tagged_step(struct vnfs_registry *registry, uint32_t job, uint32_t step_id,
+			    uint32_t expected_slot)
+{
+	struct vnfs_step step = make_step(job, step_id, 10000 + job * 100 + step_id);
+	char error[256], value[32];
+	uint32_t slot;
+
+	snprintf(value, sizeof(value), "p%u-%u", job, step_id);
+	assert_int_equal(vnfs_tags_set(&step.tags, "PROJECT_NAME", value, error, sizeof(error)), 0);
+	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
+	assert_int_equal(slot, expected_slot);
+}
+
+/* The step add_tagged_step put in slot is there, in state. */
+static void assert_tagged_step(const struct vnfs_registry *registry, uint32_t slot, uint32_t job,
+			       uint32_t step_id, enum vnfs_step_state state)
+{
+	const struct vnfs_step *step = &registry->steps[slot];
+	char value[32], path[64];
+
+	snprintf(value, sizeof(value), "p%u-%u", job, step_id);
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/job_%u/step_%u", job, step_id);
+	assert_int_equal(step->state, state);
+	assert_int_equal(step->job_id, job);
+	assert_int_equal(step->step_id, step_id);
+	assert_int_equal(step->uid, 1000 + job);
+	assert_true(step->cgroup_id == 10000 + job * 100 + step_id);
+	assert_true(step->start_time_ms == 1700000000000);
+	assert_string_equal(step->cgroup_path, path);
+	assert_int_equal(step->tags.count, 1);
+	assert_string_equal(vnfs_tags_find(&step->tags, "PROJECT_NAME"), value);
+}
+
 static void test_persisted_registry_survives_restart(void **state)
 {
-	char directory[] = "/tmp/vnfs-registry-XXXXXX";
+	char directory[64];
 	struct vnfs_registry *registry, *restarted;
 	struct vnfs_step step, copies[4];
 	uint32_t slot, slots[4];
-	char error[256], path[320];
+	char error[256];
 
 	(void)state;
-	assert_non_null(mkdtemp(directory));
+	make_directory(directory);
 	registry = new_registry(directory);
 	step = make_step(42, 0, 100);
 	assert_int_equal(vnfs_tags_set(&step.tags, "PROJECT_NAME", "alpha", error, sizeof(error)), 0);
@@ -173,33 +313,471 @@ static void test_persisted_registry_survives_restart(void **state)
 	assert_int_equal(copies[1].state, VNFS_STEP_ENDED);
 	assert_int_equal(copies[1].end_time_ms, 7000);
 	free_registry(restarted);
-
-	snprintf(path, sizeof(path), "%s/registry.json", directory);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(rmdir(directory), 0);
+	remove_directory(directory);
 }
 
-static void test_corrupt_registry_file_is_reported(void **state)
+/*
+ * The helper's restart guarantee: every change acknowledged (the call
+ * returned) is on disk, with nothing done at exit.  A child registers, ends
+ * and finishes steps, then is killed with SIGKILL; its parent reads back.
+ */
+static void test_acknowledged_changes_survive_kill_9(void **state)
 {
-	char directory[] = "/tmp/vnfs-registry-XXXXXX";
-	struct vnfs_registry *registry;
-	char error[256], path[320];
-	FILE *file;
+	enum { STEPS = 60 };
+	char directory[64];
+	struct vnfs_registry *restarted;
+	pid_t child;
+	int status;
 
 	(void)state;
-	assert_non_null(mkdtemp(directory));
-	snprintf(path, sizeof(path), "%s/registry.json", directory);
-	file = fopen(path, "w");
-	assert_non_null(file);
-	fputs("{\"not\": \"an array\"", file);
-	fclose(file);
+	make_directory(directory);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct vnfs_registry *registry = malloc(sizeof(*registry));
+		char error[256];
+		uint32_t slot;
+
+		if (registry == NULL || vnfs_registry_init(registry, directory, error,
+							    sizeof(error)) != 0 ||
+		    vnfs_registry_load(registry, error, sizeof(error)) != 0)
+			_exit(3);
+		for (uint32_t i = 0; i < STEPS; i++) {
+			struct vnfs_step step = make_step(7 + i / 10, i % 10, 10000 + (7 + i / 10) * 100 + i % 10);
+			char value[32];
+
+			snprintf(value, sizeof(value), "p%u-%u", 7 + i / 10, i % 10);
+			if (vnfs_tags_set(&step.tags, "PROJECT_NAME", value, error, sizeof(error)) != 0 ||
+			    vnfs_registry_add(registry, &step, &slot, error, sizeof(error)) != 0 ||
+			    slot != i)
+				_exit(4);
+		}
+		if (vnfs_registry_end(registry, 7, 3, 9000) != 3 ||
+		    vnfs_registry_finish_job(registry, 8, 9500) != 10)
+			_exit(5);
+		vnfs_registry_release(registry, 59);
+		raise(SIGKILL);
+		_exit(6);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+
+	restarted = open_registry(directory);
+	assert_int_equal(restarted->used, STEPS - 1);
+	for (uint32_t i = 0; i < STEPS - 1; i++) {
+		uint32_t job = 7 + i / 10, step_id = i % 10;
+		enum vnfs_step_state expected = job == 8 ? VNFS_STEP_FINISHED
+				   : job == 7 && step_id == 3 ? VNFS_STEP_ENDED : VNFS_STEP_RUNNING;
+
+		assert_tagged_step(restarted, i, job, step_id, expected);
+		assert_true(restarted->steps[i].end_time_ms ==
+			    (job == 8 ? 9500 : expected == VNFS_STEP_ENDED ? 9000 : 0));
+	}
+	assert_int_equal(restarted->steps[59].state, VNFS_STEP_FREE);
+	free_registry(restarted);
+	remove_directory(directory);
+}
+
+/* Each change appends its own lines; the file is never rewritten for it. */
+static void test_each_change_appends_its_lines(void **state)
+{
+	char directory[64], journal[320], *text;
+	struct vnfs_registry *registry, *restarted;
+
+	(void)state;
+	make_directory(directory);
+	state_file(journal, sizeof(journal), directory, "registry.journal");
+	registry = open_registry(directory);
+	assert_int_equal(count_lines(journal), 0);
+	add_tagged_step(registry, 42, 0, 0);
+	add_tagged_step(registry, 42, 1, 1);
+	add_tagged_step(registry, 43, 0, 2);
+	text = read_text(journal);
+	assert_string_equal(text,
+		"{\"slot\":0,\"state\":\"running\",\"job\":42,\"step\":0,\"uid\":1042,"
+		"\"cgroup_id\":14200,\"cgroup_path\":\"\\/sys\\/fs\\/cgroup\\/job_42\\/step_0\","
+		"\"start_ms\":1700000000000,\"end_ms\":0,\"tags\":{\"PROJECT_NAME\":\"p42-0\"}}\n"
+		"{\"slot\":1,\"state\":\"running\",\"job\":42,\"step\":1,\"uid\":1042,"
+		"\"cgroup_id\":14201,\"cgroup_path\":\"\\/sys\\/fs\\/cgroup\\/job_42\\/step_1\","
+		"\"start_ms\":1700000000000,\"end_ms\":0,\"tags\":{\"PROJECT_NAME\":\"p42-1\"}}\n"
+		"{\"slot\":2,\"state\":\"running\",\"job\":43,\"step\":0,\"uid\":1043,"
+		"\"cgroup_id\":14300,\"cgroup_path\":\"\\/sys\\/fs\\/cgroup\\/job_43\\/step_0\","
+		"\"start_ms\":1700000000000,\"end_ms\":0,\"tags\":{\"PROJECT_NAME\":\"p43-0\"}}\n");
+	free(text);
+	assert_int_equal(vnfs_registry_end(registry, 42, 1, 5000), 1);
+	assert_int_equal(count_lines(journal), 4);
+	assert_int_equal(vnfs_registry_finish_job(registry, 42, 6000), 2);
+	assert_int_equal(count_lines(journal), 6);
+	vnfs_registry_release(registry, 0);
+	assert_int_equal(count_lines(journal), 7);
+	text = read_text(journal);
+	assert_non_null(strstr(text, "\n{\"slot\":0,\"state\":\"free\"}\n"));
+	assert_string_equal(strstr(text, "\n{\"slot\":0,\"state\":\"free\"}\n"),
+			    "\n{\"slot\":0,\"state\":\"free\"}\n");
+	free(text);
+	/* Nothing but the journal: no temp file, no registry.json. */
+	assert_int_equal(access(journal, F_OK), 0);
+	free_registry(registry);
+
+	restarted = open_registry(directory);
+	assert_int_equal(restarted->used, 2);
+	assert_int_equal(restarted->steps[0].state, VNFS_STEP_FREE);
+	assert_tagged_step(restarted, 1, 42, 1, VNFS_STEP_FINISHED);
+	assert_int_equal(restarted->steps[1].end_time_ms, 5000);
+	assert_tagged_step(restarted, 2, 43, 0, VNFS_STEP_RUNNING);
+	/* Loading rewrote it compact: one line per step in use. */
+	assert_int_equal(count_lines(journal), 2);
+	assert_int_equal(restarted->journal_records, 2);
+	free_registry(restarted);
+	remove_directory(directory);
+}
+
+/*
+ * One step stays, another is registered and released again and again: the
+ * journal grows by two lines a cycle until it holds more than 2 x used +
+ * VNFS_REGISTRY_JOURNAL_SLACK records, then is rewritten with one line.
+ */
+static void test_journal_is_compacted(void **state)
+{
+	/* The first cycle k after which 1 + 2k records exceed 2 x 1 + SLACK. */
+	const uint32_t compacting_cycle = (1 + VNFS_REGISTRY_JOURNAL_SLACK) / 2 + 1;
+	char directory[64], journal[320];
+	struct vnfs_registry *registry, *restarted;
+	uint32_t cycle;
+
+	(void)state;
+	make_directory(directory);
+	state_file(journal, sizeof(journal), directory, "registry.journal");
+	registry = open_registry(directory);
+	add_tagged_step(registry, 1, 0, 0);
+	for (cycle = 1; cycle < compacting_cycle; cycle++) {
+		add_tagged_step(registry, 100 + cycle, 0, 1);
+		vnfs_registry_release(registry, 1);
+	}
+	/* 1 + 2 x 512 = 1025 records: the next release makes 1027 > 2 x 1 + 1024. */
+	assert_int_equal(count_lines(journal), 1 + 2 * (compacting_cycle - 1));
+	assert_int_equal(registry->journal_records, 1 + 2 * (compacting_cycle - 1));
+	add_tagged_step(registry, 100 + cycle, 0, 1);
+	vnfs_registry_release(registry, 1);
+	assert_int_equal(count_lines(journal), 1);
+	assert_int_equal(registry->journal_records, 1);
+	for (cycle = 0; cycle < 87; cycle++) {
+		add_tagged_step(registry, 5000 + cycle, 0, 1);
+		vnfs_registry_release(registry, 1);
+	}
+	add_tagged_step(registry, 6000, 3, 1);
+	assert_int_equal(count_lines(journal), 1 + 2 * 87 + 1);
+	free_registry(registry);
+
+	restarted = open_registry(directory);
+	assert_int_equal(restarted->used, 2);
+	assert_tagged_step(restarted, 0, 1, 0, VNFS_STEP_RUNNING);
+	assert_tagged_step(restarted, 1, 6000, 3, VNFS_STEP_RUNNING);
+	assert_int_equal(count_lines(journal), 2);
+	free_registry(restarted);
+	remove_directory(directory);
+}
+
+/* A crash in the middle of a write leaves a partial last line: that change
+ * alone is lost, with a log line; the journal goes on cleanly after it. */
+static void test_journal_tail_cut_short(void **state)
+{
+	char directory[64], journal[320], expected[512], *text;
+	struct vnfs_registry *registry, *restarted;
+
+	(void)state;
+	make_directory(directory);
+	state_file(journal, sizeof(journal), directory, "registry.journal");
+	registry = open_registry(directory);
+	add_tagged_step(registry, 42, 0, 0);
+	add_tagged_step(registry, 42, 1, 1);
+	add_tagged_step(registry, 42, 2, 2);
+	free_registry(registry);
+	write_text(journal, "{\"slot\":3,\"state\":\"running\",\"job\":42,\"st", "a");
+
+	start_capturing_log();
+	restarted = open_registry(directory);
+	vnfs_log_set_sink(NULL);
+	assert_int_equal(logged_count, 1);
+	snprintf(expected, sizeof(expected),
+		 "%s: line 4, the last, is cut short (a write interrupted by a crash?): that one "
+		 "change is lost, the 3 records before it are kept", journal);
+	assert_string_equal(logged[0], expected);
+	assert_int_equal(restarted->used, 3);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_tagged_step(restarted, i, 42, i, VNFS_STEP_RUNNING);
+	assert_int_equal(restarted->steps[3].state, VNFS_STEP_FREE);
+	/* Rewritten without the partial line, so the next record is whole. */
+	text = read_text(journal);
+	assert_null(strstr(text, "\"st{"));
+	assert_int_equal(text[strlen(text) - 1], '\n');
+	free(text);
+	add_tagged_step(restarted, 42, 3, 3);
+	free_registry(restarted);
+
+	restarted = open_registry(directory);
+	assert_int_equal(restarted->used, 4);
+	assert_tagged_step(restarted, 3, 42, 3, VNFS_STEP_RUNNING);
+	free_registry(restarted);
+
+	/* A last record complete but for its newline is whole: it counts. */
+	write_text(journal, "{\"slot\":3,\"state\":\"free\"}", "a");
+	start_capturing_log();
+	restarted = open_registry(directory);
+	vnfs_log_set_sink(NULL);
+	assert_int_equal(logged_count, 0);
+	assert_int_equal(restarted->used, 3);
+	assert_int_equal(restarted->steps[3].state, VNFS_STEP_FREE);
+	free_registry(restarted);
+	remove_directory(directory);
+}
+
+/* Lines that are not records are dropped one by one, with a line each; the
+ * records around them are kept. */
+static void test_corrupt_journal_lines_are_dropped(void **state)
+{
+	char directory[64], journal[320], expected[1024];
+	struct vnfs_registry *registry, *restarted;
+
+	(void)state;
+	make_directory(directory);
+	state_file(journal, sizeof(journal), directory, "registry.journal");
+	registry = open_registry(directory);
+	add_tagged_step(registry, 42, 0, 0);
+	free_registry(registry);
+	write_text(journal,
+		   "not json at all\n"
+		   "\n"
+		   "{\"slot\":1024,\"state\":\"running\",\"job\":1,\"step\":0,\"uid\":0,"
+		   "\"cgroup_id\":5,\"start_ms\":0,\"end_ms\":0}\n"
+		   "{\"slot\":2,\"state\":\"sleeping\"}\n"
+		   "[1,2]\n"
+		   "{\"slot\":0,\"state\":\"ended\"} trailing\n",
+		   "a");
+	write_text(journal,
+		   "{\"slot\":1,\"state\":\"running\",\"job\":42,\"step\":1,\"uid\":1042,"
+		   "\"cgroup_id\":14201,\"cgroup_path\":\"/sys/fs/cgroup/job_42/step_1\","
+		   "\"start_ms\":1700000000000,\"end_ms\":0,\"tags\":{\"PROJECT_NAME\":\"p42-1\"}}\n",
+		   "a");
+
+	start_capturing_log();
+	restarted = open_registry(directory);
+	vnfs_log_set_sink(NULL);
+	assert_int_equal(logged_count, 5);
+	snprintf(expected, sizeof(expected),
+		 "%s: line 2 is not a JSON record: dropped, the other records are kept", journal);
+	assert_string_equal(logged[0], expected);
+	snprintf(expected, sizeof(expected),
+		 "%s: line 4 dropped: malformed step entry {\"slot\":1024,\"state\":\"running\","
+		 "\"job\":1,\"step\":0,\"uid\":0,\"cgroup_id\":5,\"start_ms\":0,\"end_ms\":0}",
+		 journal);
+	assert_string_equal(logged[1], expected);
+	snprintf(expected, sizeof(expected),
+		 "%s: line 5 dropped: malformed step entry {\"slot\":2,\"state\":\"sleeping\"}",
+		 journal);
+	assert_string_equal(logged[2], expected);
+	snprintf(expected, sizeof(expected), "%s: line 6 dropped: malformed step entry [1,2]",
+		 journal);
+	assert_string_equal(logged[3], expected);
+	snprintf(expected, sizeof(expected),
+		 "%s: line 7 is not a JSON record: dropped, the other records are kept", journal);
+	assert_string_equal(logged[4], expected);
+	assert_int_equal(restarted->used, 2);
+	assert_tagged_step(restarted, 0, 42, 0, VNFS_STEP_RUNNING);
+	assert_tagged_step(restarted, 1, 42, 1, VNFS_STEP_RUNNING);
+	assert_int_equal(count_lines(journal), 2);
+	free_registry(restarted);
+	remove_directory(directory);
+}
+
+/*
+ * A write that fails half-way (here: the file size limit, as a full disk
+ * would) is cut back to the last whole record, and the next change rewrites
+ * the whole journal, the failed change included.  Runs in a child, since
+ * the limit and SIGXFSZ apply to the whole process.
+ */
+static int failed_write_child(const char *directory, const char *journal)
+{
+	struct vnfs_registry *registry = malloc(sizeof(*registry));
+	struct rlimit limit;
+	struct stat before, after;
+	char error[256];
+	uint32_t slot;
+
+	start_capturing_log();
+	if (registry == NULL || vnfs_registry_init(registry, directory, error, sizeof(error)) != 0 ||
+	    vnfs_registry_load(registry, error, sizeof(error)) != 0)
+		return 10;
+	for (uint32_t i = 0; i < 2; i++) {
+		struct vnfs_step step = make_step(42, i, 10000 + 4200 + i);
+
+		if (vnfs_registry_add(registry, &step, &slot, error, sizeof(error)) != 0)
+			return 11;
+	}
+	if (stat(journal, &before) != 0 || signal(SIGXFSZ, SIG_IGN) == SIG_ERR ||
+	    getrlimit(RLIMIT_FSIZE, &limit) != 0)
+		return 12;
+	rlim_t unlimited = limit.rlim_cur;
+	limit.rlim_cur = (rlim_t)before.st_size + 100;
+	if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+		return 13;
+	struct vnfs_step step = make_step(42, 2, 10000 + 4202);
+	if (vnfs_registry_add(registry, &step, &slot, error, sizeof(error)) != 0 || slot != 2)
+		return 14; /* counting goes on */
+	if (stat(journal, &after) != 0 || after.st_size != before.st_size)
+		return 15; /* the 100 bytes that fitted were cut off */
+	if (logged_count != 1 || strstr(logged[0], "cannot append to ") == NULL ||
+	    strstr(logged[0], "File too large") == NULL) {
+		for (unsigned i = 0; i < logged_count && i < 8; i++)
+			fprintf(stderr, "child logged: %s\n", logged[i]);
+		return 16;
+	}
+	limit.rlim_cur = unlimited;
+	if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+		return 17;
+	step = make_step(42, 3, 10000 + 4203);
+	if (vnfs_registry_add(registry, &step, &slot, error, sizeof(error)) != 0 || slot != 3)
+		return 18;
+	if (count_lines(journal) != 4 || registry->journal_records != 4)
+		return 19;
+	vnfs_registry_destroy(registry);
+	free(registry);
+	return 0;
+}
+
+static void test_failed_append_rewrites_next_time(void **state)
+{
+	char directory[64], journal[320];
+	struct vnfs_registry *restarted;
+	pid_t child;
+	int status;
+
+	(void)state;
+	make_directory(directory);
+	state_file(journal, sizeof(journal), directory, "registry.journal");
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(failed_write_child(directory, journal));
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	restarted = open_registry(directory);
+	assert_int_equal(restarted->used, 4);
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_int_equal(restarted->steps[i].job_id, 42);
+		assert_int_equal(restarted->steps[i].step_id, i);
+		assert_true(restarted->steps[i].cgroup_id == 10000 + 4200 + i);
+	}
+	free_registry(restarted);
+	remove_directory(directory);
+}
+
+/* registry.json as helpers before the journal wrote it (one array). */
+static const char legacy_registry[] =
+	"[{\"slot\":0,\"state\":\"running\",\"job\":42,\"step\":0,\"uid\":1042,\"cgroup_id\":14200,"
+	"\"cgroup_path\":\"\\/sys\\/fs\\/cgroup\\/job_42\\/step_0\",\"start_ms\":1700000000000,"
+	"\"end_ms\":0,\"tags\":{\"PROJECT_NAME\":\"p42-0\"}},"
+	"{\"slot\":5,\"state\":\"ended\",\"job\":43,\"step\":4294967291,\"uid\":1043,"
+	"\"cgroup_id\":14300,\"cgroup_path\":\"\\/sys\\/fs\\/cgroup\\/job_43\\/step_4294967291\","
+	"\"start_ms\":1700000000000,\"end_ms\":7000,\"tags\":{}}]";
+
+static void test_legacy_registry_json_is_migrated(void **state)
+{
+	char directory[64], journal[320], legacy[320], expected[1024];
+	struct vnfs_registry *registry, *restarted;
+
+	(void)state;
+	make_directory(directory);
+	state_file(journal, sizeof(journal), directory, "registry.journal");
+	state_file(legacy, sizeof(legacy), directory, "registry.json");
+	write_text(legacy, legacy_registry, "w");
+
+	start_capturing_log();
+	registry = open_registry(directory);
+	vnfs_log_set_sink(NULL);
+	assert_int_equal(logged_count, 1);
+	snprintf(expected, sizeof(expected), "registry: 2 steps migrated from %s to %s", legacy,
+		 journal);
+	assert_string_equal(logged[0], expected);
+	assert_int_equal(registry->used, 2);
+	assert_tagged_step(registry, 0, 42, 0, VNFS_STEP_RUNNING);
+	assert_int_equal(registry->steps[5].state, VNFS_STEP_ENDED);
+	assert_int_equal(registry->steps[5].step_id, 4294967291u);
+	assert_int_equal(registry->steps[5].end_time_ms, 7000);
+	assert_int_equal(registry->steps[5].tags.count, 0);
+	assert_int_equal(access(legacy, F_OK), -1);
+	assert_int_equal(count_lines(journal), 2);
+	add_tagged_step(registry, 44, 0, 1);
+	free_registry(registry);
+
+	/* A helper that died after writing the journal but before removing
+	 * registry.json: the journal is complete and wins. */
+	write_text(legacy, legacy_registry, "w");
+	start_capturing_log();
+	restarted = open_registry(directory);
+	vnfs_log_set_sink(NULL);
+	assert_int_equal(logged_count, 1);
+	snprintf(expected, sizeof(expected),
+		 "registry: removed %s, left over from a migration to %s", legacy, journal);
+	assert_string_equal(logged[0], expected);
+	assert_int_equal(restarted->used, 3);
+	assert_tagged_step(restarted, 0, 42, 0, VNFS_STEP_RUNNING);
+	assert_tagged_step(restarted, 1, 44, 0, VNFS_STEP_RUNNING);
+	assert_int_equal(restarted->steps[5].job_id, 43);
+	assert_int_equal(access(legacy, F_OK), -1);
+	free_registry(restarted);
+	remove_directory(directory);
+}
+
+static void test_corrupt_legacy_registry_is_reported(void **state)
+{
+	char directory[64], legacy[320];
+	struct vnfs_registry *registry;
+	char error[256];
+
+	(void)state;
+	make_directory(directory);
+	state_file(legacy, sizeof(legacy), directory, "registry.json");
+	write_text(legacy, "{\"not\": \"an array\"", "w");
 	registry = new_registry(directory);
 	assert_int_equal(vnfs_registry_load(registry, error, sizeof(error)), -1);
 	assert_non_null(strstr(error, "is not a JSON array of steps: starting empty"));
 	assert_int_equal(registry->used, 0);
 	free_registry(registry);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(rmdir(directory), 0);
+	/* Left for the administrator to look at. */
+	assert_int_equal(access(legacy, F_OK), 0);
+	remove_directory(directory);
+}
+
+/* Without a load, the first change writes the whole state: nothing older
+ * on disk is mixed in (init alone means "start empty"). */
+static void test_registry_not_loaded_starts_a_new_journal(void **state)
+{
+	char directory[64], journal[320];
+	struct vnfs_registry *registry;
+
+	(void)state;
+	make_directory(directory);
+	state_file(journal, sizeof(journal), directory, "registry.journal");
+	registry = open_registry(directory);
+	add_tagged_step(registry, 42, 0, 0);
+	add_tagged_step(registry, 42, 1, 1);
+	free_registry(registry);
+	registry = new_registry(directory);
+	add_tagged_step(registry, 50, 0, 0);
+	assert_int_equal(count_lines(journal), 1);
+	add_tagged_step(registry, 50, 1, 1);
+	assert_int_equal(count_lines(journal), 2);
+	free_registry(registry);
+	registry = open_registry(directory);
+	assert_int_equal(registry->used, 2);
+	assert_tagged_step(registry, 0, 50, 0, VNFS_STEP_RUNNING);
+	assert_tagged_step(registry, 1, 50, 1, VNFS_STEP_RUNNING);
+	free_registry(registry);
+	remove_directory(directory);
 }
 
 int main(void)
@@ -210,7 +788,15 @@ int main(void)
 		cmocka_unit_test(test_full_registry_refuses_with_message),
 		cmocka_unit_test(test_end_and_finish_move_states),
 		cmocka_unit_test(test_persisted_registry_survives_restart),
-		cmocka_unit_test(test_corrupt_registry_file_is_reported),
+		cmocka_unit_test(test_acknowledged_changes_survive_kill_9),
+		cmocka_unit_test(test_each_change_appends_its_lines),
+		cmocka_unit_test(test_journal_is_compacted),
+		cmocka_unit_test(test_journal_tail_cut_short),
+		cmocka_unit_test(test_corrupt_journal_lines_are_dropped),
+		cmocka_unit_test(test_failed_append_rewrites_next_time),
+		cmocka_unit_test(test_legacy_registry_json_is_migrated),
+		cmocka_unit_test(test_corrupt_legacy_registry_is_reported),
+		cmocka_unit_test(test_registry_not_loaded_starts_a_new_journal),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
