@@ -11,18 +11,25 @@
  *                      slurmstepd: register the extern step (it has no tasks)
  *   local_user_init    srun: remember job and step for the report
  *   task_post_fork     slurmstepd, root, task held before exec: place, register
+ *   task_init          the task, as the user, just before exec: stop it if
+ *                      post_fork could not account the step
  *   exit               slurmstepd: unregister, remove vnfs cgroups;
  *                      srun: print the --vnfs-report summary
  *   job_epilog         slurmd's epilog, root: FINISH (final report files)
  *
- * A registration failure is returned as an error: Slurm ignores errors of an
- * `optional` plugin (the step runs, the log has our one line) and fails the
- * step for a `required` one, which is the administrator's choice.
+ * A registration failure is logged in task_post_fork and returned as an
+ * error from each task's task_init: Slurm ignores errors of an `optional`
+ * plugin (the step runs, the log has our one line) and, for a `required`
+ * one, ends the task with exit code 1 before it executes anything, which is
+ * the administrator's choice (see step_unaccounted below for why not
+ * task_post_fork).
  */
 #include <json-c/json.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +70,25 @@ static bool local_ids_known;
 static struct vnfs_step_cgroup step_cgroup;   /* slurmstepd: this step's cgroup */
 static uint32_t registered_job_id, registered_step_id;
 static bool step_registered, step_cgroup_known;
+static bool registration_failed;  /* once per step: later tasks do not retry */
+
+/*
+ * Set by task_post_fork when the step cannot be accounted; read by every
+ * task in task_init.  An error returned from task_post_fork itself would make
+ * a `required` plugin abort the launch in a way Slurm 22.05 reports badly:
+ * srun prints "Slurmd could not execve job" and still exits 0, and a batch
+ * step that cannot launch drains the node.  An error from task_init, which
+ * runs in the task just before exec, makes Slurm end that task with exit
+ * code 1 instead: srun exits 1, a batch job fails with exit code 1.
+ *
+ * slurmstepd forks every task (held on a pipe) before task_post_fork runs in
+ * slurmstepd, so the verdict cannot travel in the tasks' memory: it lives in
+ * one shared anonymous page mapped in slurm_spank_init, before the fork.
+ * slurmstepd releases the tasks only after task_post_fork returned for all
+ * of them, so one failing task makes the whole step stop.  Without the page
+ * (mmap failed) task_post_fork returns the error as before.
+ */
+static atomic_bool *step_unaccounted;
 
 static int tags_option(int value, const char *optarg, int remote);
 static int report_option(int value, const char *optarg, int remote);
@@ -313,8 +339,12 @@ static int account_step(spank_t spank, pid_t pid)
 	}
 	if (step_registered)
 		return 0;
-	if (register_step(spank, job_id, step_id) < 0)
+	if (registration_failed)
 		return -1;
+	if (register_step(spank, job_id, step_id) < 0) {
+		registration_failed = true;
+		return -1;
+	}
 	slurm_info("vnfs: job %u step %s registered: cgroup %s%s (id %llu, %s) in %.1f ms", job_id,
 		   step_name, step_cgroup.root, step_cgroup.relative,
 		   (unsigned long long)step_cgroup.id,
@@ -375,6 +405,16 @@ int slurm_spank_init(spank_t spank, int argc, char **argv)
 	spank_context_t context = spank_context();
 
 	vnfs_log_set_sink(log_to_slurm);
+	if (in_slurmstepd(spank) && !step_unaccounted) {
+		void *page = mmap(NULL, sizeof(*step_unaccounted), PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (page == MAP_FAILED)
+			slurm_info("vnfs: no shared page for the tasks (%m): a failed registration "
+				   "is returned from task_post_fork");
+		else
+			step_unaccounted = page;
+	}
 
 	/* Registered even with bad arguments, so jobs using them still parse. */
 	if (context == S_CTX_LOCAL || context == S_CTX_REMOTE || context == S_CTX_ALLOCATOR) {
@@ -417,6 +457,15 @@ int slurm_spank_local_user_init(spank_t spank, int argc, char **argv)
 	return 0;
 }
 
+/* Hands the failure to the tasks' task_init (see step_unaccounted). */
+static int step_not_accounted(void)
+{
+	if (!step_unaccounted)
+		return -1;
+	atomic_store(step_unaccounted, true);
+	return 0;
+}
+
 int slurm_spank_task_post_fork(spank_t spank, int argc, char **argv)
 {
 	uint32_t step_id;
@@ -432,9 +481,22 @@ int slurm_spank_task_post_fork(spank_t spank, int argc, char **argv)
 		return 0;
 	if (spank_get_item(spank, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0) {
 		slurm_error("vnfs: the task's pid is not available");
-		return -1;
+		return step_not_accounted();
 	}
-	return account_step(spank, pid);
+	if (account_step(spank, pid) < 0)
+		return step_not_accounted();
+	return 0;
+}
+
+/* In the task, as the user, before exec: its error stops a `required` step. */
+int slurm_spank_task_init(spank_t spank, int argc, char **argv)
+{
+	(void)spank;
+	(void)argc;
+	(void)argv;
+	if (step_unaccounted && atomic_load(step_unaccounted))
+		return -1;
+	return 0;
 }
 
 static void unregister_step(void)
@@ -497,6 +559,9 @@ int slurm_spank_exit(spank_t spank, int argc, char **argv)
 		if (step_cgroup_known &&
 		    vnfs_step_cgroup_remove(&step_cgroup, REMOVE_WAIT_MS, error, sizeof(error)) < 0)
 			slurm_error("vnfs: %s", error);
+		if (step_unaccounted && munmap(step_unaccounted, sizeof(*step_unaccounted)) < 0)
+			slurm_error("vnfs: munmap: %m");
+		step_unaccounted = NULL;
 		return 0;
 	}
 	if (spank_context() == S_CTX_LOCAL && local_ids_known) {

@@ -271,21 +271,64 @@ grep -o 'registered: .* in [0-9.]* ms' "$SLURM_STATE/log/slurmd.log" | sed 's/.*
 	sed 's/^/registration times seen in slurmd.log: /' | tee -a "$VNFS_OUT/srun-latency.txt"
 echo
 
-# ---- helper stopped: optional runs with a warning, required fails clearly
+# ---- required with the helper up runs normally; with the helper stopped,
+# optional runs with one warning and required stops the step (exit code 1)
 mark helper-down
-stop_helper
-output=$(srun echo RAN 2> /tmp/down.err)
-check_eq "helper down, optional: srun exits 0" "$?" 0
-check_eq "helper down, optional: the program ran" "$output" RAN
-check_eq "helper down, optional: one warning line" "$(grep -c 'vnfs:' /tmp/down.err)" 1
 slurm_set_plugstack "required $PLUGIN socket=$SOCKET timeout_ms=3000"
-output=$(srun echo RAN 2> /tmp/required.err)
+output=$(srun -n2 echo RAN 2> /tmp/required-up.err)
+check_eq "helper up, required, 2 tasks: srun exits 0" "$?" 0
+check_eq "helper up, required, 2 tasks: both ran" "$output" "RAN
+RAN"
+check_eq "helper up, required: nothing from vnfs or spank on stderr" \
+	"$(grep -c 'vnfs\|spank' /tmp/required-up.err)" 0
+slurm_set_plugstack "$PLUGSTACK"
+stop_helper
+# Two tasks: the step is registered once, so it fails once.
+output=$(srun -n2 echo RAN 2> /tmp/down.err)
+check_eq "helper down, optional: srun exits 0" "$?" 0
+check_eq "helper down, optional: both tasks ran" "$output" "RAN
+RAN"
+check_eq "helper down, optional: one warning line" "$(grep -c 'vnfs:' /tmp/down.err)" 1
+check_eq "helper down, optional: Slurm says nothing more" \
+	"$(grep -v 'vnfs:' /tmp/down.err | grep -vc '^srun: job [0-9]* \(queued\|has been allocated\)')" 0
+slurm_set_plugstack "required $PLUGIN socket=$SOCKET timeout_ms=3000"
+latest_job() { scontrol show jobs 2> /dev/null | sed -n 's/^JobId=\([0-9]*\) .*/\1/p' | sort -n | tail -n 1; }
+output=$(srun -n2 bash -c 'echo RAN; touch /tmp/required.ran' 2> /tmp/required.err)
+status=$?
+job=$(latest_job)
 cat /tmp/required.err
+check_eq "helper down, required: srun exits 1" "$status" 1
 check_eq "helper down, required: the program did not run" "$output" ""
-check "helper down, required: Slurm names the failed plugin" \
-	grep -q 'error: spank: required plugin spank_vnfs.so: task_post_fork() failed' /tmp/required.err
-check "helper down, required: the plugin says why" \
-	grep -q "error: vnfs: job [0-9]* step 0 is not accounted: registration with $SOCKET failed" /tmp/required.err
+check "helper down, required: the program did not run (no file)" test ! -e /tmp/required.ran
+check_eq "helper down, required: one vnfs line, saying which step and why" "$(grep 'vnfs:' /tmp/required.err)" \
+	"slurmstepd-$SLURM_NODE: error: vnfs: job $job step 0 is not accounted: registration with $SOCKET failed: cannot reach vnfs-helper at $SOCKET: No such file or directory"
+check_eq "helper down, required: Slurm names the required plugin that stopped each task" \
+	"$(grep -c "^slurmstepd-$SLURM_NODE: error: spank: required plugin spank_vnfs.so: task_init() failed with rc=-1\$" /tmp/required.err)" 2
+check_eq "helper down, required: srun reports exit code 1" \
+	"$(grep -c "^srun: error: $SLURM_NODE: tasks 0-1: Exited with exit code 1\$" /tmp/required.err)" 1
+check_eq "helper down, required: no 'could not execve' (the launch itself succeeded)" \
+	"$(grep -c 'could not execve' /tmp/required.err)" 0
+if [ "$MODE" != v2 ]; then
+	check "helper down, required: the vnfs job cgroup is gone after the step" \
+		until_ok 5 test ! -e "$CGROUP2/vnfs/job_$job"
+fi
+
+# The batch step stops the same way: the job fails with exit code 1 and the
+# node stays in service.
+printf '#!/bin/bash\ntouch /tmp/required-batch.ran\n' > /tmp/required-batch.sh
+chmod 755 /tmp/required-batch.sh
+rm -f /tmp/required-batch.ran /tmp/required-batch.out
+job=$(sbatch --parsable -o /tmp/required-batch.out /tmp/required-batch.sh)
+check "helper down, required: sbatch job $job ended" slurm_wait_job_done "$job" 60
+cat /tmp/required-batch.out
+check_eq "helper down, required: batch job $job FAILED" "$(slurm_job_state "$job")" FAILED
+check_eq "helper down, required: batch job $job exit code 1" \
+	"$(scontrol show job "$job" 2> /dev/null | sed -n 's/.* ExitCode=\([0-9:]*\).*/\1/p')" 1:0
+check "helper down, required: the batch script did not run" test ! -e /tmp/required-batch.ran
+check_eq "helper down, required: the job's output file says why" "$(grep 'vnfs:' /tmp/required-batch.out)" \
+	"slurmstepd-$SLURM_NODE: error: vnfs: job $job step batch is not accounted: registration with $SOCKET failed: cannot reach vnfs-helper at $SOCKET: No such file or directory"
+check "helper down, required: the node is not drained" until_ok 30 slurm_node_idle
+sinfo -h -n "$SLURM_NODE" -o '%T %E'
 slurm_set_plugstack "$PLUGSTACK"
 
 save_logs
