@@ -64,17 +64,10 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, VNFS_MAX_PROCESS_ENTRIES);
-	__type(key, struct vnfs_process_key);
-	__type(value, struct vnfs_process_stats);
-} process_stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, VNFS_MAX_MOUNT_ENTRIES);
-	__type(key, struct vnfs_mount_key);
-	__type(value, struct vnfs_mount_stats);
-} mount_stats SEC(".maps");
+	__uint(max_entries, VNFS_MAX_BREAKDOWN_ENTRIES);
+	__type(key, struct vnfs_breakdown_key);
+	__type(value, struct vnfs_breakdown_stats);
+} breakdown_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -169,23 +162,35 @@ static __always_inline __u32 registered_ancestor_slot(void)
 	return VNFS_SLOT_NONE;
 }
 
+static __always_inline __u32 registry_generation_now(void)
+{
+	__u32 zero = 0, *generation = bpf_map_lookup_elem(&registry_generation, &zero);
+
+	return generation ? *generation : 0;
+}
+
 /* The calling task's step slot, or VNFS_SLOT_NONE.  The ancestor walk costs
- * up to VNFS_MAX_CGROUP_DEPTH lookups, so its answer is cached per cgroup and
- * trusted while the helper has not changed the registry since (generation). */
-static __always_inline __u32 current_slot(__u64 cgroup_id)
+ * up to VNFS_MAX_CGROUP_DEPTH lookups, so its answer is kept in the task's
+ * own state and, for the task's siblings, per cgroup; both are trusted while
+ * the helper has not changed the registry since (generation). */
+static __always_inline __u32 current_slot(struct vnfs_task_state *state, __u64 cgroup_id)
 {
 	struct vnfs_cached_slot *cached, fresh;
-	__u32 zero = 0, *generation;
 
-	generation = bpf_map_lookup_elem(&registry_generation, &zero);
-	fresh.generation = generation ? *generation : 0;
+	fresh.generation = registry_generation_now();
+	if (state->slot_cgroup_id == cgroup_id && state->slot_generation == fresh.generation)
+		return state->slot;
 	cached = bpf_map_lookup_elem(&cgroup_cache, &cgroup_id);
-	if (cached && cached->generation == fresh.generation)
-		return cached->slot;
-
-	fresh.slot = registered_ancestor_slot();
-	if (bpf_map_update_elem(&cgroup_cache, &cgroup_id, &fresh, BPF_ANY))
-		health_add(VNFS_HEALTH_CACHE_FULL);
+	if (cached && cached->generation == fresh.generation) {
+		fresh.slot = cached->slot;
+	} else {
+		fresh.slot = registered_ancestor_slot();
+		if (bpf_map_update_elem(&cgroup_cache, &cgroup_id, &fresh, BPF_ANY))
+			health_add(VNFS_HEALTH_CACHE_FULL);
+	}
+	state->slot_cgroup_id = cgroup_id;
+	state->slot_generation = fresh.generation;
+	state->slot = fresh.slot;
 	return fresh.slot;
 }
 
@@ -269,34 +274,46 @@ static __always_inline struct vnfs_task_state *current_task_state(bool create)
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
-/* Entry of a hooked call: remember when it started and on which device.  Only
- * the outermost call of an operation is timed; nested ones only count. */
-static __always_inline void hook_entry(__u32 hook, __u64 object, __u64 file)
+/* Entry of a hooked call.  Returns the task's state when this call is the
+ * outermost of its operation, for the caller to record its device and start
+ * time; nested calls only count (at their exit), so get NULL. */
+static __always_inline struct vnfs_task_state *hook_entry(__u32 hook)
 {
 	__u32 operation = hook_config[hook].operation;
-	__u32 flags = hook_config[hook].flags;
 	struct vnfs_task_state *state;
 
 	if (operation >= VNFS_OP_COUNT)
-		return;
+		return NULL;
 	state = current_task_state(true);
 	if (!state) {
 		health_add(VNFS_HEALTH_TASK_STATE_FAILED);
-		return;
+		return NULL;
 	}
-	if ((flags & VNFS_HOOK_OUTSIDE_READ) && inside_data_call(state))
-		return;
+	if ((hook_config[hook].flags & VNFS_HOOK_OUTSIDE_READ) && inside_data_call(state))
+		return NULL;
 	if (state->depth[operation]++ > 0)
+		return NULL;
+	return state;
+}
+
+/* What the exit needs and may no longer read from its arguments, then the
+ * start time, last so that reading the arguments is not part of the call. */
+static __always_inline void remember_call(struct vnfs_task_state *state, __u32 hook, __u32 device,
+					  __u64 object, __u64 file)
+{
+	__u32 operation = hook_config[hook].operation;
+	__u32 flags = hook_config[hook].flags;
+
+	if (operation >= VNFS_OP_COUNT)
 		return;
-	state->start_ns[operation] = bpf_ktime_get_ns();
-	state->device[operation] = object_device(hook_config[hook].object_kind, object);
-	/* What the exit needs and may no longer read from its arguments. */
+	state->device[operation] = device;
 	if (flags & VNFS_HOOK_BYTES_FROM_OBJECT)
 		state->object[operation] = object_bytes(hook_config[hook].object_kind, object);
 	else if (flags & (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_NEGATIVE_IS_ERROR))
 		state->object[operation] = file; /* 0 for a lookup meant to create */
 	else
 		state->object[operation] = 0;
+	state->start_ns[operation] = bpf_ktime_get_ns();
 }
 
 struct call_result {
@@ -357,13 +374,13 @@ static __always_inline void count_operation(struct vnfs_step_stats *stats,
 }
 
 /* read_* include mmap_read: both are data the process brought in. */
-static __always_inline void count_process(__u32 slot, const struct call_result *call)
+static __always_inline void count_breakdown(__u32 slot, const struct call_result *call)
 {
-	struct vnfs_process_key key = { .slot = slot };
-	struct vnfs_process_stats zero = {}, *stats;
+	struct vnfs_breakdown_key key = { .slot = slot, .device = call->device };
+	struct vnfs_breakdown_stats zero = {}, *stats;
 
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	stats = lookup_or_insert(&process_stats, &key, &zero, VNFS_HEALTH_PROCESS_MAP_FULL);
+	stats = lookup_or_insert(&breakdown_stats, &key, &zero, VNFS_HEALTH_BREAKDOWN_FULL);
 	if (!stats)
 		return;
 	if (call->operation == VNFS_OP_READ || call->operation == VNFS_OP_MMAP_READ) {
@@ -375,31 +392,17 @@ static __always_inline void count_process(__u32 slot, const struct call_result *
 	} else {
 		__sync_fetch_and_add(&stats->other_ops, 1);
 	}
-}
-
-static __always_inline void count_mount(__u32 slot, const struct call_result *call)
-{
-	struct vnfs_mount_key key = { .slot = slot, .device = call->device };
-	struct vnfs_mount_stats zero = {}, *stats;
-
-	stats = lookup_or_insert(&mount_stats, &key, &zero, VNFS_HEALTH_MOUNT_MAP_FULL);
-	if (!stats)
-		return;
-	__sync_fetch_and_add(&stats->ops, 1);
 	if (call->error)
 		__sync_fetch_and_add(&stats->errors, 1);
 	if (call->timed)
 		__sync_fetch_and_add(&stats->time_ns, call->duration_ns);
-	if (call->operation == VNFS_OP_WRITE)
-		__sync_fetch_and_add(&stats->write_bytes, call->bytes);
-	else if (call->bytes)
-		__sync_fetch_and_add(&stats->read_bytes, call->bytes);
 }
 
-static __always_inline void count_call(const struct call_result *call)
+static __always_inline void count_call(struct vnfs_task_state *state,
+				       const struct call_result *call)
 {
 	__u64 cgroup_id = bpf_get_current_cgroup_id();
-	__u32 slot = current_slot(cgroup_id);
+	__u32 slot = current_slot(state, cgroup_id);
 	struct vnfs_step_stats *stats;
 
 	if (slot == VNFS_SLOT_NONE) {
@@ -410,8 +413,7 @@ static __always_inline void count_call(const struct call_result *call)
 	if (!stats)
 		return;
 	count_operation(stats, call);
-	count_process(slot, call);
-	count_mount(slot, call);
+	count_breakdown(slot, call);
 }
 
 static __always_inline bool file_was_opened(__u64 file)
@@ -480,7 +482,7 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 		call.timed = true;
 		call.duration_ns = bpf_ktime_get_ns() - state->start_ns[operation];
 	}
-	count_call(&call);
+	count_call(state, &call);
 }
 
 /* Arguments past the fifth are not read on the kprobe path (the helper
@@ -507,6 +509,68 @@ static __always_inline __u64 fentry_argument(__u64 *ctx, __u32 index)
 	return value;
 }
 
+/* The argument as the pointer its BTF type says it is.  The verifier types
+ * a context load only at a fixed offset, and refuses one through a pointer
+ * it sees modified, so each case is its own load with the offset in the
+ * instruction: in C, clang merges the cases into one load at ctx + 8 * i. */
+#define CONTEXT_LOAD(ctx, offset)                                                      \
+	({                                                                             \
+		void *value_;                                                          \
+		asm volatile("%0 = *(u64 *)(%1 + " #offset ")" : "=r"(value_) : "r"(ctx)); \
+		value_;                                                                \
+	})
+
+static __always_inline void *fentry_typed_argument(__u64 *ctx, __u32 index)
+{
+	switch (index) {
+	case 0: return CONTEXT_LOAD(ctx, 0);
+	case 1: return CONTEXT_LOAD(ctx, 8);
+	case 2: return CONTEXT_LOAD(ctx, 16);
+	case 3: return CONTEXT_LOAD(ctx, 24);
+	case 4: return CONTEXT_LOAD(ctx, 32);
+	case 5: return CONTEXT_LOAD(ctx, 40);
+	}
+	return NULL;
+}
+
+/* fentry: the verifier knows each argument's type from the target's BTF
+ * prototype, so the object is followed with plain loads (a fault reads 0)
+ * instead of one bpf_probe_read_kernel() per pointer, which made up most of
+ * an entry's cost under emulation.  Page-cache fills keep the CO-RE reads:
+ * they are not on the per-call hot path, and their bytes need them anyway. */
+static __always_inline __u32 fentry_object_device(__u64 *ctx, __u32 hook)
+{
+	__u32 kind = hook_config[hook].object_kind;
+	struct super_block *super_block = NULL;
+	void *object;
+
+	if (kind == VNFS_OBJECT_NONE)
+		return 0;
+	if (kind == VNFS_OBJECT_READAHEAD || kind == VNFS_OBJECT_FOLIO)
+		return object_device(kind, fentry_argument(ctx, hook_config[hook].object_argument));
+	object = fentry_typed_argument(ctx, hook_config[hook].object_argument);
+	if (!object)
+		return 0;
+	switch (kind) {
+	case VNFS_OBJECT_FILE:
+		super_block = ((struct file *)object)->f_inode->i_sb;
+		break;
+	case VNFS_OBJECT_KIOCB:
+		super_block = ((struct kiocb *)object)->ki_filp->f_inode->i_sb;
+		break;
+	case VNFS_OBJECT_INODE:
+		super_block = ((struct inode *)object)->i_sb;
+		break;
+	case VNFS_OBJECT_DENTRY:
+		super_block = ((struct dentry *)object)->d_sb;
+		break;
+	case VNFS_OBJECT_PATH:
+		super_block = ((struct path *)object)->dentry->d_sb;
+		break;
+	}
+	return super_block ? super_block->s_dev : 0;
+}
+
 /* include/linux/namei.h: lookups on the way to creating or renaming onto a
  * name, where "not found" is the expected answer.  These are macros, not in
  * BTF, and recent kernels moved them from 0x0200/0x0400/0x0800 to bits 17-19;
@@ -525,18 +589,31 @@ static __always_inline bool lookup_creates(__u64 lookup_flags)
 			       LOOKUP_EXCL_NEW | LOOKUP_RENAME_TARGET_NEW);
 }
 
+/* The struct file * (or dentry) an exit needs, 0 when it needs none or the
+ * lookup is one meant to create. */
+#define EXIT_OBJECT(argument_of, ctx, hook)                                                   \
+	({                                                                                     \
+		__u64 file_ = 0;                                                               \
+		if (hook_config[hook].flags &                                                  \
+		    (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_NEGATIVE_IS_ERROR))                 \
+			file_ = argument_of(ctx, hook_config[hook].file_argument);             \
+		if ((hook_config[hook].flags & VNFS_HOOK_NEGATIVE_IS_ERROR) &&                 \
+		    lookup_creates(argument_of(ctx, hook_config[hook].lookup_flags_argument))) \
+			file_ = 0;                                                             \
+		file_;                                                                         \
+	})
+
 static __always_inline void fentry_common(__u64 *ctx, __u32 hook)
 {
-	__u64 object = 0, file = 0;
+	struct vnfs_task_state *state = hook_entry(hook);
+	__u64 object = 0;
 
-	if (hook_config[hook].object_kind != VNFS_OBJECT_NONE)
+	if (!state)
+		return;
+	if (hook_config[hook].flags & VNFS_HOOK_BYTES_FROM_OBJECT)
 		object = fentry_argument(ctx, hook_config[hook].object_argument);
-	if (hook_config[hook].flags & (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_NEGATIVE_IS_ERROR))
-		file = fentry_argument(ctx, hook_config[hook].file_argument);
-	if ((hook_config[hook].flags & VNFS_HOOK_NEGATIVE_IS_ERROR) &&
-	    lookup_creates(fentry_argument(ctx, hook_config[hook].lookup_flags_argument)))
-		file = 0;
-	hook_entry(hook, object, file);
+	remember_call(state, hook, fentry_object_device(ctx, hook), object,
+		      EXIT_OBJECT(fentry_argument, ctx, hook));
 }
 
 static __always_inline void fexit_common(__u64 *ctx, __u32 hook)
@@ -550,27 +627,26 @@ static __always_inline void fexit_common(__u64 *ctx, __u32 hook)
 
 static __always_inline void kprobe_common(struct pt_regs *ctx, __u32 hook)
 {
-	__u64 object = 0, file = 0;
+	struct vnfs_task_state *state = hook_entry(hook);
+	__u64 object = 0;
 
+	if (!state)
+		return;
 	if (hook_config[hook].object_kind != VNFS_OBJECT_NONE)
 		object = kprobe_argument(ctx, hook_config[hook].object_argument);
-	if (hook_config[hook].flags & (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_NEGATIVE_IS_ERROR))
-		file = kprobe_argument(ctx, hook_config[hook].file_argument);
-	if ((hook_config[hook].flags & VNFS_HOOK_NEGATIVE_IS_ERROR) &&
-	    lookup_creates(kprobe_argument(ctx, hook_config[hook].lookup_flags_argument)))
-		file = 0;
-	hook_entry(hook, object, file);
+	remember_call(state, hook, object_device(hook_config[hook].object_kind, object), object,
+		      EXIT_OBJECT(kprobe_argument, ctx, hook));
 }
 
 /* The four programs of hook slot N; the helper sets their targets. */
 #define VNFS_HOOK_PROGRAMS(N)                                   \
-	SEC("fentry")                                           \
+	SEC(VNFS_FENTRY_SECTION)                                \
 	int fentry_##N(__u64 *ctx)                              \
 	{                                                       \
 		fentry_common(ctx, N);                          \
 		return 0;                                       \
 	}                                                       \
-	SEC("fexit")                                            \
+	SEC(VNFS_FEXIT_SECTION)                                 \
 	int fexit_##N(__u64 *ctx)                               \
 	{                                                       \
 		fexit_common(ctx, N);                           \

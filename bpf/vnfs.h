@@ -23,14 +23,13 @@
 
 #include "operations.h"
 
-#define VNFS_ABI_VERSION 1
+#define VNFS_ABI_VERSION 2
 
 /* Job steps tracked at once on a node (slots), and map capacities. */
 #define VNFS_MAX_STEPS 1024
 #define VNFS_MAX_REGISTERED_CGROUPS (2 * VNFS_MAX_STEPS)
 #define VNFS_MAX_CACHED_CGROUPS 8192
-#define VNFS_MAX_PROCESS_ENTRIES (16 * VNFS_MAX_STEPS)
-#define VNFS_MAX_MOUNT_ENTRIES (8 * VNFS_MAX_STEPS)
+#define VNFS_MAX_BREAKDOWN_ENTRIES (16 * VNFS_MAX_STEPS)
 #define VNFS_MAX_UNATTRIBUTED_ENTRIES 4096
 
 /* cgroup levels searched for a registered ancestor (level 0 is the root). */
@@ -49,6 +48,13 @@
 
 /* The probes attached per hooked kernel function (see helper/probes.c). */
 #define VNFS_MAX_HOOKS 40
+
+/* ELF sections of the fentry/fexit programs.  Not libbpf's "fentry" and
+ * "fexit": the helper registers its own handlers for these, which give the
+ * kernel each program's target by BTF id (libbpf would look it up by name,
+ * program by program, which dominated start-up under emulation). */
+#define VNFS_FENTRY_SECTION "vnfs.fentry"
+#define VNFS_FEXIT_SECTION "vnfs.fexit"
 
 struct vnfs_operation_stats {
 	__u64 count;
@@ -79,33 +85,25 @@ struct vnfs_cached_slot {
 	__u32 generation;
 };
 
-/* process_stats: {slot, comm} -> data operations by process name. */
-struct vnfs_process_key {
+/* breakdown_stats: {slot, device, comm} -> what the tasks of one process
+ * name did on one mount (device = superblock s_dev, which the helper maps
+ * to a mount point and server:/export).  One map, not one per dimension, so
+ * that a call costs one hash update; the helper sums it per process name and
+ * per mount (helper/probes.c).  read_* include mmap_read. */
+struct vnfs_breakdown_key {
 	__u32 slot;
+	__u32 device;
 	char comm[VNFS_COMM_LEN];
 };
 
-struct vnfs_process_stats {
+struct vnfs_breakdown_stats {
 	__u64 read_ops;
 	__u64 read_bytes;
 	__u64 write_ops;
 	__u64 write_bytes;
 	__u64 other_ops;
-};
-
-/* mount_stats: {slot, device} -> per-mount totals (device = superblock s_dev,
- * which the helper maps to a mount point and server:/export). */
-struct vnfs_mount_key {
-	__u32 slot;
-	__u32 device;
-};
-
-struct vnfs_mount_stats {
-	__u64 ops;
 	__u64 errors;
 	__u64 time_ns;
-	__u64 read_bytes;
-	__u64 write_bytes;
 };
 
 /* unattributed_stats: operations of tasks in no registered cgroup, kept per
@@ -127,8 +125,7 @@ struct vnfs_unattributed_stats {
 /* health[index]: events the helper exports as self-metrics. */
 enum vnfs_health_counter {
 	VNFS_HEALTH_CACHE_FULL,        /* cgroup_cache update failed */
-	VNFS_HEALTH_PROCESS_MAP_FULL,  /* process_stats had no room */
-	VNFS_HEALTH_MOUNT_MAP_FULL,    /* mount_stats had no room */
+	VNFS_HEALTH_BREAKDOWN_FULL,    /* breakdown_stats had no room */
 	VNFS_HEALTH_UNATTRIBUTED_FULL, /* unattributed_stats had no room */
 	VNFS_HEALTH_TASK_STATE_FAILED, /* no task storage: call not timed */
 	VNFS_HEALTH_UNMATCHED_EXIT,    /* exit seen without its entry */
@@ -183,6 +180,12 @@ struct vnfs_hook_config {
  * lookup) never overwrite each other; depth handles the rare same-operation
  * recursion (only the outermost call is timed). */
 struct vnfs_task_state {
+	/* The task's step slot as last resolved, valid while both the task's
+	 * cgroup and the registry generation are unchanged: the common case
+	 * then costs no map lookup at all. */
+	__u64 slot_cgroup_id;
+	__u32 slot_generation;
+	__u32 slot;
 	__u64 start_ns[VNFS_OP_COUNT];
 	__u32 device[VNFS_OP_COUNT];
 	__u64 object[VNFS_OP_COUNT]; /* kprobe path: argument kept for the return */

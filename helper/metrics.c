@@ -58,8 +58,7 @@ static const char *const attach_method_names[] = {
 
 static const char *const full_map_names[] = {
 	[VNFS_HEALTH_CACHE_FULL] = "cgroup_cache",
-	[VNFS_HEALTH_PROCESS_MAP_FULL] = "process_stats",
-	[VNFS_HEALTH_MOUNT_MAP_FULL] = "mount_stats",
+	[VNFS_HEALTH_BREAKDOWN_FULL] = "breakdown_stats",
 	[VNFS_HEALTH_UNATTRIBUTED_FULL] = "unattributed_stats",
 };
 

@@ -42,6 +42,7 @@
 #include <bpf/libbpf.h>
 
 #include "helper/hooks.h"
+#include "helper/kernel_btf.h"
 #include "helper/probes.h"
 #include "lib/log.h"
 
@@ -49,7 +50,6 @@
 #include "bpf/vnfs.skel.h"
 
 #define REASON_SIZE 160
-#define MAX_NFS_MODULES 16
 #define MAX_ATTEMPTS 4
 /* Arguments the kprobe programs can read (PT_REGS_PARM1..5). */
 #define KPROBE_ARGUMENTS 5
@@ -61,6 +61,8 @@ struct hook_state {
 	const struct vnfs_hook *hook;
 	struct vnfs_hook_config config;
 	bool absent;                /* the kernel's nfs BTF has no such function */
+	__u32 btf_id;               /* fentry/fexit target: the FUNC type id */
+	int btf_object_fd;          /* and where it is (0: vmlinux); see kernel_btf */
 	bool has_prototype;         /* config comes from BTF, not the fallback */
 	bool reused;                /* links pinned by a previous helper */
 	enum vnfs_attach_method plan;
@@ -82,13 +84,7 @@ struct vnfs_probes {
 	struct vnfs_step_stats *step_stats;
 	size_t step_stats_mapping_size;
 	pthread_mutex_t registry_lock;
-};
-
-/* The kernel's BTF: vmlinux and the modules that may hold NFS functions. */
-struct kernel_btf {
-	struct btf *vmlinux;
-	struct btf *modules[MAX_NFS_MODULES];
-	size_t module_count;
+	struct kernel_btf kernel_btf; /* while opening: the targets' BTF objects */
 };
 
 static int libbpf_to_log(enum libbpf_print_level level, const char *format, va_list arguments)
@@ -129,95 +125,6 @@ static const char *method_name(enum vnfs_attach_method method)
 }
 
 /* ------------------------------------------------------------------ BTF */
-
-static void kernel_btf_free(struct kernel_btf *kernel)
-{
-	for (size_t i = 0; i < kernel->module_count; i++)
-		btf__free(kernel->modules[i]);
-	btf__free(kernel->vmlinux);
-	memset(kernel, 0, sizeof(*kernel));
-}
-
-/* Loads vmlinux BTF and the BTF of every loaded nfs* module.  Missing BTF is
- * not an error here: those functions are then tried as plain kprobes. */
-static void kernel_btf_load(struct kernel_btf *kernel)
-{
-	struct dirent *entry;
-	DIR *directory;
-
-	memset(kernel, 0, sizeof(*kernel));
-	kernel->vmlinux = btf__load_vmlinux_btf();
-	if (!kernel->vmlinux) {
-		vnfs_warning("the kernel has no BTF (/sys/kernel/btf/vmlinux): kprobes only");
-		return;
-	}
-	directory = opendir("/sys/kernel/btf");
-	if (!directory)
-		return;
-	while ((entry = readdir(directory)) && kernel->module_count < MAX_NFS_MODULES) {
-		struct btf *module;
-
-		if (strncmp(entry->d_name, "nfs", 3) != 0 || strcmp(entry->d_name, "nfsd") == 0)
-			continue;
-		module = btf__load_module_btf(entry->d_name, kernel->vmlinux);
-		if (!module) {
-			vnfs_debug("cannot load the BTF of module %s: %s", entry->d_name,
-				   strerror(errno));
-			continue;
-		}
-		kernel->modules[kernel->module_count++] = module;
-	}
-	closedir(directory);
-}
-
-struct function_location {
-	const struct btf *btf;
-	__u32 id;
-};
-
-/* Records where each hooked function's FUNC type is, looking at the types
- * of btf from first_id on (for a module: its own types, not vmlinux's).  One
- * pass per BTF: btf__find_by_name_kind() would walk vmlinux's 100,000+ types
- * once per function and module, which takes seconds under emulation. */
-static size_t find_functions(const struct btf *btf, __u32 first_id,
-			     struct function_location *found)
-{
-	__u32 type_count = btf__type_cnt(btf);
-	size_t count = 0;
-
-	for (__u32 id = first_id; id < type_count; id++) {
-		const struct btf_type *type = btf__type_by_id(btf, id);
-		const char *name;
-
-		if (!btf_is_func(type))
-			continue;
-		name = btf__name_by_offset(btf, type->name_off);
-		for (size_t i = 0; name && i < vnfs_hook_count; i++)
-			if (!found[i].btf && strcmp(name, vnfs_hooks[i].function) == 0) {
-				found[i].btf = btf;
-				found[i].id = id;
-				count++;
-			}
-	}
-	return count;
-}
-
-/* Locates every hooked function in the nfs* modules' BTF, else (NFS client
- * built in) in vmlinux's.  Returns true when some BTF describes the NFS
- * client, so that a function it lacks is truly absent. */
-static bool locate_functions(const struct kernel_btf *kernel, struct function_location *found)
-{
-	size_t count = 0;
-
-	if (!kernel->vmlinux)
-		return false;
-	for (size_t i = 0; i < kernel->module_count; i++)
-		count += find_functions(kernel->modules[i], btf__type_cnt(kernel->vmlinux), found);
-	if (kernel->module_count > 0)
-		return true;
-	count += find_functions(kernel->vmlinux, 1, found);
-	return count > 0;
-}
 
 static const struct btf_type *skip_modifiers(const struct btf *btf, __u32 id)
 {
@@ -342,13 +249,12 @@ static void config_from_fallback(struct hook_state *state)
 /* Plans every function's first attach method from the kernel's BTF. */
 static void plan_hooks(struct vnfs_probes *probes)
 {
-	struct function_location found[VNFS_MAX_HOOKS];
-	struct kernel_btf kernel;
+	struct kernel_function found[VNFS_MAX_HOOKS];
 	bool btf_has_nfs;
 
-	memset(found, 0, sizeof(found));
-	kernel_btf_load(&kernel);
-	btf_has_nfs = locate_functions(&kernel, found);
+	if (kernel_btf_load(&probes->kernel_btf) != 0)
+		vnfs_warning("the kernel has no BTF (/sys/kernel/btf/vmlinux): kprobes only");
+	btf_has_nfs = kernel_btf_find(&probes->kernel_btf, vnfs_hooks, vnfs_hook_count, found);
 	probes->hook_count = vnfs_hook_count;
 	for (size_t i = 0; i < vnfs_hook_count; i++) {
 		struct hook_state *state = &probes->hooks[i];
@@ -359,6 +265,8 @@ static void plan_hooks(struct vnfs_probes *probes)
 				state->absent = true;
 				continue;
 			}
+			state->btf_id = found[i].id;
+			state->btf_object_fd = found[i].object_fd;
 		} else if (btf_has_nfs) {
 			state->absent = true;
 			snprintf(state->note, sizeof(state->note), "not in this kernel");
@@ -382,7 +290,6 @@ static void plan_hooks(struct vnfs_probes *probes)
 			snprintf(state->kprobe_error, sizeof(state->kprobe_error),
 				 "not tried (probe mode fentry)");
 	}
-	kernel_btf_free(&kernel);
 }
 
 /* After fentry failed for a function: its next method per the mode. */
@@ -707,6 +614,52 @@ static int set_pin_paths(struct vnfs_probes *probes)
 	return 0;
 }
 
+/* The fentry/fexit programs are in sections of their own (bpf/vnfs.h) so
+ * that loading them goes through set_attach_btf_id(), which gives the kernel
+ * the target found by kernel_btf, instead of libbpf's resolution by name.
+ * libbpf's handlers are process-wide, and libbpf 1.1 frees its handler table
+ * when the last one is unregistered but keeps using it (double free on the
+ * next registration): they are registered once and stay, and the probes
+ * being loaded are found through loading_probes. */
+static const struct vnfs_probes *loading_probes;
+
+static int set_attach_btf_id(struct bpf_program *program, struct bpf_prog_load_opts *options,
+			     long cookie)
+{
+	const struct vnfs_probes *probes = loading_probes;
+	const char *index = strrchr(bpf_program__name(program), '_');
+	unsigned long hook = index ? strtoul(index + 1, NULL, 10) : VNFS_MAX_HOOKS;
+
+	(void)cookie;
+	if (!probes || hook >= probes->hook_count || probes->hooks[hook].btf_id == 0)
+		return -EINVAL;
+	options->attach_btf_id = probes->hooks[hook].btf_id;
+	options->attach_btf_obj_fd = probes->hooks[hook].btf_object_fd;
+	return 0;
+}
+
+static int section_handlers_status = -1;
+
+static void register_section_handlers_once(void)
+{
+	LIBBPF_OPTS(libbpf_prog_handler_opts, options,
+		    .prog_prepare_load_fn = set_attach_btf_id);
+
+	if (libbpf_register_prog_handler(VNFS_FENTRY_SECTION, BPF_PROG_TYPE_TRACING,
+					 BPF_TRACE_FENTRY, &options) >= 0 &&
+	    libbpf_register_prog_handler(VNFS_FEXIT_SECTION, BPF_PROG_TYPE_TRACING,
+					 BPF_TRACE_FEXIT, &options) >= 0)
+		section_handlers_status = 0;
+}
+
+static int register_section_handlers(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, register_section_handlers_once);
+	return section_handlers_status;
+}
+
 /* Sets every hook slot's programs for this attempt's plan.  Returns -1 only
  * when the object cannot be prepared at all. */
 static int prepare_programs(struct vnfs_probes *probes)
@@ -730,15 +683,9 @@ static int prepare_programs(struct vnfs_probes *probes)
 			continue;
 		skeleton->rodata->hook_config[i] = state->config;
 		if (state->plan == VNFS_ATTACH_FENTRY) {
-			if (bpf_program__set_attach_target(fentry, 0, state->hook->function) != 0 ||
-			    bpf_program__set_attach_target(fexit, 0, state->hook->function) != 0) {
-				fentry_failed(probes, state, "no BTF attach target: %s",
-					      strerror(errno));
-			} else {
-				bpf_program__set_autoload(fentry, true);
-				bpf_program__set_autoload(fexit, true);
-				continue;
-			}
+			bpf_program__set_autoload(fentry, true);
+			bpf_program__set_autoload(fexit, true);
+			continue;
 		}
 		if (state->plan != VNFS_ATTACH_KPROBE)
 			continue;
@@ -766,9 +713,10 @@ static bool attach_hook(struct vnfs_probes *probes, struct hook_state *state, si
 	const char *function = state->hook->function;
 
 	if (state->plan == VNFS_ATTACH_FENTRY) {
-		state->entry_link = bpf_program__attach(hook_program(skeleton, "fentry", index));
+		state->entry_link = bpf_program__attach_trace(hook_program(skeleton, "fentry", index));
 		if (state->entry_link)
-			state->exit_link = bpf_program__attach(hook_program(skeleton, "fexit", index));
+			state->exit_link =
+				bpf_program__attach_trace(hook_program(skeleton, "fexit", index));
 		if (state->entry_link && state->exit_link) {
 			state->method = VNFS_ATTACH_FENTRY;
 			return true;
@@ -799,10 +747,14 @@ static bool attach_hook(struct vnfs_probes *probes, struct hook_state *state, si
 static int attempt(struct vnfs_probes *probes, char *error, size_t error_size)
 {
 	bool settled = true;
-	double started;
 	int result, status;
+	double started;
 
 	started = milliseconds();
+	if (register_section_handlers() != 0) {
+		snprintf(error, error_size, "cannot register the probes' section handlers");
+		return -1;
+	}
 	probes->skeleton = vnfs_bpf__open();
 	vnfs_debug("open round: %.0f ms", milliseconds() - started);
 	if (!probes->skeleton) {
@@ -819,7 +771,9 @@ static int attempt(struct vnfs_probes *probes, char *error, size_t error_size)
 		return -1;
 	}
 	started = milliseconds();
+	loading_probes = probes;
 	result = vnfs_bpf__load(probes->skeleton);
+	loading_probes = NULL;
 	vnfs_debug("load round: %.0f ms", milliseconds() - started);
 	if (result != 0) {
 		bool fentry_planned = any_planned(probes, VNFS_ATTACH_FENTRY);
@@ -1073,6 +1027,7 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 	do {
 		status = attempt(probes, error, error_size);
 	} while (status == 1 && ++round < MAX_ATTEMPTS);
+	kernel_btf_free(&probes->kernel_btf);
 	if (status < 0)
 		goto fail;
 	if (status == 1) {
@@ -1131,6 +1086,7 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 	if (probes->step_stats)
 		munmap(probes->step_stats, probes->step_stats_mapping_size);
 	vnfs_bpf__destroy(probes->skeleton);
+	kernel_btf_free(&probes->kernel_btf);
 	pthread_mutex_destroy(&probes->registry_lock);
 	free(probes);
 }
@@ -1242,28 +1198,137 @@ out:
 	return status;
 }
 
-struct process_walk {
-	vnfs_process_fn fn;
-	void *context;
+/* breakdown_stats read whole, for summing per process name or per mount. */
+struct breakdown_entry {
+	struct vnfs_breakdown_key key;
+	struct vnfs_breakdown_stats stats;
 };
 
-static int call_process(const void *key, const void *value, void *walk)
-{
-	const struct process_walk *process_walk = walk;
+struct breakdown_entries {
+	struct breakdown_entry *entries;
+	size_t count, capacity;
+};
 
-	return process_walk->fn(key, value, process_walk->context);
+static int collect_breakdown(const void *key, const void *value, void *context)
+{
+	struct breakdown_entries *collected = context;
+
+	if (collected->count == collected->capacity) {
+		size_t capacity = collected->capacity ? 2 * collected->capacity : 64;
+		struct breakdown_entry *entries =
+			realloc(collected->entries, capacity * sizeof(*entries));
+
+		if (!entries)
+			return -1;
+		collected->entries = entries;
+		collected->capacity = capacity;
+	}
+	memcpy(&collected->entries[collected->count].key, key, sizeof(struct vnfs_breakdown_key));
+	memcpy(&collected->entries[collected->count].stats, value,
+	       sizeof(struct vnfs_breakdown_stats));
+	collected->count++;
+	return 0;
 }
 
-struct mount_walk {
-	vnfs_mount_fn fn;
-	void *context;
-};
-
-static int call_mount(const void *key, const void *value, void *walk)
+/* Reads every entry, sorted with compare: equal neighbours are one line. */
+static int read_breakdown(struct vnfs_probes *probes, struct breakdown_entries *collected,
+			  int (*compare)(const void *, const void *))
 {
-	const struct mount_walk *mount_walk = walk;
+	memset(collected, 0, sizeof(*collected));
+	if (for_each_entry(bpf_map__fd(probes->skeleton->maps.breakdown_stats),
+			   sizeof(struct vnfs_breakdown_key), sizeof(struct vnfs_breakdown_stats),
+			   collect_breakdown, collected) != 0) {
+		free(collected->entries);
+		return -1;
+	}
+	qsort(collected->entries, collected->count, sizeof(*collected->entries), compare);
+	return 0;
+}
 
-	return mount_walk->fn(key, value, mount_walk->context);
+static int compare_slots(__u32 left, __u32 right)
+{
+	return left < right ? -1 : left > right;
+}
+
+static int by_slot_and_comm(const void *left, const void *right)
+{
+	const struct vnfs_breakdown_key *a = left, *b = right;
+
+	return a->slot != b->slot ? compare_slots(a->slot, b->slot)
+				  : strncmp(a->comm, b->comm, VNFS_COMM_LEN);
+}
+
+static int by_slot_and_device(const void *left, const void *right)
+{
+	const struct vnfs_breakdown_key *a = left, *b = right;
+
+	return a->slot != b->slot ? compare_slots(a->slot, b->slot)
+				  : compare_slots(a->device, b->device);
+}
+
+static void add_to_process(struct vnfs_process_stats *total, const struct vnfs_breakdown_stats *part)
+{
+	total->read_ops += part->read_ops;
+	total->read_bytes += part->read_bytes;
+	total->write_ops += part->write_ops;
+	total->write_bytes += part->write_bytes;
+	total->other_ops += part->other_ops;
+}
+
+static void add_to_mount(struct vnfs_mount_stats *total, const struct vnfs_breakdown_stats *part)
+{
+	total->ops += part->read_ops + part->write_ops + part->other_ops;
+	total->errors += part->errors;
+	total->time_ns += part->time_ns;
+	total->read_bytes += part->read_bytes;
+	total->write_bytes += part->write_bytes;
+}
+
+_Static_assert(offsetof(struct breakdown_entry, key) == 0, "sorting compares the key first");
+
+int vnfs_probes_for_each_process(struct vnfs_probes *probes, vnfs_process_fn fn, void *context)
+{
+	struct breakdown_entries collected;
+	int status = 0;
+
+	if (read_breakdown(probes, &collected, by_slot_and_comm) != 0)
+		return -1;
+	for (size_t first = 0, next; status == 0 && first < collected.count; first = next) {
+		struct vnfs_process_key key = { .slot = collected.entries[first].key.slot };
+		struct vnfs_process_stats total = { 0 };
+
+		memcpy(key.comm, collected.entries[first].key.comm, VNFS_COMM_LEN);
+		for (next = first; next < collected.count &&
+				   by_slot_and_comm(&collected.entries[next], &collected.entries[first]) == 0;
+		     next++)
+			add_to_process(&total, &collected.entries[next].stats);
+		status = fn(&key, &total, context);
+	}
+	free(collected.entries);
+	return status;
+}
+
+int vnfs_probes_for_each_mount(struct vnfs_probes *probes, vnfs_mount_fn fn, void *context)
+{
+	struct breakdown_entries collected;
+	int status = 0;
+
+	if (read_breakdown(probes, &collected, by_slot_and_device) != 0)
+		return -1;
+	for (size_t first = 0, next; status == 0 && first < collected.count; first = next) {
+		struct vnfs_mount_key key = { .slot = collected.entries[first].key.slot,
+					      .device = collected.entries[first].key.device };
+		struct vnfs_mount_stats total = { 0 };
+
+		for (next = first;
+		     next < collected.count &&
+		     by_slot_and_device(&collected.entries[next], &collected.entries[first]) == 0;
+		     next++)
+			add_to_mount(&total, &collected.entries[next].stats);
+		status = fn(&key, &total, context);
+	}
+	free(collected.entries);
+	return status;
 }
 
 struct unattributed_walk {
@@ -1276,24 +1341,6 @@ static int call_unattributed(const void *key, const void *value, void *walk)
 	const struct unattributed_walk *unattributed_walk = walk;
 
 	return unattributed_walk->fn(key, value, unattributed_walk->context);
-}
-
-int vnfs_probes_for_each_process(struct vnfs_probes *probes, vnfs_process_fn fn, void *context)
-{
-	struct process_walk walk = { fn, context };
-
-	return for_each_entry(bpf_map__fd(probes->skeleton->maps.process_stats),
-			      sizeof(struct vnfs_process_key), sizeof(struct vnfs_process_stats),
-			      call_process, &walk);
-}
-
-int vnfs_probes_for_each_mount(struct vnfs_probes *probes, vnfs_mount_fn fn, void *context)
-{
-	struct mount_walk walk = { fn, context };
-
-	return for_each_entry(bpf_map__fd(probes->skeleton->maps.mount_stats),
-			      sizeof(struct vnfs_mount_key), sizeof(struct vnfs_mount_stats),
-			      call_mount, &walk);
 }
 
 int vnfs_probes_for_each_unattributed(struct vnfs_probes *probes, vnfs_unattributed_fn fn,
@@ -1322,7 +1369,7 @@ static int collect_slot_key(const void *key, const void *value, void *context)
 	uint32_t slot;
 
 	(void)value;
-	memcpy(&slot, key, sizeof(slot)); /* both key types start with the slot */
+	memcpy(&slot, key, sizeof(slot)); /* the key starts with the slot */
 	if (slot != collected->slot)
 		return 0;
 	if (collected->count == collected->capacity) {
@@ -1351,8 +1398,7 @@ static int delete_slot_entries(int fd, size_t key_size, size_t value_size, uint3
 	return status;
 }
 
-_Static_assert(offsetof(struct vnfs_process_key, slot) == 0, "slot first in the process key");
-_Static_assert(offsetof(struct vnfs_mount_key, slot) == 0, "slot first in the mount key");
+_Static_assert(offsetof(struct vnfs_breakdown_key, slot) == 0, "slot first in the key");
 
 int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot)
 {
@@ -1364,13 +1410,9 @@ int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot)
 	if (bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.step_stats), &key, &zero,
 				BPF_ANY) != 0)
 		return -1;
-	if (delete_slot_entries(bpf_map__fd(probes->skeleton->maps.process_stats),
-				sizeof(struct vnfs_process_key), sizeof(struct vnfs_process_stats),
-				slot) != 0)
-		return -1;
-	return delete_slot_entries(bpf_map__fd(probes->skeleton->maps.mount_stats),
-				   sizeof(struct vnfs_mount_key), sizeof(struct vnfs_mount_stats),
-				   slot);
+	return delete_slot_entries(bpf_map__fd(probes->skeleton->maps.breakdown_stats),
+				   sizeof(struct vnfs_breakdown_key),
+				   sizeof(struct vnfs_breakdown_stats), slot);
 }
 
 int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_HEALTH_COUNTERS])

@@ -27,6 +27,37 @@
 #define VNFS_STEP_BATCH 0xfffffffbu
 #define VNFS_STEP_INTERACTIVE 0xfffffffau
 
+/* The breakdowns as the helper reports them, summed from breakdown_stats
+ * (bpf/vnfs.h): per step and process name, per step and mount. */
+#define VNFS_MAX_PROCESS_ENTRIES VNFS_MAX_BREAKDOWN_ENTRIES
+#define VNFS_MAX_MOUNT_ENTRIES VNFS_MAX_BREAKDOWN_ENTRIES
+
+struct vnfs_process_key {
+	__u32 slot;
+	char comm[VNFS_COMM_LEN];
+};
+
+struct vnfs_process_stats {
+	__u64 read_ops;
+	__u64 read_bytes;
+	__u64 write_ops;
+	__u64 write_bytes;
+	__u64 other_ops;
+};
+
+struct vnfs_mount_key {
+	__u32 slot;
+	__u32 device;
+};
+
+struct vnfs_mount_stats {
+	__u64 ops;
+	__u64 errors;
+	__u64 time_ns;
+	__u64 read_bytes;
+	__u64 write_bytes;
+};
+
 struct vnfs_process_record {
 	char comm[VNFS_COMM_LEN];
 	struct vnfs_process_stats stats;

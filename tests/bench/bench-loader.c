@@ -34,6 +34,7 @@
 #include "bpf/bench/collector_design.skel.h"
 #include "bpf/bench/floor.skel.h"
 #include "helper/hooks.h"
+#include "helper/kernel_btf.h"
 
 /* One hooked function: its entry and exit probes. */
 struct hooked_function {
@@ -86,97 +87,21 @@ static void hooks_init(struct hooks *hooks, bool kprobes)
 
 /* ------------------------------------------------ the floor's targets */
 
-static int compare_names(const void *left, const void *right)
+/* Finds each function's BTF target the way the helper does (kernel_btf). */
+static int floor_find_targets(struct hooks *hooks, struct kernel_btf *kernel)
 {
-	const struct hooked_function *const *a = left, *const *b = right;
+	struct kernel_function found[VNFS_MAX_HOOKS];
 
-	return strcmp((*a)->name, (*b)->name);
-}
-
-/* Marks every wanted function that btf (types first_id on) defines.  One
- * pass with a binary search per function type: libbpf's lookup by name is a
- * linear scan of vmlinux's BTF per program, which under emulation took
- * longer than everything else together. */
-static void find_functions(const struct btf *btf, __u32 first_id, int btf_fd,
-			   struct hooked_function **sorted, size_t count)
-{
-	__u32 type_count = btf__type_cnt(btf);
-
-	for (__u32 id = first_id; id < type_count; id++) {
-		const struct btf_type *type = btf__type_by_id(btf, id);
-		struct hooked_function key, *key_pointer = &key, **match;
-
-		if (!btf_is_func(type))
-			continue;
-		key.name = btf__name_by_offset(btf, type->name_off);
-		if (!key.name)
-			continue;
-		match = bsearch(&key_pointer, sorted, count, sizeof(*sorted), compare_names);
-		if (match && (*match)->btf_fd < 0) {
-			(*match)->btf_id = id;
-			(*match)->btf_fd = btf_fd;
-		}
-	}
-}
-
-/* A module's BTF object fd, or -1 for vmlinux's and for other objects. */
-static int module_btf_fd(__u32 id)
-{
-	struct bpf_btf_info info;
-	char name[64] = "";
-	__u32 length = sizeof(info);
-	int fd = bpf_btf_get_fd_by_id(id);
-
-	if (fd < 0)
-		return -1;
-	memset(&info, 0, sizeof(info));
-	info.name = (__u64)(uintptr_t)name;
-	info.name_len = sizeof(name);
-	if (bpf_obj_get_info_by_fd(fd, &info, &length) != 0 || !info.kernel_btf ||
-	    strcmp(name, "vmlinux") == 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Finds each function's BTF id in vmlinux or in a module.  Keeps the fds of
- * the modules that define one (loading needs them), closes the others. */
-static int floor_find_targets(struct hooks *hooks, int module_fds[], size_t *module_fd_count,
-			      size_t module_fd_capacity)
-{
-	struct hooked_function *sorted[VNFS_MAX_HOOKS];
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	__u32 id = 0;
-
-	if (!vmlinux) {
+	if (kernel_btf_load(kernel) != 0) {
 		fprintf(stderr, "bench_loader: no kernel BTF: %s\n", strerror(errno));
 		return -1;
 	}
+	kernel_btf_find(kernel, vnfs_hooks, hooks->count, found);
 	for (size_t i = 0; i < hooks->count; i++)
-		sorted[i] = &hooks->functions[i];
-	qsort(sorted, hooks->count, sizeof(sorted[0]), compare_names);
-	find_functions(vmlinux, 1, 0, sorted, hooks->count);
-	while (bpf_btf_get_next_id(id, &id) == 0) {
-		int fd = module_btf_fd(id);
-		bool used = false;
-		struct btf *module;
-
-		if (fd < 0)
-			continue;
-		module = btf__load_from_kernel_by_id_split(id, vmlinux);
-		if (module) {
-			find_functions(module, btf__type_cnt(vmlinux), fd, sorted, hooks->count);
-			btf__free(module);
+		if (found[i].btf) {
+			hooks->functions[i].btf_id = found[i].id;
+			hooks->functions[i].btf_fd = found[i].object_fd;
 		}
-		for (size_t i = 0; i < hooks->count; i++)
-			used = used || hooks->functions[i].btf_fd == fd;
-		if (used && *module_fd_count < module_fd_capacity)
-			module_fds[(*module_fd_count)++] = fd;
-		else
-			close(fd);
-	}
-	btf__free(vmlinux);
 	return 0;
 }
 
@@ -226,18 +151,16 @@ static int floor_load(struct hooks *hooks)
 
 static int floor_start(struct hooks *hooks)
 {
-	int module_fds[VNFS_MAX_HOOKS];
-	size_t module_fd_count = 0;
+	struct kernel_btf kernel;
 	long long started = now_ms();
 	int status;
 
 	hooks_init(hooks, false);
-	if (floor_find_targets(hooks, module_fds, &module_fd_count, VNFS_MAX_HOOKS) != 0)
+	if (floor_find_targets(hooks, &kernel) != 0)
 		return -1;
 	printf("targets found in %lld ms\n", now_ms() - started);
 	status = floor_load(hooks);
-	for (size_t i = 0; i < module_fd_count; i++)
-		close(module_fds[i]);
+	kernel_btf_free(&kernel);
 	return status;
 }
 

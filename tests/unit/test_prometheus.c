@@ -143,7 +143,7 @@ static void test_exact_samples(void **unused)
 
 	struct vnfs_helper_health health = { .collections = 12, .last_collection_ns = 2500000,
 		.active_slots = 1, .max_slots = 1024 };
-	health.counters[VNFS_HEALTH_PROCESS_MAP_FULL] = 3;
+	health.counters[VNFS_HEALTH_BREAKDOWN_FULL] = 3;
 	health.counters[VNFS_HEALTH_UNMATCHED_EXIT] = 4;
 	for (int op = 0; op < VNFS_OP_COUNT; op++)
 		health.attach_method[op] = VNFS_ATTACH_FENTRY;
@@ -208,7 +208,7 @@ static void test_exact_samples(void **unused)
 	assert_contains(text, "\nvnfs_helper_collection_duration_seconds 0.0025\n");
 	assert_contains(text, "\nvnfs_helper_slots{state=\"used\"} 1\n");
 	assert_contains(text, "\nvnfs_helper_slots{state=\"free\"} 1023\n");
-	assert_contains(text, "\nvnfs_helper_map_full_total{map=\"process_stats\"} 3\n");
+	assert_contains(text, "\nvnfs_helper_map_full_total{map=\"breakdown_stats\"} 3\n");
 	assert_contains(text, "\nvnfs_helper_unmatched_exits_total 4\n");
 	assert_contains(text, "\nvnfs_helper_active_steps 1\n");
 	/* 21 for the read operation and bytes, 18 request size, 5 process, 5 mount, 4 stray */

@@ -1,0 +1,138 @@
+/*
+ * kernel_btf.c — finds the hooked functions in the kernel's BTF (see
+ * kernel_btf.h).
+ *
+ * Why not libbpf's lookup by name: bpf_program__set_attach_target() and the
+ * loader's own resolution scan vmlinux's 100,000+ types linearly for every
+ * program, then every module's; under emulation that was about 330 ms per
+ * program, most of the helper's start-up.  Here each BTF is walked once and
+ * each FUNC name is looked up among the sorted hooked names.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+
+#include "helper/kernel_btf.h"
+
+/* The module's BTF fd when BTF object `id` is an NFS client module's. */
+static int nfs_module_fd(__u32 id)
+{
+	struct bpf_btf_info info;
+	__u32 length = sizeof(info);
+	char name[64] = "";
+	int fd = bpf_btf_get_fd_by_id(id);
+
+	if (fd < 0)
+		return -1;
+	memset(&info, 0, sizeof(info));
+	info.name = (__u64)(uintptr_t)name;
+	info.name_len = sizeof(name);
+	if (bpf_obj_get_info_by_fd(fd, &info, &length) != 0 || !info.kernel_btf ||
+	    strncmp(name, "nfs", 3) != 0 || strcmp(name, "nfsd") == 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int kernel_btf_load(struct kernel_btf *kernel)
+{
+	__u32 id = 0;
+
+	memset(kernel, 0, sizeof(*kernel));
+	kernel->vmlinux = btf__load_vmlinux_btf();
+	if (!kernel->vmlinux)
+		return -1;
+	while (kernel->module_count < KERNEL_BTF_MAX_MODULES && bpf_btf_get_next_id(id, &id) == 0) {
+		int fd = nfs_module_fd(id);
+		struct btf *module;
+
+		if (fd < 0)
+			continue;
+		module = btf__load_from_kernel_by_id_split(id, kernel->vmlinux);
+		if (!module) {
+			close(fd);
+			continue;
+		}
+		kernel->modules[kernel->module_count] = module;
+		kernel->module_fds[kernel->module_count++] = fd;
+	}
+	return 0;
+}
+
+void kernel_btf_free(struct kernel_btf *kernel)
+{
+	for (size_t i = 0; i < kernel->module_count; i++) {
+		btf__free(kernel->modules[i]);
+		close(kernel->module_fds[i]);
+	}
+	btf__free(kernel->vmlinux);
+	memset(kernel, 0, sizeof(*kernel));
+}
+
+struct wanted {
+	const char *name;
+	size_t index;
+};
+
+static int compare_wanted(const void *left, const void *right)
+{
+	return strcmp(((const struct wanted *)left)->name, ((const struct wanted *)right)->name);
+}
+
+/* Marks the wanted functions btf defines, looking at its types from
+ * first_id on (for a module: its own, not vmlinux's). */
+static size_t find_in(const struct btf *btf, __u32 first_id, int object_fd,
+		      const struct wanted *sorted, size_t count, struct kernel_function *found)
+{
+	__u32 type_count = btf__type_cnt(btf);
+	size_t matched = 0;
+
+	for (__u32 id = first_id; id < type_count; id++) {
+		const struct btf_type *type = btf__type_by_id(btf, id);
+		struct wanted key, *match;
+
+		if (!btf_is_func(type))
+			continue;
+		key.name = btf__name_by_offset(btf, type->name_off);
+		if (!key.name)
+			continue;
+		match = bsearch(&key, sorted, count, sizeof(*sorted), compare_wanted);
+		if (!match || found[match->index].btf)
+			continue;
+		found[match->index] = (struct kernel_function){
+			.btf = btf, .id = id, .object_fd = object_fd,
+		};
+		matched++;
+	}
+	return matched;
+}
+
+bool kernel_btf_find(const struct kernel_btf *kernel, const struct vnfs_hook *hooks,
+		     size_t count, struct kernel_function *found)
+{
+	struct wanted sorted[VNFS_MAX_HOOKS];
+	size_t matched = 0;
+
+	if (count > VNFS_MAX_HOOKS)
+		count = VNFS_MAX_HOOKS;
+	memset(found, 0, count * sizeof(*found));
+	if (!kernel->vmlinux)
+		return false;
+	for (size_t i = 0; i < count; i++)
+		sorted[i] = (struct wanted){ .name = hooks[i].function, .index = i };
+	qsort(sorted, count, sizeof(sorted[0]), compare_wanted);
+	/* A modular NFS client is described by its modules only. */
+	for (size_t i = 0; i < kernel->module_count; i++)
+		matched += find_in(kernel->modules[i], btf__type_cnt(kernel->vmlinux),
+				   kernel->module_fds[i], sorted, count, found);
+	if (kernel->module_count > 0)
+		return true;
+	matched += find_in(kernel->vmlinux, 1, 0, sorted, count, found);
+	return matched > 0;
+}

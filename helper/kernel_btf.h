@@ -1,0 +1,51 @@
+/*
+ * kernel_btf.h — where the hooked NFS client functions are in the running
+ * kernel's BTF: their prototypes (to configure each hook) and the
+ * {BTF object, type id} pair the kernel wants when an fentry/fexit program
+ * is loaded for one of them.
+ *
+ * Used by the helper's loader (probes.c) and by the benchmark's loader, so
+ * that both attach to the same functions the same way.
+ */
+#ifndef VNFS_KERNEL_BTF_H
+#define VNFS_KERNEL_BTF_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "helper/hooks.h"
+
+#define KERNEL_BTF_MAX_MODULES 16
+
+struct btf;
+
+/* vmlinux's BTF and that of every loaded NFS client module (nfs, nfsv3,
+ * nfsv4, ...; not nfsd), each module with its kernel object's fd. */
+struct kernel_btf {
+	struct btf *vmlinux; /* NULL: the kernel has no BTF */
+	struct btf *modules[KERNEL_BTF_MAX_MODULES];
+	int module_fds[KERNEL_BTF_MAX_MODULES];
+	size_t module_count;
+};
+
+struct kernel_function {
+	const struct btf *btf; /* NULL: no BTF describes it */
+	__u32 id;              /* its FUNC type in btf */
+	int object_fd;         /* 0 for vmlinux, else the module's BTF fd */
+};
+
+/* Loads what the kernel has; a missing piece only means fewer functions
+ * found.  Returns -1 (errno set) when the kernel has no BTF at all. */
+int kernel_btf_load(struct kernel_btf *kernel);
+
+/* Fills found[i] for hooks[i], i < count (at most VNFS_MAX_HOOKS), in one
+ * pass over each BTF.  Returns true when some BTF describes the NFS client,
+ * so that a function it lacks is truly absent from this kernel. */
+bool kernel_btf_find(const struct kernel_btf *kernel, const struct vnfs_hook *hooks,
+		     size_t count, struct kernel_function *found);
+
+/* Frees the types and closes the module fds (found[].btf dangle after). */
+void kernel_btf_free(struct kernel_btf *kernel);
+
+#endif /* VNFS_KERNEL_BTF_H */
