@@ -148,6 +148,8 @@ static const struct config_key config_keys[] = {
 	  .default_text = "/var/lib/vnfs/history.db" },
 	{ "sqlite", "retention_days", parse_uint, FIELD(sqlite.retention_days),
 	  .max = 36500, .default_text = "90" },
+	{ "sqlite", "write_interval", parse_duration_s, FIELD(sqlite.write_interval_s),
+	  .max = 3600, .default_text = "30s" },
 
 	{ "prometheus", "enabled", parse_bool, FIELD(prometheus.enabled), .default_text = "true" },
 	{ "prometheus", "listen", parse_listen, FIELD(prometheus.listen_address),

@@ -54,6 +54,7 @@ struct vnfs_config {
 		bool enabled;
 		char path[VNFS_PATH_MAX];
 		uint32_t retention_days;     /* 0 = keep forever */
+		uint32_t write_interval_s;   /* running steps' rows, at most this often */
 	} sqlite;
 
 	struct {

@@ -229,6 +229,11 @@ struct sqlite_sink {
 	sqlite3 *db;
 	char path[VNFS_PATH_MAX];
 	uint32_t retention_days;
+	/* Running steps' rows are rewritten at most this often: every interval
+	 * would cost a transaction per second for nothing vnfs-report needs (it
+	 * asks the helper about running jobs); finished jobs never wait. */
+	int64_t write_interval_ms;
+	int64_t last_interval_write_ms;
 	sqlite3_stmt *statements[STATEMENTS];
 	int64_t last_retention_ms;
 	uint64_t generation;
@@ -687,6 +692,9 @@ static void publish_locked(struct sqlite_sink *sink, const struct vnfs_interval 
 {
 	flush_pending(sink);
 	apply_retention(sink, now_ms());
+	if (interval->time_ms - sink->last_interval_write_ms < sink->write_interval_ms)
+		return;
+	sink->last_interval_write_ms = interval->time_ms;
 
 	/* Which steps changed; their new fingerprints apply only on commit. */
 	sink->generation++;
@@ -966,6 +974,8 @@ int vnfs_sink_sqlite_open(struct vnfs_sink *sink, const struct vnfs_config *conf
 	pthread_mutex_init(&state->lock, NULL);
 	snprintf(state->path, sizeof(state->path), "%s", config->sqlite.path);
 	state->retention_days = config->sqlite.retention_days;
+	state->write_interval_ms = (int64_t)config->sqlite.write_interval_s * 1000;
+	state->last_interval_write_ms = INT64_MIN / 2;
 	state->last_retention_ms = INT64_MIN / 2;
 	if (open_database(state, error, error_size) < 0) {
 		sqlite_close(state);

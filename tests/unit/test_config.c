@@ -92,6 +92,7 @@ static void assert_defaults(const struct vnfs_config *config)
 	assert_true(config->sqlite.enabled);
 	assert_string_equal(config->sqlite.path, "/var/lib/vnfs/history.db");
 	assert_int_equal(config->sqlite.retention_days, 90);
+	assert_int_equal(config->sqlite.write_interval_s, 30);
 
 	assert_true(config->prometheus.enabled);
 	assert_string_equal(config->prometheus.listen_address, "127.0.0.1");

@@ -284,6 +284,57 @@ static void test_unchanged_steps_not_rewritten(void **state)
 	sink.close(sink.state);
 }
 
+/* write_interval: running steps' rows at most that often, a finished job at
+ * once.  Interval times are the collector's, so the test sets them. */
+static void test_running_steps_written_per_write_interval(void **state)
+{
+	struct fixture *f = *state;
+	const int64_t start = 1795000000000LL;
+	struct vnfs_sink sink;
+	struct history_step step;
+	struct vnfs_step_record record;
+
+	f->config.sqlite.write_interval_s = 30;
+	open_sink(f, &sink);
+	history_step_init(&step, 7, 0, 1001, "alice", "node1", start, 1);
+	step.record.sample_time_ms = start + 1000;
+	publish(&sink, &step, 1, &record);
+	sqlite3 *db = open_db(f->path);
+	assert_int_equal(query_int(db, "SELECT sample_time_ms FROM steps"), start + 1000);
+
+	/* 29 s later, with new counts: not yet. */
+	step.stats.operations[VNFS_OP_GETATTR].count++;
+	step.record.sample_time_ms = start + 30000;
+	publish(&sink, &step, 1, &record);
+	assert_int_equal(query_int(db, "SELECT sample_time_ms FROM steps"), start + 1000);
+	assert_int_equal(query_int(db, "SELECT count FROM step_operations WHERE operation = "
+				       "'getattr'"),
+			 20);
+
+	/* 30 s after the last write: written. */
+	step.record.sample_time_ms = start + 31000;
+	publish(&sink, &step, 1, &record);
+	assert_int_equal(query_int(db, "SELECT sample_time_ms FROM steps"), start + 31000);
+	assert_int_equal(query_int(db, "SELECT count FROM step_operations WHERE operation = "
+				       "'getattr'"),
+			 21);
+
+	/* The job finishes 1 s later: written at once. */
+	step.stats.operations[VNFS_OP_GETATTR].count++;
+	history_step_finish(&step, start + 32000);
+	struct vnfs_job job = { .job_id = 7, .uid = 1001, .user = "alice", .node = "node1",
+				.start_time_ms = start, .end_time_ms = start + 32000,
+				.step_count = 1, .steps = &step.record };
+	sink.job_finished(sink.state, &job);
+	assert_int_equal(query_int(db, "SELECT finished FROM jobs WHERE job_id = 7"), 1);
+	assert_int_equal(query_int(db, "SELECT count FROM step_operations WHERE operation = "
+				       "'getattr'"),
+			 22);
+	assert_int_equal(sink.dropped(sink.state), 0);
+	sqlite3_close(db);
+	sink.close(sink.state);
+}
+
 static void finish_job(struct vnfs_sink *sink, uint32_t job_id, int64_t start, int64_t end)
 {
 	struct history_step step;
@@ -439,6 +490,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migration_from_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_intervals_then_finished, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unchanged_steps_not_rewritten, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_running_steps_written_per_write_interval, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_locked_database, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
