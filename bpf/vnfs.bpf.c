@@ -113,17 +113,23 @@ static __always_inline void health_add(__u32 counter)
 		__sync_fetch_and_add(value, 1);
 }
 
-/* floor(log2(value)), 0 for 0, clamped to the last bucket. */
+/* floor(log2(value)), 0 for 0, clamped to the last bucket.  Without
+ * branches: ((limit - value) >> 63) is 1 exactly when value > limit (value
+ * is below 2^62 here).  With a branch per step the verifier knew a different
+ * bucket on every path and checked the rest of the program once per bucket;
+ * this and the two global functions below took loading from 1.1 s to 0.65 s
+ * in the test guest. */
 static __always_inline __u32 log2_bucket(__u64 value, __u32 buckets)
 {
-	__u32 bucket = 0;
+	__u64 bucket = 0, step;
 
+	if (value >= 1ull << 62) /* the last bucket anyway */
+		value = (1ull << 62) - 1;
 #pragma unroll
 	for (int shift = 32; shift > 0; shift >>= 1) {
-		if (value >= (1ull << shift)) {
-			value >>= shift;
-			bucket += shift;
-		}
+		step = (((1ull << shift) - 1 - value) >> 63) * shift;
+		value >>= step;
+		bucket += step;
 	}
 	return bucket < buckets ? bucket : buckets - 1;
 }
@@ -145,8 +151,10 @@ static __always_inline void *lookup_or_insert(void *map, const void *key, const 
 
 /* The slot of the nearest registered ancestor (or the cgroup itself): the
  * deepest level is tried first, so a registered task sub-cgroup beats its
- * registered step.  Level 0 is the root, never registered. */
-static __always_inline __u32 registered_ancestor_slot(void)
+ * registered step.  Level 0 is the root, never registered.  A global
+ * function, so that the verifier checks it once on its own and its caller
+ * sees one unknown slot, not one path per level the walk can stop at. */
+__noinline __u32 registered_ancestor_slot(void)
 {
 #pragma unroll
 	for (int level = VNFS_MAX_CGROUP_DEPTH; level >= 1; level--) {
@@ -325,16 +333,19 @@ struct call_result {
 	__u64 bytes;
 };
 
-static __always_inline void count_unattributed(__u64 cgroup_id, const struct call_result *call)
+/* Global, as registered_ancestor_slot: checked once, not once per path. */
+__noinline int count_unattributed(__u64 cgroup_id, const struct call_result *call)
 {
 	struct vnfs_unattributed_key key = { .cgroup_id = cgroup_id };
 	struct vnfs_unattributed_stats zero = {}, *stats;
 
+	if (!call) /* the verifier cannot know a global function's callers */
+		return 0;
 	key.uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	stats = lookup_or_insert(&unattributed_stats, &key, &zero, VNFS_HEALTH_UNATTRIBUTED_FULL);
 	if (!stats || call->operation >= VNFS_OP_COUNT)
-		return;
+		return 0;
 	__sync_fetch_and_add(&stats->count[call->operation], 1);
 	if (call->error)
 		__sync_fetch_and_add(&stats->errors, 1);
@@ -342,6 +353,7 @@ static __always_inline void count_unattributed(__u64 cgroup_id, const struct cal
 		__sync_fetch_and_add(&stats->write_bytes, call->bytes);
 	else if (call->bytes)
 		__sync_fetch_and_add(&stats->read_bytes, call->bytes);
+	return 0;
 }
 
 static __always_inline void count_operation(struct vnfs_step_stats *stats,
@@ -373,16 +385,20 @@ static __always_inline void count_operation(struct vnfs_step_stats *stats,
 		__sync_fetch_and_add(&stats->request_size_histogram[VNFS_DIRECTION_WRITE][bucket], 1);
 }
 
-/* read_* include mmap_read: both are data the process brought in. */
-static __always_inline void count_breakdown(__u32 slot, const struct call_result *call)
+/* read_* include mmap_read: both are data the process brought in.  Global,
+ * as registered_ancestor_slot. */
+__noinline int count_breakdown(__u32 slot, const struct call_result *call)
 {
-	struct vnfs_breakdown_key key = { .slot = slot, .device = call->device };
+	struct vnfs_breakdown_key key = { .slot = slot };
 	struct vnfs_breakdown_stats zero = {}, *stats;
 
+	if (!call)
+		return 0;
+	key.device = call->device;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	stats = lookup_or_insert(&breakdown_stats, &key, &zero, VNFS_HEALTH_BREAKDOWN_FULL);
 	if (!stats)
-		return;
+		return 0;
 	if (call->operation == VNFS_OP_READ || call->operation == VNFS_OP_MMAP_READ) {
 		__sync_fetch_and_add(&stats->read_ops, 1);
 		__sync_fetch_and_add(&stats->read_bytes, call->bytes);
@@ -396,6 +412,7 @@ static __always_inline void count_breakdown(__u32 slot, const struct call_result
 		__sync_fetch_and_add(&stats->errors, 1);
 	if (call->timed)
 		__sync_fetch_and_add(&stats->time_ns, call->duration_ns);
+	return 0;
 }
 
 static __always_inline void count_call(struct vnfs_task_state *state,

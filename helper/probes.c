@@ -1266,69 +1266,96 @@ static int by_slot_and_device(const void *left, const void *right)
 				  : compare_slots(a->device, b->device);
 }
 
-static void add_to_process(struct vnfs_process_stats *total, const struct vnfs_breakdown_stats *part)
+static void add_breakdown(struct vnfs_breakdown_stats *total,
+			  const struct vnfs_breakdown_stats *part)
 {
 	total->read_ops += part->read_ops;
 	total->read_bytes += part->read_bytes;
 	total->write_ops += part->write_ops;
 	total->write_bytes += part->write_bytes;
 	total->other_ops += part->other_ops;
-}
-
-static void add_to_mount(struct vnfs_mount_stats *total, const struct vnfs_breakdown_stats *part)
-{
-	total->ops += part->read_ops + part->write_ops + part->other_ops;
 	total->errors += part->errors;
 	total->time_ns += part->time_ns;
-	total->read_bytes += part->read_bytes;
-	total->write_bytes += part->write_bytes;
 }
 
 _Static_assert(offsetof(struct breakdown_entry, key) == 0, "sorting compares the key first");
 
-int vnfs_probes_for_each_process(struct vnfs_probes *probes, vnfs_process_fn fn, void *context)
+typedef int (*group_fn)(const struct vnfs_breakdown_key *key,
+			const struct vnfs_breakdown_stats *total, void *context);
+
+/* Calls fn once per run of entries that compare equal, with their sum. */
+static int for_each_group(struct vnfs_probes *probes, int (*compare)(const void *, const void *),
+			  group_fn fn, void *context)
 {
 	struct breakdown_entries collected;
 	int status = 0;
 
-	if (read_breakdown(probes, &collected, by_slot_and_comm) != 0)
+	if (read_breakdown(probes, &collected, compare) != 0)
 		return -1;
 	for (size_t first = 0, next; status == 0 && first < collected.count; first = next) {
-		struct vnfs_process_key key = { .slot = collected.entries[first].key.slot };
-		struct vnfs_process_stats total = { 0 };
+		struct vnfs_breakdown_stats total = { 0 };
 
-		memcpy(key.comm, collected.entries[first].key.comm, VNFS_COMM_LEN);
 		for (next = first; next < collected.count &&
-				   by_slot_and_comm(&collected.entries[next], &collected.entries[first]) == 0;
+				   compare(&collected.entries[next], &collected.entries[first]) == 0;
 		     next++)
-			add_to_process(&total, &collected.entries[next].stats);
-		status = fn(&key, &total, context);
+			add_breakdown(&total, &collected.entries[next].stats);
+		status = fn(&collected.entries[first].key, &total, context);
 	}
 	free(collected.entries);
 	return status;
 }
 
+struct process_walk {
+	vnfs_process_fn fn;
+	void *context;
+};
+
+static int call_process(const struct vnfs_breakdown_key *key,
+			const struct vnfs_breakdown_stats *total, void *context)
+{
+	const struct process_walk *walk = context;
+	struct vnfs_process_key process = { .slot = key->slot };
+	struct vnfs_process_stats stats = {
+		.read_ops = total->read_ops, .read_bytes = total->read_bytes,
+		.write_ops = total->write_ops, .write_bytes = total->write_bytes,
+		.other_ops = total->other_ops,
+	};
+
+	memcpy(process.comm, key->comm, VNFS_COMM_LEN);
+	return walk->fn(&process, &stats, walk->context);
+}
+
+struct mount_walk {
+	vnfs_mount_fn fn;
+	void *context;
+};
+
+static int call_mount(const struct vnfs_breakdown_key *key,
+		      const struct vnfs_breakdown_stats *total, void *context)
+{
+	const struct mount_walk *walk = context;
+	struct vnfs_mount_key mount = { .slot = key->slot, .device = key->device };
+	struct vnfs_mount_stats stats = {
+		.ops = total->read_ops + total->write_ops + total->other_ops,
+		.errors = total->errors, .time_ns = total->time_ns,
+		.read_bytes = total->read_bytes, .write_bytes = total->write_bytes,
+	};
+
+	return walk->fn(&mount, &stats, walk->context);
+}
+
+int vnfs_probes_for_each_process(struct vnfs_probes *probes, vnfs_process_fn fn, void *context)
+{
+	struct process_walk walk = { fn, context };
+
+	return for_each_group(probes, by_slot_and_comm, call_process, &walk);
+}
+
 int vnfs_probes_for_each_mount(struct vnfs_probes *probes, vnfs_mount_fn fn, void *context)
 {
-	struct breakdown_entries collected;
-	int status = 0;
+	struct mount_walk walk = { fn, context };
 
-	if (read_breakdown(probes, &collected, by_slot_and_device) != 0)
-		return -1;
-	for (size_t first = 0, next; status == 0 && first < collected.count; first = next) {
-		struct vnfs_mount_key key = { .slot = collected.entries[first].key.slot,
-					      .device = collected.entries[first].key.device };
-		struct vnfs_mount_stats total = { 0 };
-
-		for (next = first;
-		     next < collected.count &&
-		     by_slot_and_device(&collected.entries[next], &collected.entries[first]) == 0;
-		     next++)
-			add_to_mount(&total, &collected.entries[next].stats);
-		status = fn(&key, &total, context);
-	}
-	free(collected.entries);
-	return status;
+	return for_each_group(probes, by_slot_and_device, call_mount, &walk);
 }
 
 struct unattributed_walk {
