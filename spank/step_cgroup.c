@@ -7,14 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/log.h"
 #include "lib/record.h"
 #include "spank/step_cgroup.h"
 
 #define VNFS_CGROUP_DIR "vnfs"
+#define VNFS_RUN_DIR "/run/vnfs"
 
 /* /proc/self/mounts escapes space, tab, newline and backslash as \ooo. */
 static void unescape_mount_field(char *field)
@@ -142,12 +146,71 @@ static int read_text(const char *path, char *buffer, size_t size)
 	return 0;
 }
 
+/* Reads /proc/self/mounts into mounts and finds the first cgroup2 mount:
+ * 0, 1 when none is mounted, -1 with a message in error. */
+static int find_mounted(char *mounts, size_t mounts_size, struct vnfs_step_cgroup *cgroup,
+			char *error, size_t error_size)
+{
+	if (read_text("/proc/self/mounts", mounts, mounts_size) < 0) {
+		snprintf(error, error_size, "cannot read /proc/self/mounts: %s", strerror(errno));
+		return -1;
+	}
+	return vnfs_cgroup2_mount_from_text(mounts, cgroup->root, sizeof(cgroup->root)) < 0;
+}
+
+/*
+ * A node with cgroup v1 only (RHEL 8 in its default legacy mode) has the v2
+ * hierarchy in its kernel but mounted nowhere.  Every task is in it all the
+ * same (in its root), and the BPF side identifies steps by it, so vnfs mounts
+ * it for its own step cgroups.  It has no controllers (they belong to v1) and
+ * changes nothing for Slurm.  Steps starting together take a lock so that
+ * only one mounts it.
+ */
+static int mount_cgroup2(char *mounts, size_t mounts_size, struct vnfs_step_cgroup *cgroup,
+			 char *error, size_t error_size)
+{
+	int lock, status;
+
+	if ((mkdir(VNFS_RUN_DIR, 0755) < 0 && errno != EEXIST) ||
+	    (mkdir(VNFS_CGROUP2_MOUNT, 0755) < 0 && errno != EEXIST)) {
+		snprintf(error, error_size, "no cgroup2 hierarchy is mounted and %s cannot be made: %s",
+			 VNFS_CGROUP2_MOUNT, strerror(errno));
+		return -1;
+	}
+	lock = open(VNFS_CGROUP2_MOUNT ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX) < 0) {
+		snprintf(error, error_size, "cannot lock %s.lock: %s", VNFS_CGROUP2_MOUNT,
+			 strerror(errno));
+		if (lock >= 0)
+			close(lock);
+		return -1;
+	}
+	status = find_mounted(mounts, mounts_size, cgroup, error, error_size);
+	if (status == 1) {
+		status = 0;
+		if (mount("cgroup2", VNFS_CGROUP2_MOUNT, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  NULL) < 0) {
+			snprintf(error, error_size,
+				 "no cgroup2 hierarchy is mounted and mounting one at %s failed: %s "
+				 "(mount one, or set cgroup_root=)",
+				 VNFS_CGROUP2_MOUNT, strerror(errno));
+			status = -1;
+		} else {
+			snprintf(cgroup->root, sizeof(cgroup->root), "%s", VNFS_CGROUP2_MOUNT);
+			vnfs_info("no cgroup2 hierarchy was mounted: mounted one at %s for the "
+				  "steps' cgroups", VNFS_CGROUP2_MOUNT);
+		}
+	}
+	close(lock);
+	return status;
+}
+
 static int find_root(const char *cgroup_root, struct vnfs_step_cgroup *cgroup, char *error,
 		     size_t error_size)
 {
 	const size_t mounts_size = 1 << 20;
 	char *mounts;
-	int status = -1;
+	int status;
 
 	if (cgroup_root && *cgroup_root) {
 		snprintf(cgroup->root, sizeof(cgroup->root), "%s", cgroup_root);
@@ -158,13 +221,9 @@ static int find_root(const char *cgroup_root, struct vnfs_step_cgroup *cgroup, c
 		snprintf(error, error_size, "out of memory reading /proc/self/mounts");
 		return -1;
 	}
-	if (read_text("/proc/self/mounts", mounts, mounts_size) < 0)
-		snprintf(error, error_size, "cannot read /proc/self/mounts: %s", strerror(errno));
-	else if (vnfs_cgroup2_mount_from_text(mounts, cgroup->root, sizeof(cgroup->root)) < 0)
-		snprintf(error, error_size,
-			 "no cgroup2 hierarchy is mounted (mount one, or set cgroup_root=)");
-	else
-		status = 0;
+	status = find_mounted(mounts, mounts_size, cgroup, error, error_size);
+	if (status == 1)
+		status = mount_cgroup2(mounts, mounts_size, cgroup, error, error_size);
 	free(mounts);
 	return status;
 }

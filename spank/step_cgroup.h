@@ -6,6 +6,7 @@
  * hybrid host) or proctrack/linuxproc Slurm makes none in the v2 hierarchy,
  * so the plugin creates <cgroup2 mount>/vnfs/job_<J>/step_<S>, moves each
  * task into it before the task executes, and removes it when the step ends.
+ * A node that mounts no cgroup2 at all gets one at VNFS_CGROUP2_MOUNT.
  * The directory's inode number is the cgroup id the BPF side sees.
  *
  * The text parsers are pure and unit-tested; the rest touches the real
@@ -22,6 +23,10 @@
 #include "spank/plugin_args.h"
 
 #define VNFS_CGROUP_PATH_MAX 512
+
+/* Where the plugin mounts the cgroup2 hierarchy on a node that mounts none
+ * (cgroup v1 only): see mount_cgroup2 in step_cgroup.c. */
+#define VNFS_CGROUP2_MOUNT "/run/vnfs/cgroup2"
 
 struct vnfs_step_cgroup {
 	char root[VNFS_CGROUP_PATH_MAX];      /* the cgroup2 mount, "/sys/fs/cgroup" */

@@ -18,8 +18,9 @@
 #   VNFS_OUT            results directory on the host (9p share), /vnfs/out
 #   VNFS_STATE          guest-local state of the test bed, /run/vnfs
 #   VNFS_SUITE          the suite's path relative to VNFS_SRC
-#   VNFS_CGROUP_MODE    v2 or hybrid (runner --cgroup)
-#   VNFS_CGROUP2_MOUNT  where cgroup2 is mounted: /sys/fs/cgroup or /sys/fs/cgroup/unified
+#   VNFS_CGROUP_MODE    v2, hybrid or v1 (runner --cgroup)
+#   VNFS_CGROUP2_MOUNT  where cgroup2 is mounted: /sys/fs/cgroup or /sys/fs/cgroup/unified;
+#                       v1: where spank_vnfs mounts it (/run/vnfs/cgroup2)
 #   VNFS_TEST_USER      an unprivileged user that exists in the guest: vnfstest
 # Suites should not use `set -e`: a failed check returns 1 and would end them.
 
@@ -353,6 +354,8 @@ guest_driver() {
 	export VNFS_CGROUP_MODE
 	if [ "$VNFS_CGROUP_MODE" = hybrid ]; then
 		export VNFS_CGROUP2_MOUNT=/sys/fs/cgroup/unified
+	elif [ "$VNFS_CGROUP_MODE" = v1 ]; then
+		export VNFS_CGROUP2_MOUNT=/run/vnfs/cgroup2
 	else
 		export VNFS_CGROUP2_MOUNT=/sys/fs/cgroup
 	fi

@@ -5,6 +5,8 @@
 #       v2         pure cgroup v2 guest, Slurm's cgroup/v2, proctrack/cgroup
 #       hybrid     guest booted with --cgroup hybrid: Slurm's cgroup/v1,
 #                  proctrack/cgroup; cgroup2 (no controllers) at /sys/fs/cgroup/unified
+#       v1         guest booted with --cgroup v1: as hybrid, but no cgroup2 is
+#                  mounted until spank_vnfs mounts one at /run/vnfs/cgroup2
 #       linuxproc  proctrack/linuxproc: Slurm makes no per-step cgroups
 #   slurm_set_plugstack LINE...          rewrite plugstack.conf (srun and
 #                                        slurmstepd read it at every step)
@@ -39,7 +41,7 @@ _slurm_alive() {
 
 _slurm_cgroup_conf() {
 	local mode=$1
-	if [ "${VNFS_CGROUP_MODE:-v2}" = hybrid ]; then
+	if [ "${VNFS_CGROUP_MODE:-v2}" != v2 ]; then
 		printf '%s\n' CgroupPlugin=cgroup/v1 CgroupAutomount=yes ConstrainCores=no \
 			ConstrainRAMSpace=no ConstrainDevices=no
 		return
@@ -123,8 +125,11 @@ slurm_start() {
 	hybrid) [ "${VNFS_CGROUP_MODE:-}" = hybrid ] ||
 			{ fail "slurm: mode hybrid needs a --cgroup hybrid guest"; return 1; }
 		proctrack=proctrack/cgroup ;;
+	v1) [ "${VNFS_CGROUP_MODE:-}" = v1 ] ||
+			{ fail "slurm: mode v1 needs a --cgroup v1 guest"; return 1; }
+		proctrack=proctrack/cgroup ;;
 	linuxproc) proctrack=proctrack/linuxproc ;;
-	*) fail "slurm: unknown mode '$mode' (v2, hybrid or linuxproc)"; return 1 ;;
+	*) fail "slurm: unknown mode '$mode' (v2, hybrid, v1 or linuxproc)"; return 1 ;;
 	esac
 	mkdir -p "$SLURM_STATE"/{etc,munge,ctld,spool,log,run} || return 1
 	chmod 755 "$SLURM_STATE" "$SLURM_STATE/munge"

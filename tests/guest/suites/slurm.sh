@@ -7,6 +7,7 @@
 #
 #   tests/guest/run --build BUILD tests/guest/suites/slurm.sh v2
 #   tests/guest/run --build BUILD --cgroup hybrid tests/guest/suites/slurm.sh hybrid
+#   tests/guest/run --build BUILD --cgroup v1 tests/guest/suites/slurm.sh v1
 #   tests/guest/run --build BUILD tests/guest/suites/slurm.sh linuxproc
 #
 # The plugin must come from a build without sanitizers in the plugin (it is
@@ -85,6 +86,10 @@ check_eq "--vnfs-report=loud message" "$(grep 'vnfs:' <<< "$output")" \
 	"srun: error: vnfs: --vnfs-report: 'loud' is not brief, full or none"
 
 mark no-helper
+if [ "$MODE" = v1 ]; then
+	check "v1: no cgroup2 is mounted before the first step" \
+		test "$(awk '$3 == "cgroup2"' /proc/mounts)" = ""
+fi
 output=$(srun bash -c 'echo "job=$SLURM_JOB_ID"; cat /proc/self/cgroup' 2> /tmp/no-helper.err)
 status=$?
 job=$(sed -n 's/^job=//p' <<< "$output")
@@ -100,6 +105,12 @@ v2) check "v2: the task is in Slurm's own step cgroup ($v2_line)" \
 esac
 if [ "$MODE" != v2 ]; then
 	check "the vnfs job cgroup is gone after the step" until_ok 5 test ! -e "$CGROUP2/vnfs/job_$job"
+fi
+if [ "$MODE" = v1 ]; then
+	check_eq "v1: the plugin mounted cgroup2 at $CGROUP2, once" \
+		"$(awk '$3 == "cgroup2" { print $2 }' /proc/mounts)" "$CGROUP2"
+	check_eq "v1: slurmd.log says so, once" \
+		"$(grep -c "vnfs: no cgroup2 hierarchy was mounted: mounted one at $CGROUP2 for the steps' cgroups" "$SLURM_STATE/log/slurmd.log")" 1
 fi
 
 # ------------------------------------------------------------ the helper
