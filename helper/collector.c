@@ -234,10 +234,10 @@ static void user_name(struct vnfs_collector *collector, uint32_t uid, char *name
 
 static const struct vnfs_step_stats empty_stats;
 
+/* The parts of a step's record that change only with the registry. */
 static void build_record(struct vnfs_collector *collector, const struct vnfs_step *step,
-			 uint32_t slot, struct vnfs_step_record *record, int64_t now_ms)
+			 uint32_t slot, struct vnfs_step_record *record)
 {
-	size_t first, last;
 	const struct vnfs_step_stats *stats = NULL;
 
 	memset(record, 0, sizeof(*record));
@@ -251,12 +251,20 @@ static void build_record(struct vnfs_collector *collector, const struct vnfs_ste
 	record->tags = step->tags;
 	record->start_time_ms = step->start_time_ms;
 	record->end_time_ms = step->end_time_ms;
-	record->sample_time_ms = now_ms;
 	record->finished = step->state == VNFS_STEP_FINISHED;
 	if (collector->probes != NULL)
 		stats = vnfs_probes_step_stats(collector->probes, slot);
 	record->stats = stats ? stats : &empty_stats;
+}
 
+/* The parts that change every interval: the sample time and the step's
+ * rows of this interval's breakdowns. */
+static void refresh_record(struct vnfs_collector *collector, uint32_t slot,
+			   struct vnfs_step_record *record, int64_t now_ms)
+{
+	size_t first, last;
+
+	record->sample_time_ms = now_ms;
 	first = first_of_slot(collector->process_slots, collector->process_count, slot);
 	last = first_of_slot(collector->process_slots, collector->process_count, slot + 1);
 	record->processes = collector->processes + first;
@@ -267,16 +275,32 @@ static void build_record(struct vnfs_collector *collector, const struct vnfs_ste
 	record->mount_count = last - first;
 }
 
+/* Snapshot of the registry and the records' fixed parts, made again only
+ * when the registry changed: copying and formatting a thousand idle steps
+ * every interval was most of the helper's CPU.  Returns the step count. */
+static uint32_t refresh_snapshot(struct vnfs_collector *collector)
+{
+	if (collector->snapshot_valid &&
+	    vnfs_registry_generation(collector->registry) == collector->snapshot_generation)
+		return collector->step_count;
+	collector->step_count = vnfs_registry_snapshot(collector->registry, collector->steps,
+						       collector->slots, VNFS_MAX_STEPS,
+						       &collector->snapshot_generation);
+	for (uint32_t i = 0; i < collector->step_count; i++)
+		build_record(collector, &collector->steps[i], collector->slots[i],
+			     &collector->records[i]);
+	collector->snapshot_valid = true;
+	return collector->step_count;
+}
+
 /* Snapshot + breakdowns + records for every step; returns the step count. */
 static uint32_t read_all(struct vnfs_collector *collector, int64_t now_ms)
 {
-	uint32_t count = vnfs_registry_snapshot(collector->registry, collector->steps,
-						collector->slots, VNFS_MAX_STEPS);
+	uint32_t count = refresh_snapshot(collector);
 
 	read_breakdowns(collector, now_ms);
 	for (uint32_t i = 0; i < count; i++)
-		build_record(collector, &collector->steps[i], collector->slots[i],
-			     &collector->records[i], now_ms);
+		refresh_record(collector, collector->slots[i], &collector->records[i], now_ms);
 	return count;
 }
 
@@ -518,16 +542,15 @@ struct json_object *vnfs_collector_list(struct vnfs_collector *collector, uint32
 	uint32_t count;
 
 	pthread_mutex_lock(&collector->lock);
-	count = vnfs_registry_snapshot(collector->registry, collector->steps, collector->slots,
-				       VNFS_MAX_STEPS);
+	count = refresh_snapshot(collector);
 	for (uint32_t i = 0; i < count; i++) {
 		const struct vnfs_step *step = &collector->steps[i];
+		const char *user = collector->records[i].user;
 		struct json_object *entry;
-		char user[33], step_name[24];
+		char step_name[24];
 
 		if (uid != UINT32_MAX && step->uid != uid)
 			continue;
-		user_name(collector, step->uid, user, sizeof(user));
 		entry = json_object_new_object();
 		json_object_object_add(entry, "job", json_object_new_int64(step->job_id));
 		json_object_object_add(entry, "step", json_object_new_string(

@@ -2,8 +2,9 @@
  * collector.h — turns the BPF maps into records, every interval and on demand.
  *
  * The collector owns the sinks and the only code that reads the maps: each
- * interval it snapshots the registry, points one vnfs_step_record per step at
- * its live counters, groups the process and mount breakdowns by slot, and
+ * interval it snapshots the registry (again only when it changed), points one
+ * vnfs_step_record per step at its live counters, groups the process and
+ * mount breakdowns by slot, and
  * hands the same vnfs_interval to every sink.  When a job finishes it does the
  * job's final read, writes its report files, tells the sinks, and releases the
  * job's slots.  One mutex serialises all of it, so sinks never run twice at once.
@@ -42,10 +43,17 @@ struct vnfs_collector {
 	} user_names[64];
 	unsigned next_user_name;
 
-	/* Scratch, reused every interval (grown, never shrunk). */
+	/* The registry as of snapshot_generation, and a record per step whose
+	 * fixed parts (ids, user, tags, cgroup, times, counters' address) are
+	 * made only when the registry changed: idle steps cost nothing. */
 	struct vnfs_step *steps;
 	uint32_t *slots;
 	struct vnfs_step_record *records;
+	uint32_t step_count;
+	uint64_t snapshot_generation;
+	bool snapshot_valid;
+
+	/* Scratch, reused every interval (grown, never shrunk). */
 	struct vnfs_process_record *processes;
 	uint32_t *process_slots;
 	size_t process_count, process_capacity;

@@ -157,7 +157,7 @@ static void reconcile_registry(struct helper *helper)
 		vnfs_error("out of memory reconciling the registry");
 		goto out;
 	}
-	count = vnfs_registry_snapshot(&helper->registry, steps, slots, VNFS_MAX_STEPS);
+	count = vnfs_registry_snapshot(&helper->registry, steps, slots, VNFS_MAX_STEPS, NULL);
 	for (uint32_t i = 0; i < count; i++) {
 		if (vnfs_probes_registered(helper->probes, steps[i].cgroup_id, &pinned_slot) == 0 &&
 		    pinned_slot == slots[i]) {

@@ -259,6 +259,7 @@ static void apply_record(struct vnfs_registry *registry, const struct vnfs_step 
 	bool is_used = step->state != VNFS_STEP_FREE;
 
 	registry->steps[slot] = *step;
+	registry->generation++;
 	if (is_used && !was_used)
 		registry->used++;
 	else if (!is_used && was_used)
@@ -341,6 +342,7 @@ static void persist(struct vnfs_registry *registry, const uint32_t *slots, uint3
 {
 	struct text text = { 0 };
 
+	registry->generation++; /* every change comes through here */
 	if (registry->journal_path[0] == '\0')
 		return;
 	if (registry->journal_fd < 0) {
@@ -621,12 +623,24 @@ void vnfs_registry_release(struct vnfs_registry *registry, uint32_t slot)
 	pthread_mutex_unlock(&registry->lock);
 }
 
+uint64_t vnfs_registry_generation(struct vnfs_registry *registry)
+{
+	uint64_t generation;
+
+	pthread_mutex_lock(&registry->lock);
+	generation = registry->generation;
+	pthread_mutex_unlock(&registry->lock);
+	return generation;
+}
+
 uint32_t vnfs_registry_snapshot(struct vnfs_registry *registry, struct vnfs_step *steps,
-				uint32_t *slots, uint32_t capacity)
+				uint32_t *slots, uint32_t capacity, uint64_t *generation)
 {
 	uint32_t count = 0;
 
 	pthread_mutex_lock(&registry->lock);
+	if (generation)
+		*generation = registry->generation;
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS && count < capacity; slot++) {
 		if (registry->steps[slot].state == VNFS_STEP_FREE)
 			continue;

@@ -51,6 +51,7 @@ struct vnfs_registry {
 	uint32_t journal_records;  /* lines in the journal, live or overridden */
 	uint64_t journal_bytes;    /* its length after the last complete record */
 	uint32_t used;             /* slots not FREE */
+	uint64_t generation;       /* bumped by every change */
 	struct vnfs_step steps[VNFS_MAX_STEPS]; /* index = slot */
 };
 
@@ -90,8 +91,12 @@ int vnfs_registry_finish_job(struct vnfs_registry *registry, uint32_t job_id, in
 void vnfs_registry_release(struct vnfs_registry *registry, uint32_t slot);
 
 /* Copies of the steps in use (slots ascending), for readers outside the lock.
- * Returns how many were copied into steps (at most capacity). */
+ * Returns how many were copied into steps (at most capacity); *generation
+ * (if not NULL) gets the generation they are a copy of. */
 uint32_t vnfs_registry_snapshot(struct vnfs_registry *registry, struct vnfs_step *steps,
-				uint32_t *slots, uint32_t capacity);
+				uint32_t *slots, uint32_t capacity, uint64_t *generation);
+/* Changes with every change of the registry: a reader holding a snapshot of
+ * the same generation holds the registry as it is. */
+uint64_t vnfs_registry_generation(struct vnfs_registry *registry);
 
 #endif /* VNFS_REGISTRY_H */

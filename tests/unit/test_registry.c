@@ -300,7 +300,7 @@ static void test_persisted_registry_survives_restart(void **state)
 
 	restarted = new_registry(directory);
 	assert_int_equal(vnfs_registry_load(restarted, error, sizeof(error)), 0);
-	assert_int_equal(vnfs_registry_snapshot(restarted, copies, slots, 4), 2);
+	assert_int_equal(vnfs_registry_snapshot(restarted, copies, slots, 4, NULL), 2);
 	assert_int_equal(slots[0], 0);
 	assert_int_equal(copies[0].job_id, 42);
 	assert_int_equal(copies[0].uid, 1042);
