@@ -452,6 +452,55 @@ if [ "$mode" = long ]; then
 fi
 mark bench-probes
 
+# ------------------------------------------------- the programs' own time
+# The loops' added time is the trampoline (or kprobe) plus the programs.
+# kernel.bpf_stats_enabled makes the kernel sum each program's own run time,
+# which splits the two without the noise of a difference of two large
+# numbers.  One more attach per variant, after the rounds, so that the
+# statistics' own cost (a clock read per run) stays out of the table above.
+
+# program_totals: "RUN_TIME_NS RUN_COUNT" summed over every loaded program.
+program_totals() {
+	bpftool -j prog show | jq -r '(([.[].run_time_ns // 0] | add) // 0) as $time |
+		(([.[].run_cnt // 0] | add) // 0) as $runs | "\($time) \($runs)"'
+}
+
+PROGRAM_TIMES=$VNFS_OUT/bench-program-times.txt
+: > "$PROGRAM_TIMES"
+sysctl -q kernel.bpf_stats_enabled=1 || fail "bench.sh: kernel.bpf_stats_enabled cannot be set"
+for variant in "${PROBE_VARIANTS[@]}"; do
+	attach "$variant" || { fail "program time: $variant did not attach"; detach "$variant"; continue; }
+	for loop in "${LOOPS[@]}"; do
+		read -r time_before runs_before <<< "$(program_totals)"
+		in_cgroup "$WORKLOAD_CGROUP" "$WORKLOAD" -n "$iterations" -l "$loop" "$FILE" > /dev/null ||
+			fail "program time: $variant: bench_workload -l $loop failed"
+		read -r time_after runs_after <<< "$(program_totals)"
+		echo "$variant $loop $((time_after - time_before)) $((runs_after - runs_before)) $iterations" >> "$PROGRAM_TIMES"
+	done
+	detach "$variant" || fail "program time: $variant did not detach cleanly"
+done
+sysctl -q kernel.bpf_stats_enabled=0
+{
+	echo "program time per call: the BPF programs' own run time (kernel.bpf_stats_enabled)"
+	echo "per loop call, ns, and program runs per loop call; one attach, $iterations calls"
+	printf '%-12s' loop; printf ' %22s' "${PROBE_VARIANTS[@]}"; echo
+	for loop in "${LOOPS[@]}"; do
+		printf '%-12s' "$loop"
+		for variant in "${PROBE_VARIANTS[@]}"; do
+			printf ' %22s' "$(awk -v v="$variant" -v l="$loop" '$1 == v && $2 == l {
+				printf "%.0f ns, %.1f runs", $3 / $5, $4 / $5 }' "$PROGRAM_TIMES")"
+		done
+		echo
+	done
+} | tee -a "$TABLE"
+for variant in "${PROBE_VARIANTS[@]}"; do
+	for loop in "${LOOPS[@]}"; do
+		check "program time: $variant ran programs during $loop" \
+			awk -v v="$variant" -v l="$loop" '$1 == v && $2 == l && $4 > 0 { found = 1 } END { exit !found }' "$PROGRAM_TIMES"
+	done
+done
+mark bench-program-time
+
 if [ $measure_helper = 0 ]; then
 	guest_done
 	exit 0
