@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,47 +181,80 @@ out:
 
 typedef int (*sink_open_fn)(struct vnfs_sink *, const struct vnfs_config *, char *, size_t);
 
-static void open_sink(struct helper *helper, bool enabled, const char *name, sink_open_fn open)
+/* The outputs, opened on a thread of their own while the probes load: the
+ * kernel verifying and attaching the probes is most of a start, and opening
+ * the outputs (a database to create or migrate, an HTTP server to start)
+ * needs nothing from them. */
+struct opened_sinks {
+	const struct vnfs_config *config;
+	pthread_t thread;
+	unsigned count;
+	struct vnfs_sink sinks[VNFS_MAX_SINKS];
+	const char *names[VNFS_MAX_SINKS];
+};
+
+static void open_sink(struct opened_sinks *opened, bool enabled, const char *name,
+		      sink_open_fn open)
 {
-	struct vnfs_sink sink;
 	char error[512];
 
 	if (!enabled)
 		return;
-	if (open(&sink, &helper->config, error, sizeof(error)) != 0) {
+	if (opened->count == VNFS_MAX_SINKS) {
+		vnfs_error("output %s disabled: too many outputs", name);
+		return;
+	}
+	if (open(&opened->sinks[opened->count], opened->config, error, sizeof(error)) != 0) {
 		/* A broken output must not stop accounting or the other outputs. */
 		vnfs_error("output %s disabled: %s", name, error);
 		return;
 	}
-	if (vnfs_collector_add_sink(&helper->collector, &sink) != 0) {
-		vnfs_error("output %s disabled: too many outputs", name);
-		sink.close(sink.state);
-		return;
-	}
-	vnfs_info("output %s enabled", name);
+	opened->names[opened->count++] = name;
 }
 
-static void open_sinks(struct helper *helper)
+static void *open_sinks(void *argument)
 {
-	const struct vnfs_config *config = &helper->config;
+	struct opened_sinks *opened = argument;
+	const struct vnfs_config *config = opened->config;
 
-	open_sink(helper, config->sqlite.enabled, "sqlite", vnfs_sink_sqlite_open);
-	open_sink(helper, config->prometheus.enabled, "prometheus", vnfs_sink_prometheus_open);
-	open_sink(helper, config->jsonlog.enabled, "jsonlog", vnfs_sink_jsonlog_open);
+	open_sink(opened, config->sqlite.enabled, "sqlite", vnfs_sink_sqlite_open);
+	open_sink(opened, config->prometheus.enabled, "prometheus", vnfs_sink_prometheus_open);
+	open_sink(opened, config->jsonlog.enabled, "jsonlog", vnfs_sink_jsonlog_open);
 #ifdef HAVE_KAFKA
-	open_sink(helper, config->kafka.enabled, "kafka", vnfs_sink_kafka_open);
+	open_sink(opened, config->kafka.enabled, "kafka", vnfs_sink_kafka_open);
 #else
 	if (config->kafka.enabled)
 		vnfs_error("output kafka is enabled in %s but this build has no Kafka support",
 			   config->source_path);
 #endif
 #ifdef HAVE_CURL
-	open_sink(helper, config->http.enabled, "http", vnfs_sink_http_open);
+	open_sink(opened, config->http.enabled, "http", vnfs_sink_http_open);
 #else
 	if (config->http.enabled)
 		vnfs_error("output http is enabled in %s but this build has no HTTP support",
 			   config->source_path);
 #endif
+	return NULL;
+}
+
+/* Waits for the outputs; with a collector, hands them to it, else closes them. */
+static void take_sinks(struct opened_sinks *opened, struct vnfs_collector *collector)
+{
+	int error = pthread_join(opened->thread, NULL);
+
+	if (error != 0) {
+		vnfs_error("waiting for the outputs to open: %s", strerror(error));
+		return;
+	}
+	for (unsigned i = 0; i < opened->count; i++) {
+		if (collector && vnfs_collector_add_sink(collector, &opened->sinks[i]) == 0) {
+			vnfs_info("output %s enabled", opened->names[i]);
+			continue;
+		}
+		if (collector)
+			vnfs_error("output %s disabled: too many outputs", opened->names[i]);
+		opened->sinks[i].close(opened->sinks[i].state);
+	}
 }
 
 static int load_config(struct vnfs_config *config, const char *path, bool missing_ok)
@@ -339,10 +373,18 @@ static int start(struct helper *helper)
 		.client_timeout_ms = 5000,
 		.max_clients = 64,
 	};
+	struct opened_sinks opened = { .config = &helper->config };
 	char error[4096];
+	int status;
 
+	status = pthread_create(&opened.thread, NULL, open_sinks, &opened);
+	if (status != 0) {
+		vnfs_error("cannot start a thread: %s", strerror(status));
+		return -1;
+	}
 	if (vnfs_probes_open(&helper->probes, &probe_options, error, sizeof(error)) != 0) {
 		vnfs_error("cannot attach to the kernel NFS client: %s", error);
+		take_sinks(&opened, NULL);
 		return -1;
 	}
 	if (vnfs_registry_init(&helper->registry, helper->config.helper.state_dir, error,
@@ -353,9 +395,10 @@ static int start(struct helper *helper)
 	if (vnfs_collector_init(&helper->collector, &helper->config, helper->probes,
 				&helper->registry, helper->node, error, sizeof(error)) != 0) {
 		vnfs_error("%s", error);
+		take_sinks(&opened, NULL);
 		return -1;
 	}
-	open_sinks(helper);
+	take_sinks(&opened, &helper->collector);
 	if (vnfs_server_start(&helper->server, &server_options, handle_request, helper, error,
 			      sizeof(error)) != 0) {
 		vnfs_error("%s", error);

@@ -217,6 +217,25 @@ status_kib() {
 	awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"
 }
 
+# rss_breakdown PID: its resident KiB by kind of mapping, one line, from
+# /proc/PID/smaps: the mmapped BPF maps (step_stats, read in place), heap,
+# other anonymous memory (thread stacks, allocator arenas), its own binary
+# (the embedded BPF object included) and the shared libraries.
+rss_breakdown() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { name = $6 }
+		/^Rss:/ {
+			if (name == "anon_inode:bpf-map") kind = "bpf_maps"
+			else if (name == "[heap]") kind = "heap"
+			else if (name == "" || name ~ /^\[/) kind = "anonymous"
+			else if (name ~ /vnfs-helper$/) kind = "binary"
+			else kind = "libraries"
+			rss[kind] += $2
+		}
+		END { printf "bpf_maps %d heap %d anonymous %d binary %d libraries %d\n",
+			rss["bpf_maps"], rss["heap"], rss["anonymous"], rss["binary"], rss["libraries"] }' \
+		"/proc/$1/smaps"
+}
+
 # cpu_hundredths PID SECONDS: CPU use of PID over SECONDS, in 1/100 % of a core.
 cpu_hundredths() {
 	local pid=$1 seconds=$2 ticks_before ticks_after started hz
@@ -243,6 +262,7 @@ measure_resources() {
 	sleep 2
 	idle_cpu=$(cpu_hundredths "$helper_pid" "$cpu_window")
 	idle_rss=$(status_kib "$helper_pid" VmRSS)
+	idle_rss_parts=$(rss_breakdown "$helper_pid")
 
 	for ((step = 0; step < BUSY_STEPS; step++)); do
 		busy_file=$MOUNTPOINT/bench/busy-$step
@@ -519,6 +539,7 @@ kprobe_start_ms=$(median_start kprobe)
 	printf 'helper CPU, %d steps with %d doing I/O, %d s: %d.%02d %% of a core (budget 1 %%)\n' \
 		$idle_steps $BUSY_STEPS "$cpu_window" $((busy_cpu / 100)) $((busy_cpu % 100))
 	echo "helper RSS, idle steps: $idle_rss KiB; with I/O: $busy_rss KiB; peak (VmHWM): $busy_hwm KiB (budget 16384 KiB)"
+	echo "helper RSS, idle steps, KiB by mapping: $idle_rss_parts"
 } | tee "$RESOURCES"
 for value in "$start_ms" "$idle_cpu" "$busy_cpu" "$idle_rss" "$busy_rss" "$busy_hwm"; do
 	[[ $value =~ ^[0-9]+$ ]] || fail "a resource measurement is missing: '$value'"
