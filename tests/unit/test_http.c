@@ -25,6 +25,7 @@
 
 #include "helper/sink.h"
 #include "lib/record_json.h"
+#include "tests/unit/stream_fixtures.h"
 
 #define MAX_REQUESTS 256
 
@@ -154,27 +155,12 @@ static void http_config(struct vnfs_config *config, const char *url, uint32_t ba
 	config->http.retry_backoff_ms = backoff_ms;
 }
 
+/* The field each record is checked by. */
 static void make_step(struct vnfs_step_record *step, struct vnfs_step_stats *stats, uint32_t job_id,
 		      uint32_t step_id)
 {
-	memset(step, 0, sizeof(*step));
-	memset(stats, 0, sizeof(*stats));
-	step->job_id = job_id;
-	step->step_id = step_id;
-	step->uid = 1000;
-	snprintf(step->user, sizeof(step->user), "alice");
-	vnfs_tags_init(&step->tags);
-	step->start_time_ms = 1700000000000;
-	step->sample_time_ms = 1700000001000;
-	step->stats = stats;
+	stream_step_init(step, stats, job_id, step_id);
 	stats->operations[VNFS_OP_READ].bytes = 1000u * job_id + step_id;
-}
-
-static double now_ms(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
 }
 
 /* One interval with `steps` steps of job `job`; returns how long publish took. */
@@ -188,9 +174,9 @@ static double publish_interval(struct vnfs_sink *sink, uint32_t job, uint32_t st
 		make_step(&records[s], &stats[s], job, s);
 	struct vnfs_interval interval = { .time_ms = 1700000001000, .step_count = steps,
 		.steps = records };
-	double start = now_ms();
+	double start = monotonic_ms();
 	sink->publish(sink->state, &interval);
-	double took = now_ms() - start;
+	double took = monotonic_ms() - start;
 	free(records);
 	free(stats);
 	return took;
@@ -314,8 +300,8 @@ static void test_unreachable_never_blocks(void **unused)
 	assert_int_equal(sink.dropped(sink.state), STEPS - BUFFER);
 
 	/* The buffered ones fail (with one retry after 100 ms) and are dropped too. */
-	double deadline = now_ms() + 30000;
-	while (sink.dropped(sink.state) < STEPS && now_ms() < deadline)
+	double deadline = monotonic_ms() + 30000;
+	while (sink.dropped(sink.state) < STEPS && monotonic_ms() < deadline)
 		usleep(20000);
 	assert_int_equal(sink.dropped(sink.state), STEPS);
 
@@ -363,9 +349,9 @@ static void test_silent_server_never_blocks(void **unused)
 	assert_true(publish_interval(&sink, 2, STEPS) < PUBLISH_BOUND_MS);
 	assert_int_equal(sink.dropped(sink.state), 2 * STEPS - BUFFER - BATCH);
 
-	double start = now_ms();
+	double start = monotonic_ms();
 	sink.close(sink.state);
-	double took = now_ms() - start;
+	double took = monotonic_ms() - start;
 	if (took > 5000.0 + 3000.0)
 		fail_msg("close took %.0f ms", took);
 	close(listener);

@@ -21,6 +21,7 @@
 
 #include "helper/sink.h"
 #include "lib/record_json.h"
+#include "tests/unit/stream_fixtures.h"
 
 #define TOPIC "vnfs-test"
 #define PARTITIONS 2
@@ -71,27 +72,12 @@ static void kafka_config(struct vnfs_config *config, const char *brokers, uint32
 	snprintf(config->kafka.properties[1].value, sizeof(config->kafka.properties[1].value), "3");
 }
 
+/* The field each record is checked by. */
 static void make_step(struct vnfs_step_record *step, struct vnfs_step_stats *stats, uint32_t job_id,
 		      uint32_t step_id)
 {
-	memset(step, 0, sizeof(*step));
-	memset(stats, 0, sizeof(*stats));
-	step->job_id = job_id;
-	step->step_id = step_id;
-	step->uid = 1000;
-	snprintf(step->user, sizeof(step->user), "alice");
-	vnfs_tags_init(&step->tags);
-	step->start_time_ms = 1700000000000;
-	step->sample_time_ms = 1700000001000;
-	step->stats = stats;
+	stream_step_init(step, stats, job_id, step_id);
 	stats->operations[VNFS_OP_OPEN].count = 100u * job_id + step_id;
-}
-
-static double now_ms(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
 }
 
 /* Publishes `jobs` intervals of `steps` steps (job j, steps 0..steps-1); returns the slowest call in ms. */
@@ -107,9 +93,9 @@ static double publish_jobs(struct vnfs_sink *sink, uint32_t first_job, uint32_t 
 			make_step(&records[s], &stats[s], first_job + j, s);
 		struct vnfs_interval interval = { .time_ms = 1700000001000, .step_count = steps,
 			.steps = records };
-		double start = now_ms();
+		double start = monotonic_ms();
 		sink->publish(sink->state, &interval);
-		double took = now_ms() - start;
+		double took = monotonic_ms() - start;
 		if (took > slowest)
 			slowest = took;
 	}
@@ -165,8 +151,8 @@ static void test_records_arrive_exactly_once(void **unused)
 
 	int seen_steps[JOBS + 1][STEPS] = { { 0 } };
 	int seen_jobs = 0, messages = 0;
-	double deadline = now_ms() + 20000;
-	while (messages < JOBS * STEPS + 1 && now_ms() < deadline) {
+	double deadline = monotonic_ms() + 20000;
+	while (messages < JOBS * STEPS + 1 && monotonic_ms() < deadline) {
 		rd_kafka_message_t *message = rd_kafka_consumer_poll(consumer, 200);
 		if (!message)
 			continue;
@@ -261,8 +247,8 @@ static void test_dead_cluster_never_blocks(void **unused)
 	assert_int_equal(sink.dropped(sink.state), JOBS * STEPS - QUEUE_LIMIT);
 
 	/* The queued ones time out (message.timeout.ms) and count as dropped too. */
-	double deadline = now_ms() + 15000;
-	while (sink.dropped(sink.state) < JOBS * STEPS && now_ms() < deadline)
+	double deadline = monotonic_ms() + 15000;
+	while (sink.dropped(sink.state) < JOBS * STEPS && monotonic_ms() < deadline)
 		usleep(50000);
 	assert_int_equal(sink.dropped(sink.state), JOBS * STEPS);
 
@@ -273,9 +259,9 @@ static void test_dead_cluster_never_blocks(void **unused)
 	assert_int_equal(sink.dropped(sink.state), JOBS * STEPS); /* queued: there is room again */
 
 	/* close() flushes for at most 5 s, then purges. */
-	double start = now_ms();
+	double start = monotonic_ms();
 	sink.close(sink.state);
-	double took = now_ms() - start;
+	double took = monotonic_ms() - start;
 	if (took > 5000.0 + 5000.0)
 		fail_msg("close took %.0f ms", took);
 }
