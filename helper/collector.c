@@ -92,9 +92,8 @@ static int reserve(void **array, size_t element_size, size_t count, size_t *capa
 	return 0;
 }
 
-/* Breakdown entries arrive in hash order; they are appended with their slot,
- * then sorted by slot (insertion into place keeps it simple and the lists are
- * short: a step has a handful of process names and mounts). */
+/* Breakdown rows arrive with their slots ascending (probes.c sorts them), so
+ * appending keeps each step's rows together for first_of_slot(). */
 static int add_process(const struct vnfs_process_key *key, const struct vnfs_process_stats *stats,
 		       void *context)
 {
@@ -109,11 +108,6 @@ static int add_process(const struct vnfs_process_key *key, const struct vnfs_pro
 		return -ENOMEM;
 	collector->process_capacity = capacity;
 	position = collector->process_count++;
-	while (position > 0 && collector->process_slots[position - 1] > key->slot) {
-		collector->processes[position] = collector->processes[position - 1];
-		collector->process_slots[position] = collector->process_slots[position - 1];
-		position--;
-	}
 	memcpy(collector->processes[position].comm, key->comm, VNFS_COMM_LEN);
 	collector->processes[position].comm[VNFS_COMM_LEN - 1] = '\0';
 	collector->processes[position].stats = *stats;
@@ -141,11 +135,6 @@ static int add_mount(const struct vnfs_mount_key *key, const struct vnfs_mount_s
 		return -ENOMEM;
 	collector->mount_capacity = capacity;
 	position = collector->mount_count++;
-	while (position > 0 && collector->mount_slots[position - 1] > key->slot) {
-		collector->mounts_seen[position] = collector->mounts_seen[position - 1];
-		collector->mount_slots[position] = collector->mount_slots[position - 1];
-		position--;
-	}
 	memset(&collector->mounts_seen[position], 0, sizeof(collector->mounts_seen[position]));
 	collector->mounts_seen[position].device = key->device;
 	collector->mounts_seen[position].stats = *stats;
@@ -182,10 +171,10 @@ static void read_breakdowns(struct vnfs_collector *collector, int64_t now_ms)
 	collector->unattributed_count = 0;
 	if (collector->probes == NULL)
 		return;
-	if (vnfs_probes_for_each_process(collector->probes, add_process, collector) != 0)
-		vnfs_warning("reading the process breakdown failed: it is incomplete this interval");
-	if (vnfs_probes_for_each_mount(collector->probes, add_mount, &mount_context) != 0)
-		vnfs_warning("reading the mount breakdown failed: it is incomplete this interval");
+	if (vnfs_probes_for_each_breakdown(collector->probes, add_process, collector, add_mount,
+					   &mount_context) != 0)
+		vnfs_warning("reading the process and mount breakdowns failed: they are incomplete "
+			     "this interval");
 	if (vnfs_probes_for_each_unattributed(collector->probes, add_unattributed, collector) != 0)
 		vnfs_warning("reading unattributed counters failed: incomplete this interval");
 }

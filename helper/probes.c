@@ -1230,18 +1230,17 @@ static int collect_breakdown(const void *key, const void *value, void *context)
 	return 0;
 }
 
-/* Reads every entry, sorted with compare: equal neighbours are one line. */
-static int read_breakdown(struct vnfs_probes *probes, struct breakdown_entries *collected,
-			  int (*compare)(const void *, const void *))
+/* Reads every entry (the caller frees collected->entries). */
+static int read_breakdown(struct vnfs_probes *probes, struct breakdown_entries *collected)
 {
 	memset(collected, 0, sizeof(*collected));
 	if (for_each_entry(bpf_map__fd(probes->skeleton->maps.breakdown_stats),
 			   sizeof(struct vnfs_breakdown_key), sizeof(struct vnfs_breakdown_stats),
 			   collect_breakdown, collected) != 0) {
 		free(collected->entries);
+		collected->entries = NULL;
 		return -1;
 	}
-	qsort(collected->entries, collected->count, sizeof(*collected->entries), compare);
 	return 0;
 }
 
@@ -1283,25 +1282,23 @@ _Static_assert(offsetof(struct breakdown_entry, key) == 0, "sorting compares the
 typedef int (*group_fn)(const struct vnfs_breakdown_key *key,
 			const struct vnfs_breakdown_stats *total, void *context);
 
-/* Calls fn once per run of entries that compare equal, with their sum. */
-static int for_each_group(struct vnfs_probes *probes, int (*compare)(const void *, const void *),
-			  group_fn fn, void *context)
+/* Sorts the entries with compare and calls fn once per run of equal ones,
+ * with their sum. */
+static int for_each_group(struct breakdown_entries *collected,
+			  int (*compare)(const void *, const void *), group_fn fn, void *context)
 {
-	struct breakdown_entries collected;
 	int status = 0;
 
-	if (read_breakdown(probes, &collected, compare) != 0)
-		return -1;
-	for (size_t first = 0, next; status == 0 && first < collected.count; first = next) {
+	qsort(collected->entries, collected->count, sizeof(*collected->entries), compare);
+	for (size_t first = 0, next; status == 0 && first < collected->count; first = next) {
 		struct vnfs_breakdown_stats total = { 0 };
 
-		for (next = first; next < collected.count &&
-				   compare(&collected.entries[next], &collected.entries[first]) == 0;
+		for (next = first; next < collected->count &&
+				   compare(&collected->entries[next], &collected->entries[first]) == 0;
 		     next++)
-			add_breakdown(&total, &collected.entries[next].stats);
-		status = fn(&collected.entries[first].key, &total, context);
+			add_breakdown(&total, &collected->entries[next].stats);
+		status = fn(&collected->entries[first].key, &total, context);
 	}
-	free(collected.entries);
 	return status;
 }
 
@@ -1344,18 +1341,22 @@ static int call_mount(const struct vnfs_breakdown_key *key,
 	return walk->fn(&mount, &stats, walk->context);
 }
 
-int vnfs_probes_for_each_process(struct vnfs_probes *probes, vnfs_process_fn fn, void *context)
+int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_process_fn process_fn,
+				   void *process_context, vnfs_mount_fn mount_fn,
+				   void *mount_context)
 {
-	struct process_walk walk = { fn, context };
+	struct process_walk processes = { process_fn, process_context };
+	struct mount_walk mounts = { mount_fn, mount_context };
+	struct breakdown_entries collected;
+	int status;
 
-	return for_each_group(probes, by_slot_and_comm, call_process, &walk);
-}
-
-int vnfs_probes_for_each_mount(struct vnfs_probes *probes, vnfs_mount_fn fn, void *context)
-{
-	struct mount_walk walk = { fn, context };
-
-	return for_each_group(probes, by_slot_and_device, call_mount, &walk);
+	if (read_breakdown(probes, &collected) != 0)
+		return -1;
+	status = for_each_group(&collected, by_slot_and_comm, call_process, &processes);
+	if (status == 0)
+		status = for_each_group(&collected, by_slot_and_device, call_mount, &mounts);
+	free(collected.entries);
+	return status;
 }
 
 struct unattributed_walk {

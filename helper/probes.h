@@ -69,7 +69,7 @@ const struct vnfs_step_stats *vnfs_probes_step_stats(const struct vnfs_probes *p
  * the slot's next step.  Returns 0 or -1. */
 int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot);
 
-/* Calls fn for every entry of a breakdown map; a nonzero return from fn
+/* The walks below call fn per entry (or group); a nonzero return from fn
  * stops the walk and is returned.  -1 if the map cannot be read. */
 typedef int (*vnfs_process_fn)(const struct vnfs_process_key *key,
 			       const struct vnfs_process_stats *stats, void *context);
@@ -77,8 +77,11 @@ typedef int (*vnfs_mount_fn)(const struct vnfs_mount_key *key,
 			     const struct vnfs_mount_stats *stats, void *context);
 typedef int (*vnfs_unattributed_fn)(const struct vnfs_unattributed_key *key,
 				    const struct vnfs_unattributed_stats *stats, void *context);
-int vnfs_probes_for_each_process(struct vnfs_probes *probes, vnfs_process_fn fn, void *context);
-int vnfs_probes_for_each_mount(struct vnfs_probes *probes, vnfs_mount_fn fn, void *context);
+/* Reads breakdown_stats once, then calls process_fn per {slot, process name}
+ * and mount_fn per {slot, device}, each with the sums, slots ascending. */
+int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_process_fn process_fn,
+				   void *process_context, vnfs_mount_fn mount_fn,
+				   void *mount_context);
 int vnfs_probes_for_each_unattributed(struct vnfs_probes *probes, vnfs_unattributed_fn fn,
 				      void *context);
 

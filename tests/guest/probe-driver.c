@@ -197,8 +197,7 @@ static int print_everything(struct vnfs_probes *probes)
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++)
 		if (slot_in_use[slot])
 			print_slot(probes, slot);
-	if (vnfs_probes_for_each_process(probes, print_process, NULL) != 0 ||
-	    vnfs_probes_for_each_mount(probes, print_mount, NULL) != 0 ||
+	if (vnfs_probes_for_each_breakdown(probes, print_process, NULL, print_mount, NULL) != 0 ||
 	    vnfs_probes_for_each_unattributed(probes, print_unattributed, NULL) != 0 ||
 	    vnfs_probes_read_health(probes, health) != 0) {
 		fprintf(stderr, "probe-driver: reading the maps failed: %s\n", strerror(errno));
