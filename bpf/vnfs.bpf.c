@@ -12,11 +12,13 @@
  * it and the kprobe pair otherwise.  Nothing here names a kernel function.
  *
  * A call is attributed to the job step whose cgroup is the nearest
- * registered ancestor of the calling task's cgroup (see current_slot).  All
+ * registered ancestor of the calling task's cgroup (see resolve_slot).  All
  * hooks run in the calling task, never in rpciod or writeback workers, so
- * the current cgroup is the caller's.  Counters are shared between CPUs and
- * updated with atomic adds: per-CPU copies would multiply the map memory by
- * the number of CPUs (docs/PROBES.md has the arithmetic).
+ * the current cgroup is the caller's.  A counted call first waits in the
+ * task's storage and moves to the shared counters with up to 15 others
+ * (count_call, drain_pending).  The shared counters are updated with atomic
+ * adds: per-CPU copies would multiply the map memory by the number of CPUs
+ * (docs/PROBES.md has the arithmetic).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -114,25 +116,32 @@ static __always_inline void health_add(__u32 counter)
 }
 
 /* floor(log2(value)), 0 for 0, clamped to the last bucket.  Without
- * branches: ((limit - value) >> 63) is 1 exactly when value > limit (value
- * is below 2^62 here).  With a branch per step the verifier knew a different
- * bucket on every path and checked the rest of the program once per bucket;
- * this and the two global functions below took loading from 1.1 s to 0.65 s
- * in the test guest. */
+ * branches: (limit - value) >> 63 is 1 exactly when value > limit (value
+ * is below 2^62 here).  The shift is written in assembly because clang
+ * turns it back into a comparison and a branch, and with a branch per step
+ * the verifier knew a different bucket on every path: 64 paths through
+ * every caller, which made loading the programs a third slower. */
 static __always_inline __u32 log2_bucket(__u64 value, __u32 buckets)
 {
-	__u64 bucket = 0, step;
+	__u64 bucket = 0, above, step;
 
 	if (value >= 1ull << 62) /* the last bucket anyway */
 		value = (1ull << 62) - 1;
 #pragma unroll
 	for (int shift = 32; shift > 0; shift >>= 1) {
-		step = (((1ull << shift) - 1 - value) >> 63) * shift;
+		above = (1ull << shift) - 1 - value;
+		asm volatile("%0 >>= 63" : "+r"(above));
+		step = above * shift;
 		value >>= step;
 		bucket += step;
 	}
 	return bucket < buckets ? bucket : buckets - 1;
 }
+
+/* New rows' first values, in .rodata rather than on the stack: the
+ * verifier allows the programs 512 bytes of stack for all nested calls. */
+const struct vnfs_unattributed_stats unattributed_zero = {};
+const struct vnfs_breakdown_stats breakdown_zero = {};
 
 /* Finds key in map or inserts zero for it; a full map is a health event. */
 static __always_inline void *lookup_or_insert(void *map, const void *key, const void *zero,
@@ -153,16 +162,17 @@ static __always_inline void *lookup_or_insert(void *map, const void *key, const 
  * deepest level is tried first, so a registered task sub-cgroup beats its
  * registered step.  Level 0 is the root, never registered.  A global
  * function, so that the verifier checks it once on its own and its caller
- * sees one unknown slot, not one path per level the walk can stop at. */
+ * sees one unknown slot, not one path per level the walk can stop at.  Not
+ * unrolled: every fexit program carries a copy, and the kernel's time to
+ * load them grows with their size. */
 __noinline __u32 registered_ancestor_slot(void)
 {
-#pragma unroll
+#pragma clang loop unroll(disable)
 	for (int level = VNFS_MAX_CGROUP_DEPTH; level >= 1; level--) {
+		/* 0 above the task's own depth: found in no registry. */
 		__u64 cgroup_id = bpf_get_current_ancestor_cgroup_id(level);
 		struct vnfs_registration *registration;
 
-		if (!cgroup_id)
-			continue; /* deeper than the task's own cgroup */
 		registration = bpf_map_lookup_elem(&registry, &cgroup_id);
 		if (registration && registration->slot < VNFS_MAX_STEPS)
 			return registration->slot;
@@ -177,28 +187,20 @@ static __always_inline __u32 registry_generation_now(void)
 	return generation ? *generation : 0;
 }
 
-/* The calling task's step slot, or VNFS_SLOT_NONE.  The ancestor walk costs
- * up to VNFS_MAX_CGROUP_DEPTH lookups, so its answer is kept in the task's
- * own state and, for the task's siblings, per cgroup; both are trusted while
- * the helper has not changed the registry since (generation). */
-static __always_inline __u32 current_slot(struct vnfs_task_state *state, __u64 cgroup_id)
+/* The step slot of the calling task's cgroup under registry generation
+ * generation, or VNFS_SLOT_NONE.  The ancestor walk costs up to
+ * VNFS_MAX_CGROUP_DEPTH lookups, so its answer is cached per cgroup for the
+ * task's siblings (and the task keeps it in its state, see count_call). */
+static __always_inline __u32 resolve_slot(__u64 cgroup_id, __u32 generation)
 {
-	struct vnfs_cached_slot *cached, fresh;
+	struct vnfs_cached_slot *cached, fresh = { .generation = generation };
 
-	fresh.generation = registry_generation_now();
-	if (state->slot_cgroup_id == cgroup_id && state->slot_generation == fresh.generation)
-		return state->slot;
 	cached = bpf_map_lookup_elem(&cgroup_cache, &cgroup_id);
-	if (cached && cached->generation == fresh.generation) {
-		fresh.slot = cached->slot;
-	} else {
-		fresh.slot = registered_ancestor_slot();
-		if (bpf_map_update_elem(&cgroup_cache, &cgroup_id, &fresh, BPF_ANY))
-			health_add(VNFS_HEALTH_CACHE_FULL);
-	}
-	state->slot_cgroup_id = cgroup_id;
-	state->slot_generation = fresh.generation;
-	state->slot = fresh.slot;
+	if (cached && cached->generation == generation)
+		return cached->slot;
+	fresh.slot = registered_ancestor_slot();
+	if (bpf_map_update_elem(&cgroup_cache, &cgroup_id, &fresh, BPF_ANY))
+		health_add(VNFS_HEALTH_CACHE_FULL);
 	return fresh.slot;
 }
 
@@ -324,26 +326,18 @@ static __always_inline void remember_call(struct vnfs_task_state *state, __u32 h
 	state->start_ns[operation] = bpf_ktime_get_ns();
 }
 
-struct call_result {
-	__u32 operation;
-	__u32 device;
-	bool error;
-	bool timed;
-	__u64 duration_ns;
-	__u64 bytes;
-};
-
 /* Global, as registered_ancestor_slot: checked once, not once per path. */
-__noinline int count_unattributed(__u64 cgroup_id, const struct call_result *call)
+__noinline int count_unattributed(__u64 cgroup_id, const struct vnfs_pending_call *call)
 {
 	struct vnfs_unattributed_key key = { .cgroup_id = cgroup_id };
-	struct vnfs_unattributed_stats zero = {}, *stats;
+	struct vnfs_unattributed_stats *stats;
 
 	if (!call) /* the verifier cannot know a global function's callers */
 		return 0;
 	key.uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	stats = lookup_or_insert(&unattributed_stats, &key, &zero, VNFS_HEALTH_UNATTRIBUTED_FULL);
+	stats = lookup_or_insert(&unattributed_stats, &key, &unattributed_zero,
+				 VNFS_HEALTH_UNATTRIBUTED_FULL);
 	if (!stats || call->operation >= VNFS_OP_COUNT)
 		return 0;
 	__sync_fetch_and_add(&stats->count[call->operation], 1);
@@ -356,81 +350,228 @@ __noinline int count_unattributed(__u64 cgroup_id, const struct call_result *cal
 	return 0;
 }
 
-static __always_inline void count_operation(struct vnfs_step_stats *stats,
-					    const struct call_result *call)
+/* A field of a pending call, loaded where it is tested.  Kept in a register
+ * instead, what a test learnt about it (operation == READ, error == 0) would
+ * make the verifier tell the paths after it apart: drain_call cost it 2,700
+ * instructions per program, which made loading them a third slower. */
+#define PENDING_FIELD(call, field) (*(volatile typeof((call)->field) *)&(call)->field)
+
+/* Adds one pending call to its step's counters.  Global, as
+ * registered_ancestor_slot, so that its paths do not multiply the ones of
+ * the breakdown sum that follows. */
+__noinline int count_in_step(struct vnfs_step_stats *stats, const struct vnfs_pending_call *call)
 {
 	struct vnfs_operation_stats *operation;
-	__u32 bucket;
+	__u32 bucket, op;
 
-	if (call->operation >= VNFS_OP_COUNT)
-		return;
-	operation = &stats->operations[call->operation];
+	if (!stats || !call)
+		return 0;
+	op = PENDING_FIELD(call, operation);
+	if (op >= VNFS_OP_COUNT)
+		return 0;
+	operation = &stats->operations[op];
 	__sync_fetch_and_add(&operation->count, 1);
-	if (call->error)
+	if (PENDING_FIELD(call, error))
 		__sync_fetch_and_add(&operation->errors, 1);
-	if (call->bytes)
-		__sync_fetch_and_add(&operation->bytes, call->bytes);
-	if (call->timed) {
-		__sync_fetch_and_add(&operation->time_ns, call->duration_ns);
-		bucket = log2_bucket(call->duration_ns, VNFS_LATENCY_BUCKETS);
+	if (PENDING_FIELD(call, bytes))
+		__sync_fetch_and_add(&operation->bytes, PENDING_FIELD(call, bytes));
+	if (PENDING_FIELD(call, timed)) {
+		__sync_fetch_and_add(&operation->time_ns, PENDING_FIELD(call, duration_ns));
+		bucket = log2_bucket(PENDING_FIELD(call, duration_ns), VNFS_LATENCY_BUCKETS);
 		__sync_fetch_and_add(&operation->latency_histogram[bucket], 1);
 	}
-	if (call->error)
-		return;
+	if (PENDING_FIELD(call, error))
+		return 0;
 	/* Request size = bytes the call moved (a read at end of file is 0). */
-	bucket = log2_bucket(call->bytes, VNFS_SIZE_BUCKETS);
-	if (call->operation == VNFS_OP_READ)
+	bucket = log2_bucket(PENDING_FIELD(call, bytes), VNFS_SIZE_BUCKETS);
+	op = PENDING_FIELD(call, operation);
+	if (op == VNFS_OP_READ)
 		__sync_fetch_and_add(&stats->request_size_histogram[VNFS_DIRECTION_READ][bucket], 1);
-	else if (call->operation == VNFS_OP_WRITE)
+	else if (op == VNFS_OP_WRITE)
 		__sync_fetch_and_add(&stats->request_size_histogram[VNFS_DIRECTION_WRITE][bucket], 1);
-}
-
-/* read_* include mmap_read: both are data the process brought in.  Global,
- * as registered_ancestor_slot. */
-__noinline int count_breakdown(__u32 slot, const struct call_result *call)
-{
-	struct vnfs_breakdown_key key = { .slot = slot };
-	struct vnfs_breakdown_stats zero = {}, *stats;
-
-	if (!call)
-		return 0;
-	key.device = call->device;
-	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	stats = lookup_or_insert(&breakdown_stats, &key, &zero, VNFS_HEALTH_BREAKDOWN_FULL);
-	if (!stats)
-		return 0;
-	if (call->operation == VNFS_OP_READ || call->operation == VNFS_OP_MMAP_READ) {
-		__sync_fetch_and_add(&stats->read_ops, 1);
-		__sync_fetch_and_add(&stats->read_bytes, call->bytes);
-	} else if (call->operation == VNFS_OP_WRITE) {
-		__sync_fetch_and_add(&stats->write_ops, 1);
-		__sync_fetch_and_add(&stats->write_bytes, call->bytes);
-	} else {
-		__sync_fetch_and_add(&stats->other_ops, 1);
-	}
-	if (call->error)
-		__sync_fetch_and_add(&stats->errors, 1);
-	if (call->timed)
-		__sync_fetch_and_add(&stats->time_ns, call->duration_ns);
 	return 0;
 }
 
-static __always_inline void count_call(struct vnfs_task_state *state,
-				       const struct call_result *call)
-{
-	__u64 cgroup_id = bpf_get_current_cgroup_id();
-	__u32 slot = current_slot(state, cgroup_id);
-	struct vnfs_step_stats *stats;
+/* What a drain adds up for one breakdown row before it touches the hash:
+ * the calls a task has pending mostly share one mount. */
+struct breakdown_sum {
+	__u32 device;
+	__u32 used;
+	struct vnfs_breakdown_stats stats;
+};
 
-	if (slot == VNFS_SLOT_NONE) {
+/* Adds sum to the breakdown row {slot, device, name}.  Global, as
+ * registered_ancestor_slot: one copy per program instead of two. */
+__noinline int flush_breakdown(const struct vnfs_task_state *state, __u32 slot,
+			       const struct breakdown_sum *sum)
+{
+	struct vnfs_breakdown_key key = { .slot = slot };
+	struct vnfs_breakdown_stats *stats;
+
+	if (!state || !sum)
+		return 0;
+	key.device = sum->device;
+	__builtin_memcpy(key.comm, state->comm, sizeof(key.comm));
+	stats = lookup_or_insert(&breakdown_stats, &key, &breakdown_zero, VNFS_HEALTH_BREAKDOWN_FULL);
+	if (!stats)
+		return 0;
+	__sync_fetch_and_add(&stats->read_ops, sum->stats.read_ops);
+	__sync_fetch_and_add(&stats->read_bytes, sum->stats.read_bytes);
+	__sync_fetch_and_add(&stats->write_ops, sum->stats.write_ops);
+	__sync_fetch_and_add(&stats->write_bytes, sum->stats.write_bytes);
+	__sync_fetch_and_add(&stats->other_ops, sum->stats.other_ops);
+	__sync_fetch_and_add(&stats->errors, sum->stats.errors);
+	__sync_fetch_and_add(&stats->time_ns, sum->stats.time_ns);
+	return 0;
+}
+
+/* read_* include mmap_read: both are data the process brought in. */
+static __always_inline void add_to_breakdown(struct vnfs_breakdown_stats *sum,
+					     const struct vnfs_pending_call *call)
+{
+	__u32 op = PENDING_FIELD(call, operation);
+
+	if (op == VNFS_OP_READ || op == VNFS_OP_MMAP_READ) {
+		sum->read_ops++;
+		sum->read_bytes += PENDING_FIELD(call, bytes);
+	} else if (op == VNFS_OP_WRITE) {
+		sum->write_ops++;
+		sum->write_bytes += PENDING_FIELD(call, bytes);
+	} else {
+		sum->other_ops++;
+	}
+	if (PENDING_FIELD(call, error))
+		sum->errors++;
+	if (PENDING_FIELD(call, timed))
+		sum->time_ns += PENDING_FIELD(call, duration_ns);
+}
+
+/* Moves pending call index of the task to its step's counters and to sum,
+ * whose row is flushed first when the call is on another mount.  Global, as
+ * registered_ancestor_slot: the drain's loop then costs the verifier a few
+ * instructions per pending call, where inline each call's paths through this
+ * would have multiplied those of the calls before it. */
+__noinline int drain_call(const struct vnfs_task_state *state, __u32 index, __u32 slot,
+			  struct vnfs_step_stats *stats, struct breakdown_sum *sum)
+{
+	const struct vnfs_pending_call *call;
+
+	if (!state || !stats || !sum)
+		return 0;
+	/* A mask, not a comparison: clang indexes with a copy of index that
+	 * a comparison would leave unbounded for the verifier. */
+	call = &state->pending[index & (VNFS_PENDING_CALLS - 1)];
+	count_in_step(stats, call);
+	if (sum->used && sum->device != PENDING_FIELD(call, device)) {
+		flush_breakdown(state, slot, sum);
+		__builtin_memset(&sum->stats, 0, sizeof(sum->stats));
+	}
+	sum->device = PENDING_FIELD(call, device);
+	sum->used = 1;
+	add_to_breakdown(&sum->stats, call);
+	return 0;
+}
+
+/* The slot the pending calls go to: the one they were counted under, unless
+ * the registry changed since and no longer gives their cgroup that slot (the
+ * step ended while a task of it lived on, and the slot may be another
+ * step's by now): then they are unattributed, not lost and not misplaced. */
+static __always_inline __u32 pending_slot(const struct vnfs_task_state *state)
+{
+	struct vnfs_registration *registration;
+	__u64 cgroup_id = state->slot_cgroup_id;
+
+	if (state->slot_generation == registry_generation_now())
+		return state->slot;
+	registration = bpf_map_lookup_elem(&registry, &cgroup_id);
+	if (registration && registration->slot == state->slot)
+		return state->slot;
+	if (cgroup_id == bpf_get_current_cgroup_id() && registered_ancestor_slot() == state->slot)
+		return state->slot;
+	return VNFS_SLOT_NONE;
+}
+
+/* Moves the task's pending calls to the shared maps: each call into its
+ * step's counters, and one breakdown update per run of calls on the same
+ * mount (usually one per drain).  Global, as registered_ancestor_slot. */
+__noinline int drain_pending(struct vnfs_task_state *state)
+{
+	struct breakdown_sum sum = {};
+	struct vnfs_step_stats *stats = NULL;
+	__u32 count, slot;
+
+	if (!state)
+		return 0;
+	count = state->pending_count;
+	state->pending_count = 0;
+	if (count == 0)
+		return 0;
+	slot = pending_slot(state);
+	if (slot != VNFS_SLOT_NONE)
+		stats = bpf_map_lookup_elem(&step_stats, &slot);
+	for (__u32 i = 0; i < VNFS_PENDING_CALLS && i < count; i++) {
+		if (stats)
+			drain_call(state, i, slot, stats, &sum);
+		else
+			count_unattributed(state->slot_cgroup_id, &state->pending[i]);
+	}
+	if (sum.used)
+		flush_breakdown(state, slot, &sum);
+	return 0;
+}
+
+/* Set by the helper once the drain at task exit is attached: until then
+ * (and if it cannot be) every call is moved out at once, since calls still
+ * pending when a task exits would be lost with its storage. */
+__u32 pending_limit = 1;
+
+#define PF_EXITING 0x00000004 /* include/linux/sched.h */
+#define PENDING_MAX_AGE_NS 1000000000ull
+
+/* The task's name, read in place: comparing it costs two loads, where
+ * bpf_get_current_comm() is a helper call that copies. */
+static __always_inline bool comm_changed(const struct vnfs_task_state *state,
+					 struct task_struct *task)
+{
+	const __u64 *now = (const __u64 *)task->comm, *then = (const __u64 *)state->comm;
+
+	return now[0] != then[0] || now[1] != then[1];
+}
+
+/* Counts a finished call: into the task's pending calls when it belongs to
+ * a step, moved to the shared maps when enough are waiting, the oldest is a
+ * second old or the task is exiting (its exit drain has run or is past). */
+static __always_inline void count_call(struct vnfs_task_state *state,
+				       const struct vnfs_pending_call *call, __u64 now)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 cgroup_id = bpf_get_current_cgroup_id();
+	__u32 generation = registry_generation_now(), index;
+
+	if (cgroup_id != state->slot_cgroup_id || generation != state->slot_generation ||
+	    comm_changed(state, task)) {
+		drain_pending(state);
+		state->slot = resolve_slot(cgroup_id, generation);
+		state->slot_cgroup_id = cgroup_id;
+		state->slot_generation = generation;
+		bpf_get_current_comm(state->comm, sizeof(state->comm));
+	}
+	if (state->slot == VNFS_SLOT_NONE) {
 		count_unattributed(cgroup_id, call);
 		return;
 	}
-	stats = bpf_map_lookup_elem(&step_stats, &slot);
-	if (!stats)
-		return;
-	count_operation(stats, call);
-	count_breakdown(slot, call);
+	index = state->pending_count;
+	if (index >= VNFS_PENDING_CALLS) { /* never: drained when full */
+		drain_pending(state);
+		index = 0;
+	}
+	if (index == 0)
+		state->pending_since_ns = now;
+	state->pending[index] = *call;
+	state->pending_count = ++index;
+	if (index >= pending_limit || now - state->pending_since_ns >= PENDING_MAX_AGE_NS ||
+	    (task->flags & PF_EXITING))
+		drain_pending(state);
 }
 
 static __always_inline bool file_was_opened(__u64 file)
@@ -454,8 +595,9 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 	__u32 operation = hook_config[hook].operation;
 	__u32 flags = hook_config[hook].flags;
 	struct vnfs_task_state *state;
-	struct call_result call = { .operation = operation };
+	struct vnfs_pending_call call = { .operation = operation };
 	__s64 value = 0;
+	__u64 now;
 	__u8 depth;
 
 	if (operation >= VNFS_OP_COUNT)
@@ -495,11 +637,12 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 	else if (flags & VNFS_HOOK_BYTES_FROM_OBJECT)
 		call.bytes = call.error ? 0 : state->object[operation];
 	call.device = state->device[operation];
+	now = bpf_ktime_get_ns();
 	if (depth == 0) {
-		call.timed = true;
-		call.duration_ns = bpf_ktime_get_ns() - state->start_ns[operation];
+		call.timed = 1;
+		call.duration_ns = now - state->start_ns[operation];
 	}
-	count_call(state, &call);
+	count_call(state, &call, now);
 }
 
 /* Arguments past the fifth are not read on the kprobe path (the helper
@@ -653,6 +796,18 @@ static __always_inline void kprobe_common(struct pt_regs *ctx, __u32 hook)
 		object = kprobe_argument(ctx, hook_config[hook].object_argument);
 	remember_call(state, hook, object_device(hook_config[hook].object_kind, object), object,
 		      EXIT_OBJECT(kprobe_argument, ctx, hook));
+}
+
+/* A task's calls still pending when it exits.  What it calls after this
+ * (closing its files) sees PF_EXITING and goes straight through. */
+SEC("raw_tp/sched_process_exit")
+int drain_at_exit(void *ctx)
+{
+	struct vnfs_task_state *state = current_task_state(false);
+
+	if (state)
+		drain_pending(state);
+	return 0;
 }
 
 /* The four programs of hook slot N; the helper sets their targets. */

@@ -12,6 +12,14 @@
  * is cached per cgroup id and invalidated by bumping registry_generation.
  * Counters are cumulative for the life of a slot: the helper computes deltas.
  *
+ * A task first writes its calls into its own task storage (pending calls)
+ * and moves them into the shared maps in batches: when VNFS_PENDING_CALLS are
+ * waiting, when the oldest waited pending_max_age_ns, when the task's step,
+ * cgroup or name changes, and when it exits (everything it calls from then
+ * on goes straight through).  A call then touches no shared map: the shared
+ * counters' cache lines, and under emulation their page-table walks, were
+ * half of what the probes cost (docs/PERFORMANCE.md).
+ *
  * Included by BPF C (after vmlinux.h) and by user space.
  */
 #ifndef VNFS_ABI_H
@@ -23,7 +31,7 @@
 
 #include "operations.h"
 
-#define VNFS_ABI_VERSION 2
+#define VNFS_ABI_VERSION 3
 
 /* Job steps tracked at once on a node (slots), and map capacities. */
 #define VNFS_MAX_STEPS 1024
@@ -45,6 +53,12 @@
 #define VNFS_SIZE_BUCKETS 32
 
 #define VNFS_COMM_LEN 16
+
+/* Calls a task keeps before moving them to the shared maps (see above); a
+ * power of two (the BPF side bounds an index with a mask). */
+#define VNFS_PENDING_CALLS 16
+_Static_assert((VNFS_PENDING_CALLS & (VNFS_PENDING_CALLS - 1)) == 0,
+	       "VNFS_PENDING_CALLS must be a power of two");
 
 /* The probes attached per hooked kernel function (see helper/probes.c). */
 #define VNFS_MAX_HOOKS 40
@@ -175,17 +189,34 @@ struct vnfs_hook_config {
 	__u8 lookup_flags_argument; /* NEGATIVE_IS_ERROR: index of the lookup flags */
 };
 
-/* Per task, in task storage: when each operation in progress started.  One
- * slot per operation so nested hooks (access inside open, getattr inside
- * lookup) never overwrite each other; depth handles the rare same-operation
- * recursion (only the outermost call is timed). */
+/* One counted call, as it waits in its task's storage. */
+struct vnfs_pending_call {
+	__u8 operation;   /* enum vnfs_operation */
+	__u8 error;       /* returned a negative errno */
+	__u8 timed;       /* outermost of its operation: duration_ns is set */
+	__u8 pad;
+	__u32 device;     /* superblock s_dev, 0 when unknown */
+	__u64 duration_ns;
+	__u64 bytes;
+};
+
+/* Per task, in task storage: when each operation in progress started, and
+ * the calls not yet moved to the shared maps.  One start per operation so
+ * nested hooks (access inside open, getattr inside lookup) never overwrite
+ * each other; depth handles the rare same-operation recursion (only the
+ * outermost call is timed). */
 struct vnfs_task_state {
-	/* The task's step slot as last resolved, valid while both the task's
-	 * cgroup and the registry generation are unchanged: the common case
-	 * then costs no map lookup at all. */
+	/* Whose the pending calls are: the task's cgroup, its step slot as
+	 * resolved under registry generation slot_generation, and its name.
+	 * Any of them changing moves the pending calls out first. */
 	__u64 slot_cgroup_id;
 	__u32 slot_generation;
 	__u32 slot;
+	char comm[VNFS_COMM_LEN];
+	__u64 pending_since_ns; /* when the oldest pending call ended */
+	__u32 pending_count;
+	__u32 pad;
+	struct vnfs_pending_call pending[VNFS_PENDING_CALLS];
 	__u64 start_ns[VNFS_OP_COUNT];
 	__u32 device[VNFS_OP_COUNT];
 	__u64 object[VNFS_OP_COUNT]; /* kprobe path: argument kept for the return */

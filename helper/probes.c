@@ -27,6 +27,7 @@
 #include <linux/magic.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,8 @@ struct vnfs_probes {
 	enum vnfs_probe_mode mode;
 	bool pin;
 	char pin_dir[PATH_MAX];
+	struct bpf_link *exit_drain_link; /* drain_at_exit on sched_process_exit */
+	bool exit_drain_reused;
 	struct vnfs_step_stats *step_stats;
 	size_t step_stats_mapping_size;
 	pthread_mutex_t registry_lock;
@@ -514,6 +517,21 @@ static void reuse_pinned_links(struct vnfs_probes *probes, struct hook_state *st
 	unlink(exit_path);
 }
 
+/* The drain at task exit is pinned beside the hooks' links. */
+#define EXIT_DRAIN_TRACEPOINT "sched_process_exit"
+#define EXIT_DRAIN_PIN_END "drain"
+
+static void reuse_pinned_exit_drain(struct vnfs_probes *probes)
+{
+	char path[PATH_MAX];
+
+	if (link_pin_path(path, sizeof(path), probes->pin_dir, EXIT_DRAIN_TRACEPOINT,
+			  EXIT_DRAIN_PIN_END) != 0)
+		return;
+	probes->exit_drain_link = bpf_link__open(path);
+	probes->exit_drain_reused = probes->exit_drain_link != NULL;
+}
+
 /* Removes pinned links of functions this helper does not hook (any more). */
 static void remove_foreign_links(const struct vnfs_probes *probes)
 {
@@ -525,7 +543,8 @@ static void remove_foreign_links(const struct vnfs_probes *probes)
 	    !(handle = opendir(links)))
 		return;
 	while ((entry = readdir(handle))) {
-		bool known = entry->d_name[0] == '.';
+		bool known = entry->d_name[0] == '.' ||
+			     strcmp(entry->d_name, EXIT_DRAIN_TRACEPOINT "-" EXIT_DRAIN_PIN_END) == 0;
 
 		for (size_t i = 0; !known && i < probes->hook_count; i++) {
 			const char *function = probes->hooks[i].hook->function;
@@ -666,6 +685,7 @@ static int prepare_programs(struct vnfs_probes *probes)
 {
 	struct vnfs_bpf *skeleton = probes->skeleton;
 
+	bpf_program__set_autoload(skeleton->progs.drain_at_exit, probes->exit_drain_link == NULL);
 	for (size_t i = 0; i < VNFS_MAX_HOOKS; i++) {
 		struct bpf_program *fentry = hook_program(skeleton, "fentry", i);
 		struct bpf_program *fexit = hook_program(skeleton, "fexit", i);
@@ -953,6 +973,32 @@ enum vnfs_attach_method vnfs_probes_attach_method(const struct vnfs_probes *prob
 
 /* ------------------------------------------------------------ open/close */
 
+/* Tasks keep their calls pending (bpf/vnfs.h) only once the drain at task
+ * exit runs: without it, what a task had pending when it exited would be
+ * lost, so the probes then move every call out at once. */
+static void attach_exit_drain(struct vnfs_probes *probes)
+{
+	char path[PATH_MAX];
+
+	if (!probes->exit_drain_link) {
+		probes->exit_drain_link = bpf_program__attach_raw_tracepoint(
+			probes->skeleton->progs.drain_at_exit, EXIT_DRAIN_TRACEPOINT);
+		if (!probes->exit_drain_link) {
+			vnfs_warning("cannot attach the drain at task exit (%s): calls are "
+				     "counted one at a time", strerror(errno));
+			return;
+		}
+		if (probes->pin &&
+		    (link_pin_path(path, sizeof(path), probes->pin_dir, EXIT_DRAIN_TRACEPOINT,
+				   EXIT_DRAIN_PIN_END) != 0 ||
+		     bpf_link__pin(probes->exit_drain_link, path) != 0))
+			vnfs_warning("cannot pin the drain at task exit (%s): while the helper "
+				     "is restarted, calls are counted one at a time",
+				     strerror(errno));
+	}
+	probes->skeleton->data->pending_limit = VNFS_PENDING_CALLS;
+}
+
 static int finish_open(struct vnfs_probes *probes, char *error, size_t error_size)
 {
 	struct vnfs_bpf *skeleton = probes->skeleton;
@@ -984,6 +1030,22 @@ static int finish_open(struct vnfs_probes *probes, char *error, size_t error_siz
 map_error:
 	snprintf(error, error_size, "cannot write the pinned abi map: %s", strerror(errno));
 	return -1;
+}
+
+/* The BPF object embedded in the helper (about 1.2 MiB of its read-only
+ * data) is read only to load the probes: once they are loaded its pages are
+ * handed back.  They are clean pages of the executable, read again from the
+ * file should anything touch them later. */
+static void release_embedded_object(void)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), start, first, end;
+	size_t size = 0;
+
+	start = (uintptr_t)vnfs_bpf__elf_bytes(&size);
+	first = (start + page - 1) & ~(page - 1);
+	end = (start + size) & ~(page - 1);
+	if (end > first && madvise((void *)first, end - first, MADV_DONTNEED) != 0)
+		vnfs_debug("cannot release the embedded BPF object's pages: %s", strerror(errno));
 }
 
 int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_options *options,
@@ -1021,6 +1083,7 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 			for (size_t i = 0; i < probes->hook_count; i++)
 				if (!probes->hooks[i].absent)
 					reuse_pinned_links(probes, &probes->hooks[i]);
+			reuse_pinned_exit_drain(probes);
 			remove_foreign_links(probes);
 		}
 	}
@@ -1038,11 +1101,13 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 		describe_failures(probes, error, error_size);
 		goto fail;
 	}
+	attach_exit_drain(probes);
 	if (finish_open(probes, error, error_size) != 0)
 		goto fail;
 	for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
 		log_operation(probes, operation);
 	vnfs_info("probes ready in %.0f ms", milliseconds() - started);
+	release_embedded_object();
 	*result = probes;
 	return 0;
 fail:
@@ -1052,6 +1117,8 @@ fail:
 		/* Nothing of ours may keep counting after a failed start. */
 		for (size_t i = 0; i < probes->hook_count; i++)
 			destroy_link_pair(&probes->hooks[i]);
+		bpf_link__destroy(probes->exit_drain_link);
+		probes->exit_drain_link = NULL;
 		vnfs_bpf__destroy(probes->skeleton);
 		probes->skeleton = NULL;
 		if (vnfs_probes_unpin(probes->pin_dir, ignored, sizeof(ignored)) != 0)
@@ -1083,6 +1150,7 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 		release_link(probes->hooks[i].entry_link, probes->pin);
 		release_link(probes->hooks[i].exit_link, probes->pin);
 	}
+	release_link(probes->exit_drain_link, probes->pin);
 	if (probes->step_stats)
 		munmap(probes->step_stats, probes->step_stats_mapping_size);
 	vnfs_bpf__destroy(probes->skeleton);

@@ -170,6 +170,23 @@ check "unknown type gets an error reply" bash -c "'$SEND' '$SOCKET' '{\"v\":1,\"
 check "oversized message gets an error reply" bash -c "'$SEND' '$SOCKET' --bytes 200000 | grep -q '\"ok\":false'"
 check "helper still alive after bad input" kill -0 "$HELPER_PID"
 
+# Live counts: a call waits in its task with at most 15 others, for at most
+# a second while the task keeps calling (docs/PROBES.md, "Pending calls"), so
+# a running job's counts move before it ends; once it ended they are exact.
+mkdir -p "$CGROUP/job501"
+register 501 0 0 "$CGROUP/job501"
+in_cgroup "$CGROUP/job501" "$WORKLOAD" slow-write "$(nfs_mount_of 4.2)/live" 10 300 > /dev/null &
+workload_pid=$!
+sleep 2.5
+live_writes=$(op "$(query 501)" write count)
+check "job 501 still writing when queried" kill -0 $workload_pid
+echo "job 501: $live_writes of 10 writes counted after 2.5 s"
+check "job 501's writes show while it runs (1 to 9 of 10)" \
+	[ "$live_writes" -ge 1 -a "$live_writes" -le 9 ]
+wait $workload_pid
+check "job 501's workload succeeded" [ $? = 0 ]
+check_eq "job 501 write calls once it ended" "$(op "$(query 501)" write count)" 10
+
 # Restart: kill -9 in the middle of a job's I/O; the final counts are exact.
 mkdir -p "$CGROUP/job500"
 register 500 0 0 "$CGROUP/job500"

@@ -111,6 +111,10 @@ def extras(directory):
     os.link(f"{directory}/extra", f"{directory}/hard")      # link 1
     os.symlink("extra", f"{directory}/soft")                # symlink 1
     os.listxattr(f"{directory}/extra")                      # listxattr 1
+    # Left open: the kernel flushes and releases it in exit_files, after
+    # the task's exit drain, with PF_EXITING set (counted at once).
+    leftover = os.open(f"{directory}/leftover", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    assert os.write(leftover, b"x" * 100) == 100            # write 1
 
 def in_cgroup(cgroup, part, *arguments):
     """Runs part in a child process moved into cgroup; True if it succeeded."""
@@ -404,8 +408,12 @@ check_op "$output" 11 "extras (slot 11)" link count 1
 check_op "$output" 11 "extras (slot 11)" symlink count 1
 check_op "$output" 11 "extras (slot 11)" listxattr count 1
 check_op "$output" 11 "extras (slot 11)" listxattr errors 0
-check_op "$output" 11 "extras (slot 11)" open count 1
-check_op "$output" 11 "extras (slot 11)" close count 1
+check_op "$output" 11 "extras (slot 11)" open count 2
+check_op "$output" 11 "extras (slot 11)" write count 1
+check_op "$output" 11 "extras (slot 11)" write bytes 100
+# The file left open is flushed and released by the kernel at exit.
+check_op "$output" 11 "extras (slot 11)" flush count 2
+check_op "$output" 11 "extras (slot 11)" close count 2
 mark extras
 
 # ------------------------------------------------- map layout in the kernel
@@ -434,7 +442,8 @@ restart_write() { # N: one 4 KiB write from the restart cgroup
 check "restart: first loader counts and keeps its pins" \
 	"$driver" --pin-dir "$pins" --keep-pins --register "$cgroups/restart=10" -- $(restart_write 1) \
 	> "$VNFS_OUT/driver-restart1.txt" 2> "$VNFS_OUT/driver-restart1.err"
-check "restart: pinned maps and links exist" test -e "$pins/step_stats" -a -e "$pins/links/nfs_file_write-entry"
+check "restart: pinned maps and links exist" test -e "$pins/step_stats" -a -e "$pins/links/nfs_file_write-entry" \
+	-a -e "$pins/links/sched_process_exit-drain"
 check_eq "restart: a fresh pin directory is not taken for another ABI's" \
 	"$(grep -c 'replacing' "$VNFS_OUT/driver-restart1.err")" 0
 check "restart: a write while no loader runs" $(restart_write 2)
