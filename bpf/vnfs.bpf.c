@@ -174,7 +174,7 @@ __noinline __u32 registered_ancestor_slot(void)
 		struct vnfs_registration *registration;
 
 		registration = bpf_map_lookup_elem(&registry, &cgroup_id);
-		if (registration && registration->slot < VNFS_MAX_STEPS)
+		if (registration) /* a slot beyond step_stats counts as unattributed */
 			return registration->slot;
 	}
 	return VNFS_SLOT_NONE;
@@ -350,12 +350,6 @@ __noinline int count_unattributed(__u64 cgroup_id, const struct vnfs_pending_cal
 	return 0;
 }
 
-/* A field of a pending call, loaded where it is tested.  Kept in a register
- * instead, what a test learnt about it (operation == READ, error == 0) would
- * make the verifier tell the paths after it apart: drain_call cost it 2,700
- * instructions per program, which made loading them a third slower. */
-#define PENDING_FIELD(call, field) (*(volatile typeof((call)->field) *)&(call)->field)
-
 /* Adds one pending call to its step's counters.  Global, as
  * registered_ancestor_slot, so that its paths do not multiply the ones of
  * the breakdown sum that follows. */
@@ -366,25 +360,24 @@ __noinline int count_in_step(struct vnfs_step_stats *stats, const struct vnfs_pe
 
 	if (!stats || !call)
 		return 0;
-	op = PENDING_FIELD(call, operation);
+	op = call->operation;
 	if (op >= VNFS_OP_COUNT)
 		return 0;
 	operation = &stats->operations[op];
 	__sync_fetch_and_add(&operation->count, 1);
-	if (PENDING_FIELD(call, error))
+	if (call->error)
 		__sync_fetch_and_add(&operation->errors, 1);
-	if (PENDING_FIELD(call, bytes))
-		__sync_fetch_and_add(&operation->bytes, PENDING_FIELD(call, bytes));
-	if (PENDING_FIELD(call, timed)) {
-		__sync_fetch_and_add(&operation->time_ns, PENDING_FIELD(call, duration_ns));
-		bucket = log2_bucket(PENDING_FIELD(call, duration_ns), VNFS_LATENCY_BUCKETS);
+	if (call->bytes)
+		__sync_fetch_and_add(&operation->bytes, call->bytes);
+	if (call->timed) {
+		__sync_fetch_and_add(&operation->time_ns, call->duration_ns);
+		bucket = log2_bucket(call->duration_ns, VNFS_LATENCY_BUCKETS);
 		__sync_fetch_and_add(&operation->latency_histogram[bucket], 1);
 	}
-	if (PENDING_FIELD(call, error))
+	if (call->error)
 		return 0;
 	/* Request size = bytes the call moved (a read at end of file is 0). */
-	bucket = log2_bucket(PENDING_FIELD(call, bytes), VNFS_SIZE_BUCKETS);
-	op = PENDING_FIELD(call, operation);
+	bucket = log2_bucket(call->bytes, VNFS_SIZE_BUCKETS);
 	if (op == VNFS_OP_READ)
 		__sync_fetch_and_add(&stats->request_size_histogram[VNFS_DIRECTION_READ][bucket], 1);
 	else if (op == VNFS_OP_WRITE)
@@ -429,25 +422,26 @@ __noinline int flush_breakdown(const struct vnfs_task_state *state, __u32 slot,
 static __always_inline void add_to_breakdown(struct vnfs_breakdown_stats *sum,
 					     const struct vnfs_pending_call *call)
 {
-	__u32 op = PENDING_FIELD(call, operation);
+	__u32 op = call->operation;
 
 	if (op == VNFS_OP_READ || op == VNFS_OP_MMAP_READ) {
 		sum->read_ops++;
-		sum->read_bytes += PENDING_FIELD(call, bytes);
+		sum->read_bytes += call->bytes;
 	} else if (op == VNFS_OP_WRITE) {
 		sum->write_ops++;
-		sum->write_bytes += PENDING_FIELD(call, bytes);
+		sum->write_bytes += call->bytes;
 	} else {
 		sum->other_ops++;
 	}
-	if (PENDING_FIELD(call, error))
+	if (call->error)
 		sum->errors++;
-	if (PENDING_FIELD(call, timed))
-		sum->time_ns += PENDING_FIELD(call, duration_ns);
+	if (call->timed)
+		sum->time_ns += call->duration_ns;
 }
 
 /* Moves pending call index of the task to its step's counters and to sum,
- * whose row is flushed first when the call is on another mount.  Global, as
+ * whose row is flushed first when the call is on another mount; without
+ * stats (no step any more), to unattributed_stats.  Global, as
  * registered_ancestor_slot: the drain's loop then costs the verifier a few
  * instructions per pending call, where inline each call's paths through this
  * would have multiplied those of the calls before it. */
@@ -456,17 +450,19 @@ __noinline int drain_call(const struct vnfs_task_state *state, __u32 index, __u3
 {
 	const struct vnfs_pending_call *call;
 
-	if (!state || !stats || !sum)
+	if (!state || !sum)
 		return 0;
 	/* A mask, not a comparison: clang indexes with a copy of index that
 	 * a comparison would leave unbounded for the verifier. */
 	call = &state->pending[index & (VNFS_PENDING_CALLS - 1)];
+	if (!stats)
+		return count_unattributed(state->slot_cgroup_id, call);
 	count_in_step(stats, call);
-	if (sum->used && sum->device != PENDING_FIELD(call, device)) {
+	if (sum->used && sum->device != call->device) {
 		flush_breakdown(state, slot, sum);
 		__builtin_memset(&sum->stats, 0, sizeof(sum->stats));
 	}
-	sum->device = PENDING_FIELD(call, device);
+	sum->device = call->device;
 	sum->used = 1;
 	add_to_breakdown(&sum->stats, call);
 	return 0;
@@ -509,12 +505,8 @@ __noinline int drain_pending(struct vnfs_task_state *state)
 	slot = pending_slot(state);
 	if (slot != VNFS_SLOT_NONE)
 		stats = bpf_map_lookup_elem(&step_stats, &slot);
-	for (__u32 i = 0; i < VNFS_PENDING_CALLS && i < count; i++) {
-		if (stats)
-			drain_call(state, i, slot, stats, &sum);
-		else
-			count_unattributed(state->slot_cgroup_id, &state->pending[i]);
-	}
+	for (__u32 i = 0; i < VNFS_PENDING_CALLS && i < count; i++)
+		drain_call(state, i, slot, stats, &sum);
 	if (sum.used)
 		flush_breakdown(state, slot, &sum);
 	return 0;
