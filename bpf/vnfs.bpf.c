@@ -518,7 +518,6 @@ __noinline int drain_pending(struct vnfs_task_state *state)
 __u32 pending_limit = 1;
 
 #define PF_EXITING 0x00000004 /* include/linux/sched.h */
-#define PENDING_MAX_AGE_NS 1000000000ull
 
 /* The task's name, read in place: comparing it costs two loads, where
  * bpf_get_current_comm() is a helper call that copies. */
@@ -561,7 +560,7 @@ static __always_inline void count_call(struct vnfs_task_state *state,
 		state->pending_since_ns = now;
 	state->pending[index] = *call;
 	state->pending_count = ++index;
-	if (index >= pending_limit || now - state->pending_since_ns >= PENDING_MAX_AGE_NS ||
+	if (index >= pending_limit || now - state->pending_since_ns >= VNFS_PENDING_MAX_AGE_NS ||
 	    (task->flags & PF_EXITING))
 		drain_pending(state);
 }

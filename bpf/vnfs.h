@@ -14,7 +14,7 @@
  *
  * A task first writes its calls into its own task storage (pending calls)
  * and moves them into the shared maps in batches: when VNFS_PENDING_CALLS are
- * waiting, when the oldest waited pending_max_age_ns, when the task's step,
+ * waiting, when the oldest waited VNFS_PENDING_MAX_AGE_NS, when the task's step,
  * cgroup or name changes, and when it exits (everything it calls from then
  * on goes straight through).  A call then touches no shared map: the shared
  * counters' cache lines, and under emulation their page-table walks, were
@@ -59,6 +59,8 @@
 #define VNFS_PENDING_CALLS 16
 _Static_assert((VNFS_PENDING_CALLS & (VNFS_PENDING_CALLS - 1)) == 0,
 	       "VNFS_PENDING_CALLS must be a power of two");
+/* How long the oldest pending call may wait while its task keeps calling. */
+#define VNFS_PENDING_MAX_AGE_NS 1000000000ull
 
 /* The probes attached per hooked kernel function (see helper/probes.c). */
 #define VNFS_MAX_HOOKS 40

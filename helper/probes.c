@@ -83,7 +83,6 @@ struct vnfs_probes {
 	bool pin;
 	char pin_dir[PATH_MAX];
 	struct bpf_link *exit_drain_link; /* drain_at_exit on sched_process_exit */
-	bool exit_drain_reused;
 	struct vnfs_step_stats *step_stats;
 	size_t step_stats_mapping_size;
 	pthread_mutex_t registry_lock;
@@ -529,7 +528,6 @@ static void reuse_pinned_exit_drain(struct vnfs_probes *probes)
 			  EXIT_DRAIN_PIN_END) != 0)
 		return;
 	probes->exit_drain_link = bpf_link__open(path);
-	probes->exit_drain_reused = probes->exit_drain_link != NULL;
 }
 
 /* Removes pinned links of functions this helper does not hook (any more). */
@@ -988,13 +986,19 @@ static void attach_exit_drain(struct vnfs_probes *probes)
 				     "counted one at a time", strerror(errno));
 			return;
 		}
+		/* The hooks stay attached after the helper exits (pinned): an
+		 * exit drain that goes with the helper would leave them keeping
+		 * calls nobody moves out of an exiting task. */
 		if (probes->pin &&
 		    (link_pin_path(path, sizeof(path), probes->pin_dir, EXIT_DRAIN_TRACEPOINT,
 				   EXIT_DRAIN_PIN_END) != 0 ||
-		     bpf_link__pin(probes->exit_drain_link, path) != 0))
-			vnfs_warning("cannot pin the drain at task exit (%s): while the helper "
-				     "is restarted, calls are counted one at a time",
-				     strerror(errno));
+		     bpf_link__pin(probes->exit_drain_link, path) != 0)) {
+			vnfs_warning("cannot pin the drain at task exit (%s): calls are counted "
+				     "one at a time", strerror(errno));
+			bpf_link__destroy(probes->exit_drain_link);
+			probes->exit_drain_link = NULL;
+			return;
+		}
 	}
 	probes->skeleton->data->pending_limit = VNFS_PENDING_CALLS;
 }
