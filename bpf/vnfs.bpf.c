@@ -64,6 +64,17 @@ struct {
 	__type(value, struct vnfs_step_stats);
 } step_stats SEC(".maps");
 
+/* step_activity[slot]: calls moved into step_stats[slot], bumped after
+ * them.  The helper maps this small array and copies a step's counters only
+ * when its activity moved, so idle steps cost it neither reads nor memory. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VNFS_MAX_STEPS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} step_activity SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, VNFS_MAX_BREAKDOWN_ENTRIES);
@@ -468,6 +479,14 @@ __noinline int drain_call(const struct vnfs_task_state *state, __u32 index, __u3
 	return 0;
 }
 
+static __always_inline void mark_activity(__u32 slot, __u32 calls)
+{
+	__u64 *activity = bpf_map_lookup_elem(&step_activity, &slot);
+
+	if (activity)
+		__sync_fetch_and_add(activity, calls);
+}
+
 /* The slot the pending calls go to: the one they were counted under, unless
  * the registry changed since and no longer gives their cgroup that slot (the
  * step ended while a task of it lived on, and the slot may be another
@@ -509,6 +528,8 @@ __noinline int drain_pending(struct vnfs_task_state *state)
 		drain_call(state, i, slot, stats, &sum);
 	if (sum.used)
 		flush_breakdown(state, slot, &sum);
+	if (stats)
+		mark_activity(slot, count);
 	return 0;
 }
 

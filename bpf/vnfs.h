@@ -31,7 +31,7 @@
 
 #include "operations.h"
 
-#define VNFS_ABI_VERSION 3
+#define VNFS_ABI_VERSION 4
 
 /* Job steps tracked at once on a node (slots), and map capacities. */
 #define VNFS_MAX_STEPS 1024

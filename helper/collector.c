@@ -1,10 +1,12 @@
 /*
  * collector.c — BPF maps -> records -> sinks.
  *
- * Step counters are never copied: a record points at the step's entry of the
- * mmapped step_stats array, which the kernel keeps updating.  Only the
- * breakdown maps (process, mount, unattributed) are iterated, once per
- * collection, and bucketed by slot so each record gets a contiguous range.
+ * A step's counters (7.4 KiB) are copied from step_stats only when the
+ * step's entry of the mmapped step_activity array moved: a thousand idle
+ * steps cost a thousand loads and no memory, where mapping step_stats cost
+ * its whole 7.4 MiB in every helper.  The breakdown maps (process, mount,
+ * unattributed) are iterated once per collection and bucketed by slot, so
+ * each record gets a contiguous range.
  */
 #include "helper/collector.h"
 
@@ -31,16 +33,16 @@ int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_conf
 	collector->probes = probes;
 	collector->registry = registry;
 	snprintf(collector->node, sizeof(collector->node), "%s", node);
-	collector->steps = calloc(VNFS_MAX_STEPS, sizeof(*collector->steps));
-	collector->slots = calloc(VNFS_MAX_STEPS, sizeof(*collector->slots));
+	collector->snapshot = calloc(VNFS_MAX_STEPS, sizeof(*collector->snapshot));
 	collector->records = calloc(VNFS_MAX_STEPS, sizeof(*collector->records));
-	if (collector->steps == NULL || collector->slots == NULL || collector->records == NULL ||
-	    pthread_mutex_init(&collector->lock, NULL) != 0 ||
+	collector->counters = calloc(VNFS_MAX_STEPS, sizeof(*collector->counters));
+	if (collector->snapshot == NULL || collector->records == NULL ||
+	    collector->counters == NULL || pthread_mutex_init(&collector->lock, NULL) != 0 ||
 	    vnfs_mounts_init(&collector->mounts, NULL) != 0) {
 		snprintf(error, error_size, "collector: out of memory");
-		free(collector->steps);
-		free(collector->slots);
+		free(collector->snapshot);
 		free(collector->records);
+		free(collector->counters);
 		return -1;
 	}
 	collector->health.max_slots = VNFS_MAX_STEPS;
@@ -65,9 +67,11 @@ void vnfs_collector_destroy(struct vnfs_collector *collector)
 		collector->sinks[i].close(collector->sinks[i].state);
 	vnfs_mounts_destroy(&collector->mounts);
 	pthread_mutex_destroy(&collector->lock);
-	free(collector->steps);
-	free(collector->slots);
+	free(collector->snapshot);
 	free(collector->records);
+	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++)
+		free(collector->counters[slot].copy);
+	free(collector->counters);
 	free(collector->processes);
 	free(collector->process_slots);
 	free(collector->mounts_seen);
@@ -162,19 +166,48 @@ static int add_unattributed(const struct vnfs_unattributed_key *key,
 	return 0;
 }
 
+/* The sum of every slot's step_activity.  A drain adds to breakdown_stats
+ * before it bumps its slot's activity, and only the helper's own release of a
+ * slot (a registry change) lowers one: so the same sum under the same
+ * registry means breakdown_stats holds what was read last. */
+static uint64_t total_activity(const struct vnfs_collector *collector)
+{
+	uint64_t total = 0;
+
+	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++)
+		total += vnfs_probes_step_activity(collector->probes, slot);
+	return total;
+}
+
+/* Process and mount rows, read again only when some step counted calls
+ * since: walking a 16,384-entry hash map every interval was a good part of
+ * what a thousand idle steps cost.  Unattributed rows, which move without
+ * any step's activity, are read every time. */
 static void read_breakdowns(struct vnfs_collector *collector, int64_t now_ms)
 {
 	struct mount_context mount_context = { collector, now_ms };
+	uint64_t activity;
 
-	collector->process_count = 0;
-	collector->mount_count = 0;
 	collector->unattributed_count = 0;
-	if (collector->probes == NULL)
+	if (collector->probes == NULL) {
+		collector->process_count = 0;
+		collector->mount_count = 0;
 		return;
-	if (vnfs_probes_for_each_breakdown(collector->probes, add_process, collector, add_mount,
-					   &mount_context) != 0)
-		vnfs_warning("reading the process and mount breakdowns failed: they are incomplete "
-			     "this interval");
+	}
+	activity = total_activity(collector);
+	if (!collector->breakdowns_valid || activity != collector->breakdowns_activity ||
+	    collector->snapshot_generation != collector->breakdowns_generation) {
+		collector->process_count = 0;
+		collector->mount_count = 0;
+		collector->breakdowns_valid =
+			vnfs_probes_for_each_breakdown(collector->probes, add_process, collector,
+						       add_mount, &mount_context) == 0;
+		if (!collector->breakdowns_valid)
+			vnfs_warning("reading the process and mount breakdowns failed: they are "
+				     "incomplete this interval");
+		collector->breakdowns_activity = activity;
+		collector->breakdowns_generation = collector->snapshot_generation;
+	}
 	if (vnfs_probes_for_each_unattributed(collector->probes, add_unattributed, collector) != 0)
 		vnfs_warning("reading unattributed counters failed: incomplete this interval");
 }
@@ -223,17 +256,58 @@ static void user_name(struct vnfs_collector *collector, uint32_t uid, char *name
 
 static const struct vnfs_step_stats empty_stats;
 
-/* The parts of a step's record that change only with the registry. */
-static void build_record(struct vnfs_collector *collector, const struct vnfs_step *step,
-			 uint32_t slot, struct vnfs_step_record *record)
+/*
+ * The counters of slot: copied from step_stats when its activity moved since
+ * the last copy, and once more at the next call (a copy can overlap a drain
+ * on another CPU; the next one sees that drain whole), or when forced (a
+ * job's final read).  A slot that has counted nothing has no copy.
+ */
+static const struct vnfs_step_stats *step_counters(struct vnfs_collector *collector,
+						   uint32_t slot, bool force)
 {
-	const struct vnfs_step_stats *stats = NULL;
+	struct vnfs_slot_counters *counters = &collector->counters[slot];
+	uint64_t activity = vnfs_probes_step_activity(collector->probes, slot);
+	bool moved = activity != counters->activity;
 
+	if (activity == 0 && counters->copy == NULL)
+		return &empty_stats;
+	if (!moved && !counters->settling && !force)
+		return counters->copy;
+	if (counters->copy == NULL && (counters->copy = malloc(sizeof(*counters->copy))) == NULL) {
+		vnfs_error("slot %u: out of memory for its counters: reported as zero", slot);
+		return &empty_stats;
+	}
+	if (vnfs_probes_read_step_stats(collector->probes, slot, counters->copy) != 0) {
+		vnfs_warning("slot %u: reading step_stats failed (%s): counts are an interval late",
+			     slot, strerror(errno));
+		return counters->copy;
+	}
+	counters->activity = activity;
+	counters->settling = moved;
+	return counters->copy;
+}
+
+/* The slot's copy goes with it (its next step starts from zero). */
+static void release_counters(struct vnfs_collector *collector, uint32_t slot)
+{
+	free(collector->counters[slot].copy);
+	memset(&collector->counters[slot], 0, sizeof(collector->counters[slot]));
+}
+
+/* The parts of a step's record that change only with the registry, but the
+ * user name: visited under the registry's lock (vnfs_registry_visit). */
+static void snapshot_step(const struct vnfs_step *step, uint32_t slot, void *context)
+{
+	struct vnfs_collector *collector = context;
+	uint32_t index = collector->step_count++;
+	struct vnfs_step_record *record = &collector->records[index];
+
+	collector->snapshot[index].slot = slot;
+	collector->snapshot[index].state = step->state;
 	memset(record, 0, sizeof(*record));
 	record->job_id = step->job_id;
 	record->step_id = step->step_id;
 	record->uid = step->uid;
-	user_name(collector, step->uid, record->user, sizeof(record->user));
 	snprintf(record->node, sizeof(record->node), "%s", collector->node);
 	record->cgroup_id = step->cgroup_id;
 	snprintf(record->cgroup_path, sizeof(record->cgroup_path), "%s", step->cgroup_path);
@@ -241,19 +315,18 @@ static void build_record(struct vnfs_collector *collector, const struct vnfs_ste
 	record->start_time_ms = step->start_time_ms;
 	record->end_time_ms = step->end_time_ms;
 	record->finished = step->state == VNFS_STEP_FINISHED;
-	if (collector->probes != NULL)
-		stats = vnfs_probes_step_stats(collector->probes, slot);
-	record->stats = stats ? stats : &empty_stats;
+	record->stats = &empty_stats;
 }
 
-/* The parts that change every interval: the sample time and the step's
- * rows of this interval's breakdowns. */
+/* The parts that change every interval: the sample time, the counters and
+ * the step's rows of this interval's breakdowns. */
 static void refresh_record(struct vnfs_collector *collector, uint32_t slot,
 			   struct vnfs_step_record *record, int64_t now_ms)
 {
 	size_t first, last;
 
 	record->sample_time_ms = now_ms;
+	record->stats = step_counters(collector, slot, false);
 	first = first_of_slot(collector->process_slots, collector->process_count, slot);
 	last = first_of_slot(collector->process_slots, collector->process_count, slot + 1);
 	record->processes = collector->processes + first;
@@ -272,12 +345,12 @@ static uint32_t refresh_snapshot(struct vnfs_collector *collector)
 	if (collector->snapshot_valid &&
 	    vnfs_registry_generation(collector->registry) == collector->snapshot_generation)
 		return collector->step_count;
-	collector->step_count = vnfs_registry_snapshot(collector->registry, collector->steps,
-						       collector->slots, VNFS_MAX_STEPS,
-						       &collector->snapshot_generation);
+	collector->step_count = 0;
+	vnfs_registry_visit(collector->registry, snapshot_step, collector,
+			    &collector->snapshot_generation);
 	for (uint32_t i = 0; i < collector->step_count; i++)
-		build_record(collector, &collector->steps[i], collector->slots[i],
-			     &collector->records[i]);
+		user_name(collector, collector->records[i].uid, collector->records[i].user,
+			  sizeof(collector->records[i].user));
 	collector->snapshot_valid = true;
 	return collector->step_count;
 }
@@ -289,7 +362,7 @@ static uint32_t read_all(struct vnfs_collector *collector, int64_t now_ms)
 
 	read_breakdowns(collector, now_ms);
 	for (uint32_t i = 0; i < count; i++)
-		refresh_record(collector, collector->slots[i], &collector->records[i], now_ms);
+		refresh_record(collector, collector->snapshot[i].slot, &collector->records[i], now_ms);
 	return count;
 }
 
@@ -328,7 +401,7 @@ static uint32_t select_job(const struct vnfs_collector *collector, uint32_t coun
 			continue;
 		steps[selected] = *record;
 		if (slots != NULL)
-			slots[selected] = collector->slots[i];
+			slots[selected] = collector->snapshot[i].slot;
 		selected++;
 	}
 	return selected;
@@ -350,8 +423,10 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 		goto out;
 	}
 	selected = select_job(collector, count, job_id, false, 0, steps, slots);
-	for (uint32_t i = 0; i < selected; i++)
+	for (uint32_t i = 0; i < selected; i++) {
 		steps[i].finished = true;
+		steps[i].stats = step_counters(collector, slots[i], true);
+	}
 	fill_job(collector, job_id, selected, steps, &job);
 	json = vnfs_job_to_json(&job);
 	if (report_dir[0] != '\0' && vnfs_report_write_files(&job, report_dir, error, sizeof(error)) != 0)
@@ -365,8 +440,10 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 					     (unsigned long long)steps[i].cgroup_id);
 			vnfs_probes_reset_slot(collector->probes, slots[i]);
 		}
+		release_counters(collector, slots[i]);
 		vnfs_registry_release(collector->registry, slots[i]);
 	}
+	collector->snapshot_valid = false; /* its records pointed at those counters */
 	vnfs_info("job %u finished: %u steps, final counts reported, slots released", job_id,
 		  selected);
 out:
@@ -400,11 +477,12 @@ static bool job_abandoned(const struct vnfs_collector *collector, uint32_t count
 	int64_t grace_ms = (int64_t)collector->config->helper.finished_job_grace_s * 1000;
 
 	for (uint32_t i = 0; i < count; i++) {
-		const struct vnfs_step *step = &collector->steps[i];
+		const struct vnfs_step_record *record = &collector->records[i];
 
-		if (step->job_id != job_id)
+		if (record->job_id != job_id)
 			continue;
-		if (step->state == VNFS_STEP_RUNNING || now_ms - step->end_time_ms < grace_ms)
+		if (collector->snapshot[i].state == VNFS_STEP_RUNNING ||
+		    now_ms - record->end_time_ms < grace_ms)
 			return false;
 	}
 	return true;
@@ -419,20 +497,20 @@ static void finish_due_jobs(struct vnfs_collector *collector, uint32_t count, in
 	uint32_t finished_count = 0;
 
 	for (uint32_t i = 0; i < count; i++) {
-		const struct vnfs_step *step = &collector->steps[i];
+		enum vnfs_step_state state = collector->snapshot[i].state;
+		uint32_t job_id = collector->records[i].job_id;
 		bool done_already = false;
 
-		if (step->state == VNFS_STEP_RUNNING)
+		if (state == VNFS_STEP_RUNNING)
 			continue;
-		if (step->state == VNFS_STEP_ENDED &&
-		    !job_abandoned(collector, count, step->job_id, now_ms))
+		if (state == VNFS_STEP_ENDED && !job_abandoned(collector, count, job_id, now_ms))
 			continue;
 		for (uint32_t j = 0; j < finished_count && !done_already; j++)
-			done_already = finished[j] == step->job_id;
+			done_already = finished[j] == job_id;
 		if (done_already)
 			continue;
-		finished[finished_count++] = step->job_id;
-		json_object_put(finish_job_locked(collector, step->job_id, count,
+		finished[finished_count++] = job_id;
+		json_object_put(finish_job_locked(collector, job_id, count,
 						  collector->config->helper.report_dir));
 	}
 }
@@ -533,21 +611,20 @@ struct json_object *vnfs_collector_list(struct vnfs_collector *collector, uint32
 	pthread_mutex_lock(&collector->lock);
 	count = refresh_snapshot(collector);
 	for (uint32_t i = 0; i < count; i++) {
-		const struct vnfs_step *step = &collector->steps[i];
-		const char *user = collector->records[i].user;
+		const struct vnfs_step_record *record = &collector->records[i];
+		bool running = collector->snapshot[i].state == VNFS_STEP_RUNNING;
 		struct json_object *entry;
 		char step_name[24];
 
-		if (uid != UINT32_MAX && step->uid != uid)
+		if (uid != UINT32_MAX && record->uid != uid)
 			continue;
 		entry = json_object_new_object();
-		json_object_object_add(entry, "job", json_object_new_int64(step->job_id));
+		json_object_object_add(entry, "job", json_object_new_int64(record->job_id));
 		json_object_object_add(entry, "step", json_object_new_string(
-			vnfs_step_name(step->step_id, step_name, sizeof(step_name))));
-		json_object_object_add(entry, "uid", json_object_new_int64(step->uid));
-		json_object_object_add(entry, "user", json_object_new_string(user));
-		json_object_object_add(entry, "running",
-				       json_object_new_boolean(step->state == VNFS_STEP_RUNNING));
+			vnfs_step_name(record->step_id, step_name, sizeof(step_name))));
+		json_object_object_add(entry, "uid", json_object_new_int64(record->uid));
+		json_object_object_add(entry, "user", json_object_new_string(record->user));
+		json_object_object_add(entry, "running", json_object_new_boolean(running));
 		json_object_array_add(jobs, entry);
 	}
 	pthread_mutex_unlock(&collector->lock);

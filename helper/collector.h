@@ -2,9 +2,9 @@
  * collector.h — turns the BPF maps into records, every interval and on demand.
  *
  * The collector owns the sinks and the only code that reads the maps: each
- * interval it snapshots the registry (again only when it changed), points one
- * vnfs_step_record per step at its live counters, groups the process and
- * mount breakdowns by slot, and
+ * interval it snapshots the registry (again only when it changed), copies
+ * the counters of the steps that counted calls since the last interval,
+ * groups the process and mount breakdowns by slot, and
  * hands the same vnfs_interval to every sink.  When a job finishes it does the
  * job's final read, writes its report files, tells the sinks, and releases the
  * job's slots.  One mutex serialises all of it, so sinks never run twice at once.
@@ -43,15 +43,32 @@ struct vnfs_collector {
 	} user_names[64];
 	unsigned next_user_name;
 
-	/* The registry as of snapshot_generation, and a record per step whose
-	 * fixed parts (ids, user, tags, cgroup, times, counters' address) are
-	 * made only when the registry changed: idle steps cost nothing. */
-	struct vnfs_step *steps;
-	uint32_t *slots;
+	/* The registry as of snapshot_generation: per step in use, its slot
+	 * and state, and a record whose fixed parts (ids, user, tags, cgroup,
+	 * times) are made only when the registry changed, so idle steps cost
+	 * nothing. */
+	struct vnfs_snapshot_step {
+		uint32_t slot;
+		enum vnfs_step_state state;
+	} *snapshot;
 	struct vnfs_step_record *records;
 	uint32_t step_count;
 	uint64_t snapshot_generation;
 	bool snapshot_valid;
+
+	/* Per slot: its counters as last copied from step_stats and the
+	 * step_activity they were copied at (see step_counters()). */
+	struct vnfs_slot_counters {
+		uint64_t activity;
+		bool settling;               /* copied on a change: copy once more */
+		struct vnfs_step_stats *copy; /* NULL while the slot counted nothing */
+	} *counters;
+
+	/* The process and mount rows as read at breakdowns_activity (the sum
+	 * of all slots' step_activity) under breakdowns_generation. */
+	bool breakdowns_valid;
+	uint64_t breakdowns_activity;
+	uint64_t breakdowns_generation;
 
 	/* Scratch, reused every interval (grown, never shrunk). */
 	struct vnfs_process_record *processes;

@@ -65,13 +65,22 @@ int kernel_btf_load(struct kernel_btf *kernel)
 	return 0;
 }
 
-void kernel_btf_free(struct kernel_btf *kernel)
+void kernel_btf_drop_types(struct kernel_btf *kernel)
 {
+	/* Split module BTFs refer to vmlinux's: they go first. */
 	for (size_t i = 0; i < kernel->module_count; i++) {
 		btf__free(kernel->modules[i]);
-		close(kernel->module_fds[i]);
+		kernel->modules[i] = NULL;
 	}
 	btf__free(kernel->vmlinux);
+	kernel->vmlinux = NULL;
+}
+
+void kernel_btf_free(struct kernel_btf *kernel)
+{
+	kernel_btf_drop_types(kernel);
+	for (size_t i = 0; i < kernel->module_count; i++)
+		close(kernel->module_fds[i]);
 	memset(kernel, 0, sizeof(*kernel));
 }
 

@@ -45,7 +45,11 @@ int kernel_btf_load(struct kernel_btf *kernel);
 bool kernel_btf_find(const struct kernel_btf *kernel, const struct vnfs_hook *hooks,
 		     size_t count, struct kernel_function *found);
 
-/* Frees the types and closes the module fds (found[].btf dangle after). */
+/* Frees the types but keeps the module fds, which attaching still needs
+ * (found[].btf dangle after).  The parsed vmlinux BTF is several MiB, and
+ * libbpf parses its own copy while it loads the programs: one at a time. */
+void kernel_btf_drop_types(struct kernel_btf *kernel);
+/* Frees the types and closes the module fds. */
 void kernel_btf_free(struct kernel_btf *kernel);
 
 #endif /* VNFS_KERNEL_BTF_H */

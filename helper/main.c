@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -147,37 +148,59 @@ static struct json_object *handle_request(void *context, const struct vnfs_reque
 	}
 }
 
+/* What reconcile_registry needs of a persisted step. */
+struct persisted_step {
+	uint32_t slot, job_id, step_id;
+	uint64_t cgroup_id;
+};
+
+struct persisted_steps {
+	uint32_t count;
+	struct persisted_step steps[VNFS_MAX_STEPS];
+};
+
+static void note_persisted_step(const struct vnfs_step *step, uint32_t slot, void *context)
+{
+	struct persisted_steps *persisted = context;
+
+	persisted->steps[persisted->count++] = (struct persisted_step){
+		.slot = slot,
+		.job_id = step->job_id,
+		.step_id = step->step_id,
+		.cgroup_id = step->cgroup_id,
+	};
+}
+
 /* After a restart the pinned BPF registry still holds the steps; after an
  * ABI change (maps replaced) it is empty and the steps are registered again. */
 static void reconcile_registry(struct helper *helper)
 {
-	struct vnfs_step *steps = calloc(VNFS_MAX_STEPS, sizeof(*steps));
-	uint32_t *slots = calloc(VNFS_MAX_STEPS, sizeof(*slots));
-	uint32_t count, pinned_slot, restored = 0, continued = 0;
+	struct persisted_steps *persisted = calloc(1, sizeof(*persisted));
+	uint32_t pinned_slot, restored = 0, continued = 0;
 
-	if (steps == NULL || slots == NULL) {
+	if (persisted == NULL) {
 		vnfs_error("out of memory reconciling the registry");
-		goto out;
+		return;
 	}
-	count = vnfs_registry_snapshot(&helper->registry, steps, slots, VNFS_MAX_STEPS, NULL);
-	for (uint32_t i = 0; i < count; i++) {
-		if (vnfs_probes_registered(helper->probes, steps[i].cgroup_id, &pinned_slot) == 0 &&
-		    pinned_slot == slots[i]) {
+	vnfs_registry_visit(&helper->registry, note_persisted_step, persisted, NULL);
+	for (uint32_t i = 0; i < persisted->count; i++) {
+		const struct persisted_step *step = &persisted->steps[i];
+
+		if (vnfs_probes_registered(helper->probes, step->cgroup_id, &pinned_slot) == 0 &&
+		    pinned_slot == step->slot) {
 			continued++;
 			continue;
 		}
-		if (vnfs_probes_register_cgroup(helper->probes, steps[i].cgroup_id, slots[i]) == 0)
+		if (vnfs_probes_register_cgroup(helper->probes, step->cgroup_id, step->slot) == 0)
 			restored++;
 		else
-			vnfs_error("job %u step %u: cannot restore its registration", steps[i].job_id,
-				   steps[i].step_id);
+			vnfs_error("job %u step %u: cannot restore its registration", step->job_id,
+				   step->step_id);
 	}
-	if (count > 0)
+	if (persisted->count > 0)
 		vnfs_info("registry: %u steps continue from the pinned maps, %u registered again",
 			  continued, restored);
-out:
-	free(steps);
-	free(slots);
+	free(persisted);
 }
 
 typedef int (*sink_open_fn)(struct vnfs_sink *, const struct vnfs_config *, char *, size_t);
@@ -405,6 +428,10 @@ static int start(struct helper *helper)
 		vnfs_error("%s", error);
 		return -1;
 	}
+	/* Loading the probes parsed the BPF object and the kernel's BTF on the
+	 * heap; freed, that memory stays resident under what was allocated
+	 * after it until handed back. */
+	malloc_trim(0);
 	vnfs_info("ready: socket %s, interval %u ms, node %s", helper->config.helper.socket_path,
 		  helper->config.helper.interval_ms, helper->node);
 	return 0;

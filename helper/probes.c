@@ -55,6 +55,10 @@
 /* Arguments the kprobe programs can read (PT_REGS_PARM1..5). */
 #define KPROBE_ARGUMENTS 5
 
+/* The step_activity map as mmapped (a whole number of pages). */
+#define STEP_ACTIVITY_MAPPING_SIZE (sizeof(__u64) * VNFS_MAX_STEPS)
+_Static_assert(STEP_ACTIVITY_MAPPING_SIZE % 4096 == 0, "step_activity fills whole pages");
+
 /* Indices of the pinned abi map. */
 enum { ABI_VERSION, ABI_STEP_STATS_SIZE };
 
@@ -83,8 +87,7 @@ struct vnfs_probes {
 	bool pin;
 	char pin_dir[PATH_MAX];
 	struct bpf_link *exit_drain_link; /* drain_at_exit on sched_process_exit */
-	struct vnfs_step_stats *step_stats;
-	size_t step_stats_mapping_size;
+	volatile __u64 *step_activity; /* mmapped step_activity map */
 	pthread_mutex_t registry_lock;
 	struct kernel_btf kernel_btf; /* while opening: the targets' BTF objects */
 };
@@ -292,6 +295,7 @@ static void plan_hooks(struct vnfs_probes *probes)
 			snprintf(state->kprobe_error, sizeof(state->kprobe_error),
 				 "not tried (probe mode fentry)");
 	}
+	kernel_btf_drop_types(&probes->kernel_btf);
 }
 
 /* After fentry failed for a function: its next method per the mode. */
@@ -1022,14 +1026,13 @@ static int finish_open(struct vnfs_probes *probes, char *error, size_t error_siz
 			if (!probes->hooks[i].reused && probes->hooks[i].method != VNFS_ATTACH_NONE)
 				pin_links(probes, &probes->hooks[i]);
 	}
-	probes->step_stats_mapping_size = sizeof(struct vnfs_step_stats) * VNFS_MAX_STEPS;
-	mapping = mmap(NULL, probes->step_stats_mapping_size, PROT_READ, MAP_SHARED,
-		       bpf_map__fd(skeleton->maps.step_stats), 0);
+	mapping = mmap(NULL, STEP_ACTIVITY_MAPPING_SIZE, PROT_READ, MAP_SHARED,
+		       bpf_map__fd(skeleton->maps.step_activity), 0);
 	if (mapping == MAP_FAILED) {
-		snprintf(error, error_size, "cannot map step_stats: %s", strerror(errno));
+		snprintf(error, error_size, "cannot map step_activity: %s", strerror(errno));
 		return -1;
 	}
-	probes->step_stats = mapping;
+	probes->step_activity = mapping;
 	return 0;
 map_error:
 	snprintf(error, error_size, "cannot write the pinned abi map: %s", strerror(errno));
@@ -1155,8 +1158,8 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 		release_link(probes->hooks[i].exit_link, probes->pin);
 	}
 	release_link(probes->exit_drain_link, probes->pin);
-	if (probes->step_stats)
-		munmap(probes->step_stats, probes->step_stats_mapping_size);
+	if (probes->step_activity)
+		munmap((void *)probes->step_activity, STEP_ACTIVITY_MAPPING_SIZE);
 	vnfs_bpf__destroy(probes->skeleton);
 	kernel_btf_free(&probes->kernel_btf);
 	pthread_mutex_destroy(&probes->registry_lock);
@@ -1222,12 +1225,21 @@ int vnfs_probes_registered(struct vnfs_probes *probes, uint64_t cgroup_id, uint3
 	return 0;
 }
 
-const struct vnfs_step_stats *vnfs_probes_step_stats(const struct vnfs_probes *probes,
-						     uint32_t slot)
+uint64_t vnfs_probes_step_activity(const struct vnfs_probes *probes, uint32_t slot)
 {
-	if (!probes || !probes->step_stats || slot >= VNFS_MAX_STEPS)
-		return NULL;
-	return &probes->step_stats[slot];
+	if (!probes || !probes->step_activity || slot >= VNFS_MAX_STEPS)
+		return 0;
+	return probes->step_activity[slot];
+}
+
+int vnfs_probes_read_step_stats(const struct vnfs_probes *probes, uint32_t slot,
+				struct vnfs_step_stats *stats)
+{
+	__u32 key = slot;
+
+	if (!probes || slot >= VNFS_MAX_STEPS)
+		return -1;
+	return bpf_map_lookup_elem(bpf_map__fd(probes->skeleton->maps.step_stats), &key, stats);
 }
 
 /* ------------------------------------------------------------- map walks */
@@ -1503,12 +1515,15 @@ _Static_assert(offsetof(struct vnfs_breakdown_key, slot) == 0, "slot first in th
 int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot)
 {
 	static const struct vnfs_step_stats zero;
+	const __u64 no_activity = 0;
 	__u32 key = slot;
 
 	if (!probes || slot >= VNFS_MAX_STEPS)
 		return -1;
 	if (bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.step_stats), &key, &zero,
-				BPF_ANY) != 0)
+				BPF_ANY) != 0 ||
+	    bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.step_activity), &key,
+				&no_activity, BPF_ANY) != 0)
 		return -1;
 	return delete_slot_entries(bpf_map__fd(probes->skeleton->maps.breakdown_stats),
 				   sizeof(struct vnfs_breakdown_key),

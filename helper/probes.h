@@ -60,12 +60,16 @@ int vnfs_probes_unregister_cgroup(struct vnfs_probes *probes, uint64_t cgroup_id
  * restart), -1 otherwise. */
 int vnfs_probes_registered(struct vnfs_probes *probes, uint64_t cgroup_id, uint32_t *slot);
 
-/* The live counters of a slot (memory-mapped, updated by the kernel while
- * read; each counter is a single atomic u64), or NULL for a bad slot. */
-const struct vnfs_step_stats *vnfs_probes_step_stats(const struct vnfs_probes *probes,
-						     uint32_t slot);
+/* Calls counted into a slot so far (read from a mapping of step_activity,
+ * bumped after the counters): a reader copies the counters again only when
+ * this moved.  0 for a bad slot. */
+uint64_t vnfs_probes_step_activity(const struct vnfs_probes *probes, uint32_t slot);
+/* Copies a slot's counters (updated by the kernel while copied; each counter
+ * is a single atomic u64).  Returns 0 or -1. */
+int vnfs_probes_read_step_stats(const struct vnfs_probes *probes, uint32_t slot,
+				struct vnfs_step_stats *stats);
 
-/* Zeroes a slot's counters and deletes its process and mount entries, for
+/* Zeroes a slot's counters and activity and deletes its process and mount entries, for
  * the slot's next step.  Returns 0 or -1. */
 int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot);
 

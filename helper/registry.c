@@ -633,19 +633,18 @@ uint64_t vnfs_registry_generation(struct vnfs_registry *registry)
 	return generation;
 }
 
-uint32_t vnfs_registry_snapshot(struct vnfs_registry *registry, struct vnfs_step *steps,
-				uint32_t *slots, uint32_t capacity, uint64_t *generation)
+uint32_t vnfs_registry_visit(struct vnfs_registry *registry, vnfs_step_visit_fn visit,
+			     void *context, uint64_t *generation)
 {
 	uint32_t count = 0;
 
 	pthread_mutex_lock(&registry->lock);
 	if (generation)
 		*generation = registry->generation;
-	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS && count < capacity; slot++) {
+	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++) {
 		if (registry->steps[slot].state == VNFS_STEP_FREE)
 			continue;
-		steps[count] = registry->steps[slot];
-		slots[count] = slot;
+		visit(&registry->steps[slot], slot, context);
 		count++;
 	}
 	pthread_mutex_unlock(&registry->lock);

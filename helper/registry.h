@@ -90,11 +90,13 @@ int vnfs_registry_finish_job(struct vnfs_registry *registry, uint32_t job_id, in
 /* FINISHED -> FREE. */
 void vnfs_registry_release(struct vnfs_registry *registry, uint32_t slot);
 
-/* Copies of the steps in use (slots ascending), for readers outside the lock.
- * Returns how many were copied into steps (at most capacity); *generation
- * (if not NULL) gets the generation they are a copy of. */
-uint32_t vnfs_registry_snapshot(struct vnfs_registry *registry, struct vnfs_step *steps,
-				uint32_t *slots, uint32_t capacity, uint64_t *generation);
+/* Calls visit for each step in use (slots ascending) under the registry's
+ * lock, for a reader to copy what it needs: visit must be quick (no I/O, no
+ * other lock; registrations wait for it).  Returns how many steps it saw;
+ * *generation (if not NULL) gets the generation they are. */
+typedef void (*vnfs_step_visit_fn)(const struct vnfs_step *step, uint32_t slot, void *context);
+uint32_t vnfs_registry_visit(struct vnfs_registry *registry, vnfs_step_visit_fn visit,
+			     void *context, uint64_t *generation);
 /* Changes with every change of the registry: a reader holding a snapshot of
  * the same generation holds the registry as it is. */
 uint64_t vnfs_registry_generation(struct vnfs_registry *registry);

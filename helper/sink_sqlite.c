@@ -31,6 +31,11 @@
 #define RETENTION_PERIOD_MS (3600 * 1000LL)
 #define MAX_PENDING_JOBS 64         /* finished jobs kept for retry */
 #define FINGERPRINT_BUCKETS 2048
+/* Page cache of the writer, in KiB (negative: SQLite's unit then is KiB).
+ * Upserts touch a few pages per step, the interior B-tree pages stay hot,
+ * and the operating system caches the file anyway: SQLite's default of
+ * 2 MiB was an eighth of the helper's memory and saved no measurable time. */
+#define CACHE_SIZE "-512"
 
 /* migrations[i] takes the schema from user_version i to i + 1. */
 static const char *const migrations[] = {
@@ -941,6 +946,7 @@ static int open_database(struct sqlite_sink *sink, char *error, size_t error_siz
 	sqlite3_busy_timeout(sink->db, 2000);
 	if (exec(sink->db, "PRAGMA journal_mode = WAL", error, error_size, sink->path) < 0 ||
 	    exec(sink->db, "PRAGMA synchronous = NORMAL", error, error_size, sink->path) < 0 ||
+	    exec(sink->db, "PRAGMA cache_size = " CACHE_SIZE, error, error_size, sink->path) < 0 ||
 	    exec(sink->db, "PRAGMA foreign_keys = ON", error, error_size, sink->path) < 0 ||
 	    migrate(sink->db, sink->path, error, error_size) < 0)
 		return -1;

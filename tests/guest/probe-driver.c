@@ -156,9 +156,16 @@ static int print_unattributed(const struct vnfs_unattributed_key *key,
 
 static void print_slot(const struct vnfs_probes *probes, uint32_t slot)
 {
-	const struct vnfs_step_stats *stats = vnfs_probes_step_stats(probes, slot);
+	static struct vnfs_step_stats copy;
+	const struct vnfs_step_stats *stats = &copy;
 	static const char *const directions[VNFS_DIRECTIONS] = { "read", "write" };
 
+	if (vnfs_probes_read_step_stats(probes, slot, &copy) != 0) {
+		printf("error slot %u: cannot read step_stats: %s\n", slot, strerror(errno));
+		return;
+	}
+	printf("activity %u %llu\n", slot,
+	       (unsigned long long)vnfs_probes_step_activity(probes, slot));
 	for (int operation = 0; operation < VNFS_OP_COUNT; operation++) {
 		const struct vnfs_operation_stats *counters = &stats->operations[operation];
 		unsigned long long samples = 0;

@@ -279,12 +279,30 @@ static void assert_tagged_step(const struct vnfs_registry *registry, uint32_t sl
 	assert_string_equal(vnfs_tags_find(&step->tags, "PROJECT_NAME"), value);
 }
 
+/* What vnfs_registry_visit showed, in order. */
+struct visited {
+	uint32_t count;
+	uint32_t slots[4];
+	struct vnfs_step steps[4];
+};
+
+static void visit_step(const struct vnfs_step *step, uint32_t slot, void *context)
+{
+	struct visited *visited = context;
+
+	assert_true(visited->count < 4);
+	visited->slots[visited->count] = slot;
+	visited->steps[visited->count] = *step;
+	visited->count++;
+}
+
 static void test_persisted_registry_survives_restart(void **state)
 {
 	char directory[64];
 	struct vnfs_registry *registry, *restarted;
-	struct vnfs_step step, copies[4];
-	uint32_t slot, slots[4];
+	struct visited visited = { .count = 0 };
+	struct vnfs_step step;
+	uint32_t slot;
 	char error[256];
 
 	(void)state;
@@ -300,18 +318,19 @@ static void test_persisted_registry_survives_restart(void **state)
 
 	restarted = new_registry(directory);
 	assert_int_equal(vnfs_registry_load(restarted, error, sizeof(error)), 0);
-	assert_int_equal(vnfs_registry_snapshot(restarted, copies, slots, 4, NULL), 2);
-	assert_int_equal(slots[0], 0);
-	assert_int_equal(copies[0].job_id, 42);
-	assert_int_equal(copies[0].uid, 1042);
-	assert_true(copies[0].cgroup_id == 100);
-	assert_string_equal(copies[0].cgroup_path, "/sys/fs/cgroup/job_42/step_0");
-	assert_string_equal(vnfs_tags_find(&copies[0].tags, "PROJECT_NAME"), "alpha");
-	assert_int_equal(copies[0].state, VNFS_STEP_RUNNING);
-	assert_int_equal(slots[1], 1);
-	assert_int_equal(copies[1].step_id, 0xfffffffbu);
-	assert_int_equal(copies[1].state, VNFS_STEP_ENDED);
-	assert_int_equal(copies[1].end_time_ms, 7000);
+	assert_int_equal(vnfs_registry_visit(restarted, visit_step, &visited, NULL), 2);
+	assert_int_equal(visited.count, 2);
+	assert_int_equal(visited.slots[0], 0);
+	assert_int_equal(visited.steps[0].job_id, 42);
+	assert_int_equal(visited.steps[0].uid, 1042);
+	assert_true(visited.steps[0].cgroup_id == 100);
+	assert_string_equal(visited.steps[0].cgroup_path, "/sys/fs/cgroup/job_42/step_0");
+	assert_string_equal(vnfs_tags_find(&visited.steps[0].tags, "PROJECT_NAME"), "alpha");
+	assert_int_equal(visited.steps[0].state, VNFS_STEP_RUNNING);
+	assert_int_equal(visited.slots[1], 1);
+	assert_int_equal(visited.steps[1].step_id, 0xfffffffbu);
+	assert_int_equal(visited.steps[1].state, VNFS_STEP_ENDED);
+	assert_int_equal(visited.steps[1].end_time_ms, 7000);
 	free_registry(restarted);
 	remove_directory(directory);
 }

@@ -314,6 +314,11 @@ check_workload() {
 				"$(mount_total "$output" $slot ops)" "$(slot_total "$output" $slot count)"
 			check_eq "$mode v$version slot $slot: mount errors add up" \
 				"$(mount_total "$output" $slot errors)" "$(slot_total "$output" $slot errors)"
+			# The helper copies a step's counters only when its activity
+			# moved: every call counted must have moved it, once.
+			check_eq "$mode v$version slot $slot: step_activity is the calls counted" \
+				"$(awk -v slot=$slot '$1 == "activity" && $2 == slot { print $3 }' "$output")" \
+				"$(slot_total "$output" $slot count)"
 			read_total=$(( $(op_field "$output" $slot read bytes) + $(op_field "$output" $slot mmap_read bytes) ))
 			write_total=$(op_field "$output" $slot write bytes)
 			check_eq "$mode v$version slot $slot: mount read bytes add up" \
