@@ -31,6 +31,7 @@
 #include "helper/registry.h"
 #include "helper/server.h"
 #include "helper/sink.h"
+#include "helper/sink_module.h"
 #include "lib/log.h"
 #include "lib/protocol.h"
 
@@ -217,10 +218,14 @@ struct opened_sinks {
 	const char *names[VNFS_MAX_SINKS];
 };
 
+/* Opens output name with open, or from its module (sink_module.c) when open
+ * is NULL. */
 static void open_sink(struct opened_sinks *opened, bool enabled, const char *name,
 		      sink_open_fn open)
 {
+	struct vnfs_sink *sink;
 	char error[512];
+	int status;
 
 	if (!enabled)
 		return;
@@ -228,7 +233,10 @@ static void open_sink(struct opened_sinks *opened, bool enabled, const char *nam
 		vnfs_error("output %s disabled: too many outputs", name);
 		return;
 	}
-	if (open(&opened->sinks[opened->count], opened->config, error, sizeof(error)) != 0) {
+	sink = &opened->sinks[opened->count];
+	status = open != NULL ? open(sink, opened->config, error, sizeof(error))
+			      : vnfs_sink_module_open(name, sink, opened->config, error, sizeof(error));
+	if (status != 0) {
 		/* A broken output must not stop accounting or the other outputs. */
 		vnfs_error("output %s disabled: %s", name, error);
 		return;
@@ -245,14 +253,14 @@ static void *open_sinks(void *argument)
 	open_sink(opened, config->prometheus.enabled, "prometheus", vnfs_sink_prometheus_open);
 	open_sink(opened, config->jsonlog.enabled, "jsonlog", vnfs_sink_jsonlog_open);
 #ifdef HAVE_KAFKA
-	open_sink(opened, config->kafka.enabled, "kafka", vnfs_sink_kafka_open);
+	open_sink(opened, config->kafka.enabled, "kafka", NULL);
 #else
 	if (config->kafka.enabled)
 		vnfs_error("output kafka is enabled in %s but this build has no Kafka support",
 			   config->source_path);
 #endif
 #ifdef HAVE_CURL
-	open_sink(opened, config->http.enabled, "http", vnfs_sink_http_open);
+	open_sink(opened, config->http.enabled, "http", NULL);
 #else
 	if (config->http.enabled)
 		vnfs_error("output http is enabled in %s but this build has no HTTP support",

@@ -26,7 +26,13 @@ interval = 1s
 path = $RUN/history.db
 [prometheus]
 listen = 127.0.0.1:9716
+# Loaded from its module (nothing listens on port 9: every POST fails).
+[http]
+enabled = true
+url = http://127.0.0.1:9/vnfs
 CONF
+# The Kafka and HTTP outputs are modules; these are the build's.
+export VNFS_MODULE_DIR=$BUILD/.libs
 
 HELPER_PID= HELPER_STARTS=0
 start_helper() { # start_helper [extra args]: waits for "ready:" in its own log
@@ -61,6 +67,10 @@ check "helper refuses a bad config with file, line and key" \
 start_helper || exit 1
 status=$(send '{"v":1,"type":"status"}')
 echo "status: $status"
+check "the enabled HTTP output is loaded from its module" \
+	bash -c "grep -q 'output http enabled' $VNFS_OUT/helper-1.log && grep -q '/sink_http.so\$' /proc/$HELPER_PID/maps"
+check "the Kafka output, not enabled, is not loaded, nor is librdkafka" \
+	bash -c "! grep -E -q 'sink_kafka.so|librdkafka' /proc/$HELPER_PID/maps"
 for operation in read write open close getattr lookup mkdir rename unlink readdir fsync mmap_read; do
 	check "operation $operation attached" bash -c "jq -e '.status.attach.$operation != \"none\"' <<< '$status' > /dev/null"
 done
@@ -214,4 +224,8 @@ kill -TERM "$HELPER_PID"
 wait "$HELPER_PID"
 check_eq "helper exit status after SIGTERM" $? 0
 check "no sanitizer report in the helper logs" bash -c "! grep -qE 'Sanitizer|runtime error' $VNFS_OUT/helper-*.log"
+# The module logs through the helper (its name, its settings), not through a
+# copy of the logger of its own.
+check "the HTTP module's warning comes through the helper's log" \
+	grep -q '^vnfs-helper: warning: http: POST http://127.0.0.1:9/vnfs failed' $VNFS_OUT/helper-1.log
 guest_done
