@@ -28,7 +28,8 @@ struct vnfs_sink {
 
 /*
  * Constructors: each returns 0 and fills *sink, or -1 with a message in
- * error.  Called only for sinks enabled in the configuration.
+ * error.  Called only for sinks enabled in the configuration.  Kafka's and
+ * HTTP's are defined in their modules and reached through sink_module.h.
  */
 int vnfs_sink_sqlite_open(struct vnfs_sink *sink, const struct vnfs_config *config,
 			  char *error, size_t error_size);
