@@ -69,7 +69,8 @@ void vnfs_collector_destroy(struct vnfs_collector *collector)
 	pthread_mutex_destroy(&collector->lock);
 	free(collector->snapshot);
 	free(collector->records);
-	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++)
+	/* Also called for a collector never initialised (a failed start). */
+	for (uint32_t slot = 0; collector->counters != NULL && slot < VNFS_MAX_STEPS; slot++)
 		free(collector->counters[slot].copy);
 	free(collector->counters);
 	free(collector->processes);
