@@ -11,6 +11,9 @@
  * registry (cgroup id -> slot) and its nearest registered ancestor; the answer
  * is cached per cgroup id and invalidated by bumping registry_generation.
  * Counters are cumulative for the life of a slot: the helper computes deltas.
+ * Each move of calls into step_stats[slot] then adds their number to
+ * step_activity[slot] (a __u64 array the helper maps): the helper copies a
+ * step's counters only when that moved.
  *
  * A task first writes its calls into its own task storage (pending calls)
  * and moves them into the shared maps in batches: when VNFS_PENDING_CALLS are
