@@ -444,7 +444,6 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 		release_counters(collector, slots[i]);
 		vnfs_registry_release(collector->registry, slots[i]);
 	}
-	collector->snapshot_valid = false; /* its records pointed at those counters */
 	vnfs_info("job %u finished: %u steps, final counts reported, slots released", job_id,
 		  selected);
 out:
