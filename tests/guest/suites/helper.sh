@@ -3,7 +3,8 @@
 # registered through the real socket, known workloads in their cgroups, exact
 # per-operation counts read back with QUERY, on NFS v3, v4.0, v4.1 and v4.2.
 # Also: unattributed I/O, process and mount breakdowns, kill -9 and restart
-# in the middle of a job, socket security and malformed input.
+# in the middle of a job, socket security and malformed input, and the Kafka
+# and HTTP outputs loaded from their modules and delivering to real receivers.
 source /vnfs/src/tests/guest/lib/guest.sh
 
 BUILD=${VNFS_BUILD:-/vnfs/src}
@@ -228,4 +229,53 @@ check "no sanitizer report in the helper logs" bash -c "! grep -qE 'Sanitizer|ru
 # copy of the logger of its own.
 check "the HTTP module's warning comes through the helper's log" \
 	grep -q '^vnfs-helper: warning: http: POST http://127.0.0.1:9/vnfs failed' $VNFS_OUT/helper-1.log
+
+# The streaming outputs, delivered: the helper loads both modules and sends
+# to a real Kafka broker (librdkafka's mock cluster, over loopback TCP) and
+# to an HTTP endpoint, both in tests/tools/stream-receiver.
+mark streams
+RECEIVER_OUT=$VNFS_OUT/stream-receiver.out
+"$BUILD/tests/tools/stream-receiver" --kafka vnfs --http 9780 > "$RECEIVER_OUT" 2> "$VNFS_OUT/stream-receiver.err" &
+receiver_pid=$!
+until_ok 20 grep -q '^ready' "$RECEIVER_OUT" || fail "stream-receiver did not start"
+brokers=$(awk '$1 == "kafka-brokers" { print $2 }' "$RECEIVER_OUT")
+sed -i 's|^url = http://127.0.0.1:9/vnfs$|url = http://127.0.0.1:9780/vnfs|' $RUN/vnfs.conf
+printf '[kafka]\nenabled = true\nbrokers = %s\ntopic = vnfs\n' "$brokers" >> $RUN/vnfs.conf
+start_helper
+check "the enabled Kafka output is loaded from its module, with librdkafka" \
+	bash -c "grep -q '/sink_kafka.so\$' /proc/$HELPER_PID/maps && grep -q librdkafka /proc/$HELPER_PID/maps"
+mkdir -p "$CGROUP/job600"
+register 600 0 0 "$CGROUP/job600"
+in_cgroup "$CGROUP/job600" "$WORKLOAD" write "$(nfs_mount_of 4.2)/streams" 2 > /dev/null
+check "job 600's workload succeeded" [ $? = 0 ]
+sleep 2 # at least one interval's step records with the whole workload
+check "finish job 600" bash -c "'$SEND' '$SOCKET' '{\"v\":1,\"type\":\"finish\",\"job\":600}' | grep -q '\"ok\":true'"
+# stream_records KIND TYPE: the JSON of every TYPE record of job 600 that KIND delivered
+stream_records() {
+	case $1 in
+	kafka) awk '$1 == "kafka" && $2 == "600" { sub(/^kafka 600 /, ""); print }' "$RECEIVER_OUT" ;;
+	http) awk '$1 == "http" { sub(/^http /, ""); print }' "$RECEIVER_OUT" ;;
+	esac | jq -c --arg type "$2" 'select(.job == 600 and .type == $type)'
+}
+for kind in kafka http; do
+	until_ok 30 bash -c "[ -n \"\$(awk '\$1 == \"$kind\"' '$RECEIVER_OUT' | grep '\"type\":\"job\"')\" ]"
+	job_records=$(stream_records $kind job)
+	check_eq "$kind: one job record for job 600" "$(grep -c . <<< "$job_records")" 1
+	check_eq "$kind: job 600's write bytes" "$(jq '.operations.write.bytes' <<< "$job_records")" $((2 * MIB))
+	check_eq "$kind: job 600's write calls" "$(jq '.operations.write.count' <<< "$job_records")" 2
+	check_eq "$kind: job 600's last step record has its write bytes" \
+		"$(stream_records $kind step | jq -s 'map(.operations.write.bytes) | max')" $((2 * MIB))
+	check_eq "$kind: no record dropped" \
+		"$(curl -s http://127.0.0.1:9716/metrics | awk -v s="vnfs_helper_dropped_records_total{sink=\"$kind\"}" '$1 == s { print $2 }')" 0
+done
+kill -TERM "$HELPER_PID"
+wait "$HELPER_PID"
+check_eq "helper exit status after SIGTERM, with Kafka and HTTP" $? 0
+# Both flush at SIGTERM: every record the helper made reached both ends.
+records_of() { awk -v k="$1" '$1 == k' "$RECEIVER_OUT" | wc -l; }
+until_ok 10 bash -c "[ \$(awk '\$1 == \"kafka\"' '$RECEIVER_OUT' | wc -l) = \$(awk '\$1 == \"http\"' '$RECEIVER_OUT' | wc -l) ]"
+check_eq "Kafka and HTTP received the same number of records" "$(records_of kafka)" "$(records_of http)"
+kill -TERM $receiver_pid
+wait $receiver_pid
+check_eq "stream-receiver exit status" $? 0
 guest_done
