@@ -3,17 +3,20 @@
  * the kernel NFS client and keeps it attached until SIGTERM or SIGINT.
  *
  *   bench_loader floor             empty fentry/fexit (bpf/bench/floor.bpf.c)
+ *   bench_loader timing            fentry/fexit that only time each call
+ *                                  (bpf/bench/timing.bpf.c)
  *   bench_loader collector-design  kprobe/kretprobe re-implementation of the
  *                                  vNFS-collector (collector_design.bpf.c)
  *
- * Both hook the functions of vnfs's own table (helper/hooks.c), so the
+ * All hook the functions of vnfs's own table (helper/hooks.c), so the
  * benchmark compares designs on exactly the functions vnfs hooks.  A function
  * the running kernel lacks is skipped with a line, as vnfs skips it.  When
  * everything is attached the loader prints "READY ..." on stdout; the
  * benchmark suite waits for that line, runs its loops, then stops the loader.
- * The collector design prints how many calls it counted before it exits, so
- * a run whose probes never fired shows.  Each phase prints its duration: under
- * emulation attaching and detaching cost far more than the calls measured.
+ * The timing and collector-design variants print how many calls they counted
+ * before they exit, so a run whose probes never fired shows.  Each phase
+ * prints its duration: under emulation attaching and detaching cost far more
+ * than the calls measured.
  */
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -33,13 +36,15 @@
 #include "bpf/bench/collector_design.h"
 #include "bpf/bench/collector_design.skel.h"
 #include "bpf/bench/floor.skel.h"
+#include "bpf/bench/timing.h"
+#include "bpf/bench/timing.skel.h"
 #include "helper/hooks.h"
 #include "helper/kernel_btf.h"
 
 /* One hooked function: its entry and exit probes. */
 struct hooked_function {
 	const char *name;
-	/* floor: programs loaded per function, attached by a link fd */
+	/* floor, timing: programs loaded per function, attached by a link fd */
 	__u32 btf_id;
 	int btf_fd; /* 0: vmlinux */
 	int program_fds[2];
@@ -85,10 +90,10 @@ static void hooks_init(struct hooks *hooks, bool kprobes)
 	}
 }
 
-/* ------------------------------------------------ the floor's targets */
+/* ------------------------------------------ the fentry/fexit targets */
 
 /* Finds each function's BTF target the way the helper does (kernel_btf). */
-static int floor_find_targets(struct hooks *hooks, struct kernel_btf *kernel)
+static int find_targets(struct hooks *hooks, struct kernel_btf *kernel)
 {
 	struct kernel_function found[VNFS_MAX_HOOKS];
 
@@ -156,12 +161,130 @@ static int floor_start(struct hooks *hooks)
 	int status;
 
 	hooks_init(hooks, false);
-	if (floor_find_targets(hooks, &kernel) != 0)
+	if (find_targets(hooks, &kernel) != 0)
 		return -1;
 	printf("targets found in %lld ms\n", now_ms() - started);
 	status = floor_load(hooks);
 	kernel_btf_free(&kernel);
 	return status;
+}
+
+/* ------------------------------------------------------ timing only */
+
+/* The timing programs are numbered per hooked function, as vnfs's are, and
+ * in sections of their own so that loading goes through set_timing_target(),
+ * which gives the kernel the target found by kernel_btf. */
+static const struct hooks *timing_hooks;
+
+static int set_timing_target(struct bpf_program *program, struct bpf_prog_load_opts *options,
+			     long cookie)
+{
+	const char *index = strrchr(bpf_program__name(program), '_');
+	unsigned long slot = index ? strtoul(index + 1, NULL, 10) : VNFS_MAX_HOOKS;
+
+	(void)cookie;
+	if (!timing_hooks || slot >= timing_hooks->count || timing_hooks->functions[slot].btf_fd < 0)
+		return -EINVAL;
+	options->attach_btf_id = timing_hooks->functions[slot].btf_id;
+	options->attach_btf_obj_fd = timing_hooks->functions[slot].btf_fd;
+	return 0;
+}
+
+static int register_timing_sections(void)
+{
+	LIBBPF_OPTS(libbpf_prog_handler_opts, options, .prog_prepare_load_fn = set_timing_target);
+
+	if (libbpf_register_prog_handler("bench.fentry", BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY,
+					 &options) < 0 ||
+	    libbpf_register_prog_handler("bench.fexit", BPF_PROG_TYPE_TRACING, BPF_TRACE_FEXIT,
+					 &options) < 0) {
+		fprintf(stderr, "bench_loader: cannot register the timing sections\n");
+		return -1;
+	}
+	return 0;
+}
+
+static struct bpf_program *timing_program(struct timing_bpf *timing, int side, size_t slot)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "timing_%s_%zu", side == 0 ? "entry" : "exit", slot);
+	return bpf_object__find_program_by_name(timing->obj, name);
+}
+
+/* Loads the pair of each function the kernel has; the loader keeps its own
+ * copies of their descriptors, which detach_all closes. */
+static int timing_load(struct timing_bpf *timing, struct hooks *hooks)
+{
+	int error;
+
+	for (size_t slot = 0; slot < VNFS_MAX_HOOKS; slot++) {
+		bool wanted = slot < hooks->count && hooks->functions[slot].btf_fd >= 0;
+
+		if (slot < hooks->count && !wanted)
+			fprintf(stderr, "bench_loader: %s: not in this kernel, skipped\n",
+				hooks->functions[slot].name);
+		for (int side = 0; side < 2; side++)
+			bpf_program__set_autoload(timing_program(timing, side, slot), wanted);
+	}
+	timing_hooks = hooks;
+	error = timing_bpf__load(timing);
+	timing_hooks = NULL;
+	if (error) {
+		fprintf(stderr, "bench_loader: loading the timing programs failed: %s\n",
+			strerror(-error));
+		return -1;
+	}
+	for (size_t slot = 0; slot < hooks->count; slot++) {
+		if (hooks->functions[slot].btf_fd < 0)
+			continue;
+		for (int side = 0; side < 2; side++) {
+			int fd = dup(bpf_program__fd(timing_program(timing, side, slot)));
+
+			if (fd < 0) {
+				perror("bench_loader: dup");
+				return -1;
+			}
+			hooks->functions[slot].program_fds[side] = fd;
+		}
+	}
+	return 0;
+}
+
+static int timing_start(struct timing_bpf **timing, struct hooks *hooks)
+{
+	struct kernel_btf kernel;
+	int status;
+
+	hooks_init(hooks, false);
+	if (register_timing_sections() != 0 || find_targets(hooks, &kernel) != 0)
+		return -1;
+	*timing = timing_bpf__open();
+	if (!*timing) {
+		fprintf(stderr, "bench_loader: cannot open the timing object: %s\n", strerror(errno));
+		kernel_btf_free(&kernel);
+		return -1;
+	}
+	status = timing_load(*timing, hooks);
+	kernel_btf_free(&kernel);
+	return status;
+}
+
+/* The calls timed, summed over the CPUs. */
+static unsigned long long timing_calls(struct timing_bpf *timing)
+{
+	int cpus = libbpf_num_possible_cpus();
+	struct timing_total *totals;
+	unsigned long long calls = 0;
+	__u32 zero = 0;
+
+	if (cpus <= 0 || !(totals = calloc((size_t)cpus, sizeof(*totals))))
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(timing->maps.timing_totals), &zero, totals) == 0)
+		for (int cpu = 0; cpu < cpus; cpu++)
+			calls += totals[cpu].calls;
+	free(totals);
+	return calls;
 }
 
 /* ------------------------------------------- the collector design */
@@ -348,7 +471,7 @@ static int wait_for_stop(void)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: bench_loader floor|collector-design\n"
+	fprintf(out, "usage: bench_loader floor|timing|collector-design\n"
 		     "Attaches the benchmark's reference probes to the functions vnfs hooks,\n"
 		     "prints READY, and detaches on SIGTERM or SIGINT.\n");
 }
@@ -356,6 +479,7 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
 	struct collector_design_bpf *collector = NULL;
+	struct timing_bpf *timing = NULL;
 	static struct hooks hooks;
 	long long started = now_ms();
 	sigset_t signals;
@@ -385,6 +509,9 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "floor") == 0) {
 		if (floor_start(&hooks) != 0)
 			goto out;
+	} else if (strcmp(argv[1], "timing") == 0) {
+		if (timing_start(&timing, &hooks) != 0)
+			goto out;
 	} else if (strcmp(argv[1], "collector-design") == 0) {
 		if (collector_start(&collector, &hooks) != 0)
 			goto out;
@@ -409,6 +536,8 @@ int main(int argc, char **argv)
 	}
 	if (collector)
 		printf("counted %llu calls\n", collector_calls(collector));
+	if (timing)
+		printf("counted %llu calls\n", timing_calls(timing));
 	started = now_ms();
 	detach_all(&hooks);
 	printf("detached in %lld ms\n", now_ms() - started);
@@ -416,5 +545,6 @@ int main(int argc, char **argv)
 out:
 	detach_all(&hooks);
 	collector_design_bpf__destroy(collector);
+	timing_bpf__destroy(timing);
 	return status;
 }

@@ -5,6 +5,8 @@
 # Variants, attached one at a time on the functions vnfs hooks:
 #   none              no probes
 #   floor             empty fentry/fexit programs (bench_loader floor)
+#   timing            fentry/fexit that only time each call (bench_loader timing):
+#                     the least any design that times calls adds
 #   vnfs-fentry       vnfs-helper --probes fentry
 #   vnfs-kprobe       vnfs-helper --probes kprobe
 #   collector-design  the vNFS-collector design (bench_loader collector-design)
@@ -43,12 +45,13 @@ long) iterations=4000 repeats=5 rounds=5 cpu_window=60 idle_steps=1000 ;;
 esac
 
 # "none" runs before the first probe variant and after each (see the rounds).
-PROBE_VARIANTS=(floor vnfs-fentry vnfs-kprobe collector-design)
+PROBE_VARIANTS=(floor timing vnfs-fentry vnfs-kprobe collector-design)
+ALL_PROBE_VARIANTS=${#PROBE_VARIANTS[@]}
 if [ -n "${2:-}" ]; then
 	IFS=, read -r -a PROBE_VARIANTS <<< "$2"
 	for variant in "${PROBE_VARIANTS[@]}"; do
 		case $variant in
-		floor|vnfs-fentry|vnfs-kprobe|collector-design) ;;
+		floor|timing|vnfs-fentry|vnfs-kprobe|collector-design) ;;
 		*) fail "bench.sh: unknown variant '$variant'"; guest_done; exit 1 ;;
 		esac
 	done
@@ -87,7 +90,7 @@ check "benchmark programs are built" test -x "$LOADER" -a -x "$WORKLOAD" -a -x "
 # The helper's own measurements run with the full variant list only.
 uses_helper=0 measure_helper=0
 [[ " ${VARIANTS[*]} " == *" vnfs-"* ]] && uses_helper=1
-[ ${#PROBE_VARIANTS[@]} = 4 ] && measure_helper=1
+[ ${#PROBE_VARIANTS[@]} = "$ALL_PROBE_VARIANTS" ] && measure_helper=1
 [ $uses_helper = 1 ] && check "vnfs-helper is built" test -x "$HELPER"
 
 # elapsed_ms START_EPOCHREALTIME: milliseconds since then.
@@ -166,7 +169,7 @@ attach() {
 	log=$VNFS_OUT/bench-attach-$attach_count-$variant.log
 	case $variant in
 	none) return 0 ;;
-	floor|collector-design)
+	floor|timing|collector-design)
 		"$LOADER" "$variant" > "$log" 2>&1 &
 		loader_pid=$!
 		wait_for_line "$log" '^READY' "$loader_pid" || { cat "$log"; return 1; }
@@ -182,7 +185,7 @@ attach() {
 detach() {
 	local variant=$1 status=0
 	case $variant in
-	floor|collector-design)
+	floor|timing|collector-design)
 		kill -TERM "$loader_pid" && wait "$loader_pid" || status=1
 		loader_pid=
 		;;
@@ -333,9 +336,9 @@ run_variant() {
 		return 1
 	fi
 	case $variant in
-	collector-design)
+	timing|collector-design)
 		calls=$(awk '$1 == "counted" { print $2 }' "$VNFS_OUT/bench-attach-$attach_count-$variant.log")
-		check_ge "round $round: collector-design counted the workload's calls" "${calls:-0}" \
+		check_ge "round $round: $variant counted the workload's calls" "${calls:-0}" \
 			$((iterations * repeats)) ;;
 	vnfs-fentry|vnfs-kprobe)
 		# One nfs_getattr per stat: the warm-up tenth plus the timed runs.
@@ -420,17 +423,20 @@ print_table() {
 		echo
 	done
 	echo
-	echo "ratios of added time: (1) vnfs-fentry, (2) vnfs-kprobe, (3) collector-design, (F) floor"
+	echo "ratios of added time: (1) vnfs-fentry, (2) vnfs-kprobe, (3) collector-design, (F) floor,"
+	echo "(T) timing only: the least a design that times each call adds"
 	echo "budget: (1)/(3) <= 0.30 and (1)/(F) <= 1.50"
-	printf '%-12s %9s %9s %9s\n' loop "(1)/(3)" "(2)/(3)" "(1)/(F)"
+	printf '%-12s %9s %9s %9s %9s %9s %9s\n' loop "(1)/(3)" "(2)/(3)" "(1)/(F)" "(T)/(F)" "(1)/(T)" "(T)/(3)"
 	for loop in "${LOOPS[@]}"; do
-		local fentry kprobe collector floor
+		local fentry kprobe collector floor timing
 		fentry=$(value_of "$summary" "$loop" vnfs-fentry 4)
 		kprobe=$(value_of "$summary" "$loop" vnfs-kprobe 4)
 		collector=$(value_of "$summary" "$loop" collector-design 4)
 		floor=$(value_of "$summary" "$loop" floor 4)
-		printf '%-12s %9s %9s %9s\n' "$loop" "$(ratio "$fentry" "$collector")" \
-			"$(ratio "$kprobe" "$collector")" "$(ratio "$fentry" "$floor")"
+		timing=$(value_of "$summary" "$loop" timing 4)
+		printf '%-12s %9s %9s %9s %9s %9s %9s\n' "$loop" "$(ratio "$fentry" "$collector")" \
+			"$(ratio "$kprobe" "$collector")" "$(ratio "$fentry" "$floor")" \
+			"$(ratio "$timing" "$floor")" "$(ratio "$fentry" "$timing")" "$(ratio "$timing" "$collector")"
 	done
 }
 
@@ -529,6 +535,31 @@ sysctl -q kernel.bpf_stats_enabled=0
 		echo
 	done
 } | tee -a "$TABLE"
+# program_ns VARIANT LOOP: the programs' own time per loop call.
+program_ns() {
+	awk -v v="$1" -v l="$2" '$1 == v && $2 == l { printf "%.0f", $3 / $5 }' "$PROGRAM_TIMES"
+}
+# The floor budget in the programs' own time.  Every fentry/fexit variant goes
+# through the same trampoline, so what one adds beyond the floor is its
+# programs' time beyond the floor's programs; (1) <= 1.5 x (F) allows that
+# 0.5 x the floor's added time.  Unlike the difference of two loop times,
+# program time moves by a few percent between runs.
+if [[ " ${PROBE_VARIANTS[*]} " == *" floor "* && " ${PROBE_VARIANTS[*]} " == *" timing "* &&
+	" ${PROBE_VARIANTS[*]} " == *" vnfs-fentry "* ]]; then
+	{
+		echo
+		echo "the floor budget in program time: allowance = 0.5 x (F)'s added time; over it, each"
+		echo "variant's program time beyond the floor's programs (above 1.00: over the budget)"
+		printf '%-12s %14s %14s %14s\n' loop "allowance ns" "(T) timing" "(1) vnfs"
+		for loop in "${LOOPS[@]}"; do
+			allowance=$(awk -v a="$(value_of "$summary" "$loop" floor 4)" 'BEGIN { printf "%.0f", a / 2 }')
+			floor_ns=$(program_ns floor "$loop")
+			printf '%-12s %14s %14s %14s\n' "$loop" "$allowance" \
+				"$(ratio $(( $(program_ns timing "$loop") - floor_ns )) "$allowance")" \
+				"$(ratio $(( $(program_ns vnfs-fentry "$loop") - floor_ns )) "$allowance")"
+		done
+	} | tee -a "$TABLE"
+fi
 for variant in "${PROBE_VARIANTS[@]}"; do
 	for loop in "${LOOPS[@]}"; do
 		check "program time: $variant ran programs during $loop" \
