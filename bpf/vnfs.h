@@ -68,6 +68,18 @@ _Static_assert((VNFS_PENDING_CALLS & (VNFS_PENDING_CALLS - 1)) == 0,
 /* The probes attached per hooked kernel function (see helper/probes.c). */
 #define VNFS_MAX_HOOKS 40
 
+/* Expands PROGRAMS(0) ... PROGRAMS(39): a BPF object defines one set of
+ * programs per hook slot, since each program has one target. */
+#define VNFS_FOR_EACH_HOOK_SLOT(PROGRAMS)                                              \
+	PROGRAMS(0) PROGRAMS(1) PROGRAMS(2) PROGRAMS(3) PROGRAMS(4) PROGRAMS(5) PROGRAMS(6) \
+	PROGRAMS(7) PROGRAMS(8) PROGRAMS(9) PROGRAMS(10) PROGRAMS(11) PROGRAMS(12)      \
+	PROGRAMS(13) PROGRAMS(14) PROGRAMS(15) PROGRAMS(16) PROGRAMS(17) PROGRAMS(18)   \
+	PROGRAMS(19) PROGRAMS(20) PROGRAMS(21) PROGRAMS(22) PROGRAMS(23) PROGRAMS(24)   \
+	PROGRAMS(25) PROGRAMS(26) PROGRAMS(27) PROGRAMS(28) PROGRAMS(29) PROGRAMS(30)   \
+	PROGRAMS(31) PROGRAMS(32) PROGRAMS(33) PROGRAMS(34) PROGRAMS(35) PROGRAMS(36)   \
+	PROGRAMS(37) PROGRAMS(38) PROGRAMS(39)
+_Static_assert(VNFS_MAX_HOOKS == 40, "VNFS_FOR_EACH_HOOK_SLOT must expand VNFS_MAX_HOOKS slots");
+
 /* ELF sections of the fentry/fexit programs.  Not libbpf's "fentry" and
  * "fexit": the helper registers its own handlers for these, which give the
  * kernel each program's target by BTF id (libbpf would look it up by name,
