@@ -542,8 +542,8 @@ program_ns() {
 # The floor budget in the programs' own time.  Every fentry/fexit variant goes
 # through the same trampoline, so what one adds beyond the floor is its
 # programs' time beyond the floor's programs; (1) <= 1.5 x (F) allows that
-# 0.5 x the floor's added time.  Unlike the difference of two loop times,
-# program time moves by a few percent between runs.
+# 0.5 x the floor's added time.  Program time moves less between runs than
+# a difference of two loop times does (docs/PERFORMANCE.md, 04:32 and 04:47).
 if [[ " ${PROBE_VARIANTS[*]} " == *" floor "* && " ${PROBE_VARIANTS[*]} " == *" timing "* &&
 	" ${PROBE_VARIANTS[*]} " == *" vnfs-fentry "* ]]; then
 	{
