@@ -257,8 +257,10 @@ stream_records() {
 	http) awk '$1 == "http" { sub(/^http /, ""); print }' "$RECEIVER_OUT" ;;
 	esac | jq -c --arg type "$2" 'select(.job == 600 and .type == $type)'
 }
+# has_job_record KIND: KIND has delivered job 600's record
+has_job_record() { [ -n "$(stream_records "$1" job)" ]; }
 for kind in kafka http; do
-	until_ok 30 bash -c "[ -n \"\$(awk '\$1 == \"$kind\"' '$RECEIVER_OUT' | grep '\"type\":\"job\"')\" ]"
+	until_ok 30 has_job_record $kind
 	job_records=$(stream_records $kind job)
 	check_eq "$kind: one job record for job 600" "$(grep -c . <<< "$job_records")" 1
 	check_eq "$kind: job 600's write bytes" "$(jq '.operations.write.bytes' <<< "$job_records")" $((2 * MIB))
@@ -273,7 +275,8 @@ wait "$HELPER_PID"
 check_eq "helper exit status after SIGTERM, with Kafka and HTTP" $? 0
 # Both flush at SIGTERM: every record the helper made reached both ends.
 records_of() { awk -v k="$1" '$1 == k' "$RECEIVER_OUT" | wc -l; }
-until_ok 10 bash -c "[ \$(awk '\$1 == \"kafka\"' '$RECEIVER_OUT' | wc -l) = \$(awk '\$1 == \"http\"' '$RECEIVER_OUT' | wc -l) ]"
+same_record_counts() { [ "$(records_of kafka)" = "$(records_of http)" ]; }
+until_ok 10 same_record_counts
 check_eq "Kafka and HTTP received the same number of records" "$(records_of kafka)" "$(records_of http)"
 kill -TERM $receiver_pid
 wait $receiver_pid
