@@ -10,7 +10,7 @@
  *
  * All hook the functions of vnfs's own table (helper/hooks.c), so the
  * benchmark compares designs on exactly the functions vnfs hooks.  A function
- * the running kernel lacks is skipped with a line, as vnfs skips it.  When
+ * the running kernel lacks is left out with a line, as vnfs leaves it out.  When
  * everything is attached the loader prints "READY ..." on stdout; the
  * benchmark suite waits for that line, runs its loops, then stops the loader.
  * The timing and collector-design variants print how many calls they counted
@@ -92,7 +92,9 @@ static void hooks_init(struct hooks *hooks, bool kprobes)
 
 /* ------------------------------------------ the fentry/fexit targets */
 
-/* Finds each function's BTF target the way the helper does (kernel_btf). */
+/* Finds each function's BTF target the way the helper does (kernel_btf); a
+ * function the running kernel lacks keeps btf_fd -1 and is left out, with a
+ * line, as the helper leaves it out. */
 static int find_targets(struct hooks *hooks, struct kernel_btf *kernel)
 {
 	struct kernel_function found[VNFS_MAX_HOOKS];
@@ -102,11 +104,15 @@ static int find_targets(struct hooks *hooks, struct kernel_btf *kernel)
 		return -1;
 	}
 	kernel_btf_find(kernel, vnfs_hooks, hooks->count, found);
-	for (size_t i = 0; i < hooks->count; i++)
-		if (found[i].btf) {
-			hooks->functions[i].btf_id = found[i].id;
-			hooks->functions[i].btf_fd = found[i].object_fd;
+	for (size_t i = 0; i < hooks->count; i++) {
+		if (!found[i].btf) {
+			fprintf(stderr, "bench_loader: %s: not in this kernel, left out\n",
+				hooks->functions[i].name);
+			continue;
 		}
+		hooks->functions[i].btf_id = found[i].id;
+		hooks->functions[i].btf_fd = found[i].object_fd;
+	}
 	return 0;
 }
 
@@ -127,10 +133,8 @@ static int floor_load(struct hooks *hooks)
 	for (size_t i = 0; i < hooks->count && status == 0; i++) {
 		struct hooked_function *function = &hooks->functions[i];
 
-		if (function->btf_fd < 0) {
-			fprintf(stderr, "bench_loader: %s: not in this kernel, skipped\n", function->name);
+		if (function->btf_fd < 0)
 			continue;
-		}
 		for (int side = 0; side < 2; side++) {
 			LIBBPF_OPTS(bpf_prog_load_opts, options,
 				    .expected_attach_type = attach_types[side],
@@ -221,9 +225,6 @@ static int timing_load(struct timing_bpf *timing, struct hooks *hooks)
 	for (size_t slot = 0; slot < VNFS_MAX_HOOKS; slot++) {
 		bool wanted = slot < hooks->count && hooks->functions[slot].btf_fd >= 0;
 
-		if (slot < hooks->count && !wanted)
-			fprintf(stderr, "bench_loader: %s: not in this kernel, skipped\n",
-				hooks->functions[slot].name);
 		for (int side = 0; side < 2; side++)
 			bpf_program__set_autoload(timing_program(timing, side, slot), wanted);
 	}
@@ -438,7 +439,7 @@ static void attach_all(struct hooks *hooks)
 			continue;
 		}
 		if (hooks->kprobes || function->program_fds[0] >= 0)
-			fprintf(stderr, "bench_loader: %s: attach failed, skipped\n", function->name);
+			fprintf(stderr, "bench_loader: %s: attach failed, left out\n", function->name);
 		detach_function(function);
 	}
 }
