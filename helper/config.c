@@ -142,6 +142,11 @@ static const struct config_key config_keys[] = {
 	  .max = 7 * SECONDS_PER_DAY, .default_text = "300s" },
 	{ "helper", "max_message_bytes", parse_size, FIELD(helper.max_message_bytes),
 	  .min = 4 * KIB, .max = 16 * MIB, .default_text = "65536" },
+	{ "helper", "admin_group", parse_name, FIELD(helper.admin_group), .default_text = "" },
+	{ "helper", "max_clients", parse_uint, FIELD(helper.max_clients),
+	  .min = 8, .max = 4096, .default_text = "64" },
+	{ "helper", "max_clients_per_user", parse_uint, FIELD(helper.max_clients_per_user),
+	  .min = 1, .max = 4096, .default_text = "8" },
 
 	{ "sqlite", "enabled", parse_bool, FIELD(sqlite.enabled), .default_text = "true" },
 	{ "sqlite", "path", parse_path, FIELD(sqlite.path),

@@ -48,6 +48,9 @@ struct vnfs_config {
 		enum vnfs_probe_mode probe_mode;
 		uint32_t finished_job_grace_s; /* keep a finished job's slots this long */
 		uint32_t max_message_bytes;  /* socket request size bound */
+		char admin_group[33];        /* may read every user's data; "" = root only */
+		uint32_t max_clients;        /* socket connections at once */
+		uint32_t max_clients_per_user; /* of them, one non-root uid's */
 	} helper;
 
 	struct {

@@ -411,7 +411,7 @@ static const struct bad_case bad_cases[] = {
 	{ "[helper]\n\n\nintervall = 1s\n",
 	  ":4: [helper] intervall: unknown key (keys in [helper]: socket, socket_mode, interval, "
 	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, finished_job_grace, "
-	  "max_message_bytes)" },
+	  "max_message_bytes, admin_group, max_clients, max_clients_per_user)" },
 	{ "[kafka]\nproperty = x\n",
 	  ":2: [kafka] property: unknown key (keys in [kafka]: enabled, brokers, topic, "
 	  "queue_limit, property.NAME)" },
@@ -564,7 +564,7 @@ static const struct bad_case bad_cases[] = {
 	{ "[helper]\nintervall = 1\ngarbage\n",
 	  ":2: [helper] intervall: unknown key (keys in [helper]: socket, socket_mode, interval, "
 	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, finished_job_grace, "
-	  "max_message_bytes)" },
+	  "max_message_bytes, admin_group, max_clients, max_clients_per_user)" },
 	/* the first bad value is reported, not a later one */
 	{ "[helper]\nlog = a\nlog = b\n",
 	  ":2: [helper] log: unknown value 'a' (allowed: stderr, syslog)" },
