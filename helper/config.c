@@ -96,6 +96,7 @@ static const char *const probe_modes[] = { "auto", "fentry", "kprobe", NULL };
 DECLARE_PARSER(parse_string);
 DECLARE_PARSER(parse_name);
 DECLARE_PARSER(parse_path);
+DECLARE_PARSER(parse_optional_path);
 DECLARE_PARSER(parse_url);
 DECLARE_PARSER(parse_bool);
 DECLARE_PARSER(parse_uint);
@@ -108,6 +109,7 @@ DECLARE_PARSER(parse_listen);
 DECLARE_PARSER(parse_tag_list);
 DECLARE_PARSER(parse_header_list);
 DECLARE_PARSER(parse_property);
+DECLARE_PARSER(parse_basic_auth_list);
 
 #define FIELD(member) .offset = offsetof(struct vnfs_config, member), \
 		      .size = sizeof(((struct vnfs_config *)0)->member)
@@ -170,6 +172,20 @@ static const struct config_key config_keys[] = {
 	{ "jsonlog", "enabled", parse_bool, FIELD(jsonlog.enabled), .default_text = "false" },
 	{ "jsonlog", "path", parse_path, FIELD(jsonlog.path),
 	  .default_text = "/var/log/vnfs/vnfs.jsonl" },
+	{ "prometheus", "max_connections", parse_uint, FIELD(prometheus.max_connections),
+	  .min = 2, .max = 4096, .default_text = "64" },
+	{ "prometheus", "max_connections_per_address", parse_uint,
+	  FIELD(prometheus.max_connections_per_address), .min = 1, .max = 4096,
+	  .default_text = "8" },
+	{ "prometheus", "connection_timeout", parse_duration_s,
+	  FIELD(prometheus.connection_timeout_s), .min = 1, .max = 3600, .default_text = "30s" },
+	{ "prometheus", "tls_cert_file", parse_optional_path, FIELD(prometheus.tls_cert_file),
+	  .default_text = "" },
+	{ "prometheus", "tls_key_file", parse_optional_path, FIELD(prometheus.tls_key_file),
+	  .default_text = "" },
+	{ "prometheus", "basic_auth_users", parse_basic_auth_list,
+	  LIST(prometheus.basic_auth_users, prometheus.basic_auth_user_count),
+	  .default_text = "" },
 	{ "jsonlog", "max_size", parse_size, FIELD(jsonlog.max_bytes),
 	  .min = 64 * KIB, .max = TIB, .default_text = "100M" },
 	{ "jsonlog", "keep", parse_uint, FIELD(jsonlog.keep), .max = 1000, .default_text = "5" },
@@ -368,6 +384,17 @@ static int parse_url(const struct config_key *key, const char *name, const char 
 		     char *base, char *problem, size_t problem_size)
 {
 	(void)name;
+/* A path, or "" for none (tls_cert_file = ). */
+static int parse_optional_path(const struct config_key *key, const char *name, const char *value,
+			       char *base, char *problem, size_t problem_size)
+{
+	if (value[0] == '\0') {
+		base[key->offset] = '\0';
+		return 0;
+	}
+	return parse_path(key, name, value, base, problem, problem_size);
+}
+
 	bool has_scheme = strncmp(value, "http://", 7) == 0 || strncmp(value, "https://", 8) == 0;
 
 	for (const char *c = value; *c; c++) {
@@ -683,6 +710,106 @@ static int parse_header_list(const struct config_key *key, const char *name, con
 static int parse_property(const struct config_key *key, const char *name, const char *value,
 			  char *base, char *problem, size_t problem_size)
 {
+/* crypt(3)'s base64 alphabet: what follows the prefix of a hash. */
+static bool crypt_base64(const char *text, size_t length)
+{
+	static const char alphabet[] = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				       "abcdefghijklmnopqrstuvwxyz";
+
+	for (size_t i = 0; i < length; i++) {
+		if (!text[i] || !strchr(alphabet, text[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The shape of the hashes exporters take: bcrypt "$2b$NN$" (or $2y$, $2a$,
+ * as htpasswd writes) with a cost 04-31 and 53 characters of salt and hash,
+ * or yescrypt "$y$PARAMS$SALT$HASH" (mkpasswd's default).  The helper
+ * checks with libxcrypt at start that it can compute the hash.
+ */
+static bool crypt_hash_valid(const char *hash)
+{
+	size_t length = strlen(hash);
+
+	if (length == 60 && hash[0] == '$' && hash[1] == '2' && strchr("aby", hash[2]) &&
+	    hash[2] != '\0' && hash[3] == '$' && isdigit((unsigned char)hash[4]) &&
+	    isdigit((unsigned char)hash[5]) && hash[6] == '$') {
+		int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
+		return cost >= 4 && cost <= 31 && crypt_base64(hash + 7, 53);
+	}
+	if (strncmp(hash, "$y$", 3) != 0)
+		return false;
+	/* Three non-empty fields after "$y$": parameters, salt, hash. */
+	const char *field = hash + 3;
+	for (int i = 0; i < 3; i++) {
+		size_t field_length = strcspn(field, "$");
+		if (field_length == 0 || !crypt_base64(field, field_length) ||
+		    (i < 2) != (field[field_length] == '$'))
+			return false;
+		field += field_length + (i < 2);
+	}
+	return true;
+}
+
+/* Is a user of this name (the part before ':') already listed? */
+static bool basic_auth_user_listed(const struct config_key *key, const char *entry,
+				   size_t name_length, const char *base)
+{
+	size_t count;
+
+	memcpy(&count, base + key->aux_offset, sizeof(count));
+	for (size_t i = 0; i < count; i++) {
+		const char *listed = base + key->offset + i * key->size;
+		if (strncmp(listed, entry, name_length) == 0 && listed[name_length] == ':')
+			return true;
+	}
+	return false;
+}
+
+static int add_basic_auth_user(const struct config_key *key, const char *entry, char *base,
+			       char *problem, size_t problem_size)
+{
+	size_t name_length = strspn(entry, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					   "0123456789._@-");
+
+	if (name_length == 0 || name_length > 64 || entry[name_length] != ':')
+		return problem_at(problem, problem_size,
+				  "'%.80s' is not NAME:HASH (NAME: 1 to 64 letters, digits, '.', '_', '@', '-')",
+				  entry);
+	/* The hash is not secret, but no use in a log either: only the name is shown. */
+	if (!crypt_hash_valid(entry + name_length + 1))
+		return problem_at(problem, problem_size,
+				  "user '%.*s': the hash is not bcrypt ($2b$, $2y$) or yescrypt ($y$) "
+				  "in crypt(3) form (make one with htpasswd -nBC 10 %.*s)",
+				  (int)name_length, entry, (int)name_length, entry);
+	if (basic_auth_user_listed(key, entry, name_length, base))
+		return problem_at(problem, problem_size, "user '%.*s' is listed twice",
+				  (int)name_length, entry);
+	return list_append(key, entry, base, problem, problem_size);
+}
+
+/* "alice:$2b$10$..., bob:$y$j9T$...": users, separated by commas or spaces;
+ * the key may also be repeated, one user per line. */
+static int parse_basic_auth_list(const struct config_key *key, const char *name,
+				 const char *value, char *base, char *problem, size_t problem_size)
+{
+	char *copy = strdup(value);
+	char *cursor = copy, *entry;
+	int result = 0;
+
+	(void)name;
+	if (!copy)
+		return problem_at(problem, problem_size, "out of memory");
+	while (result == 0 && (entry = strsep(&cursor, ", \t")) != NULL) {
+		if (entry[0] != '\0')
+			result = add_basic_auth_user(key, entry, base, problem, problem_size);
+	}
+	free(copy);
+	return result;
+}
+
 	const char *property = name + strlen(key->name);
 	struct vnfs_key_value *entries = (struct vnfs_key_value *)(base + key->offset);
 	size_t count, slot;
@@ -928,6 +1055,30 @@ static int parse_file(struct load_state *state, char *error, size_t error_size)
 {
 	int result = ini_parse_stream(read_line, state, handle_key, state);
 
+/*
+ * [prometheus] TLS takes both files or neither.  Their lines are kept in the
+ * config, so the helper can name them when it cannot read a file at start.
+ */
+static void check_prometheus_tls(struct load_state *state)
+{
+	struct vnfs_config *config = state->config;
+	const struct config_key *cert = find_key("prometheus", "tls_cert_file");
+	const struct config_key *key = find_key("prometheus", "tls_key_file");
+	bool has_cert = config->prometheus.tls_cert_file[0] != '\0';
+	bool has_key = config->prometheus.tls_key_file[0] != '\0';
+
+	/* "tls_cert_file =" (no TLS) leaves the line 0, as the defaults have it. */
+	config->prometheus.tls_cert_file_line = has_cert ? state->key_line[cert - config_keys] : 0;
+	config->prometheus.tls_key_file_line = has_key ? state->key_line[key - config_keys] : 0;
+	if (has_cert == has_key)
+		return;
+	const struct config_key *given = has_cert ? cert : key;
+	const struct config_key *missing = has_cert ? key : cert;
+	state->line_number = state->key_line[given - config_keys];
+	record_error(state, "%s:%u: [prometheus] %s: TLS needs %s as well (or neither)",
+		     state->path, state->line_number, given->name, missing->name);
+}
+
 	free(state->line);
 	state->line = NULL;
 	if (result == -2) {
@@ -945,6 +1096,8 @@ static int parse_file(struct load_state *state, char *error, size_t error_size)
 		snprintf(error, error_size, "%s", state->error);
 		return -1;
 	}
+	if (state->error_line == 0)
+		check_prometheus_tls(state);
 	return 0;
 }
 

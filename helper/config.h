@@ -22,6 +22,7 @@
 #define VNFS_PATH_MAX 256
 #define VNFS_CONFIG_MAX_LIST 32      /* entries in a list-valued key */
 #define VNFS_CONFIG_MAX_PROPERTIES 64 /* kafka property.* pass-through */
+#define VNFS_BASIC_AUTH_ENTRY_MAX 256 /* "name:hash" of [prometheus] basic_auth_users */
 
 enum vnfs_log_target { VNFS_LOG_STDERR, VNFS_LOG_SYSLOG };
 enum vnfs_log_level { VNFS_LOG_ERROR, VNFS_LOG_WARNING, VNFS_LOG_INFO, VNFS_LOG_DEBUG };
@@ -70,6 +71,15 @@ struct vnfs_config {
 		char tag_labels[VNFS_CONFIG_MAX_LIST][65];
 	} prometheus;
 
+		uint32_t max_connections;    /* scrapes served at once */
+		uint32_t max_connections_per_address; /* of them, from one client address */
+		uint32_t connection_timeout_s; /* an idle connection is closed after this */
+		char tls_cert_file[VNFS_PATH_MAX]; /* PEM; "" = plain HTTP */
+		char tls_key_file[VNFS_PATH_MAX];  /* PEM, unencrypted */
+		unsigned tls_cert_file_line; /* where they were set, for messages; 0 = default */
+		unsigned tls_key_file_line;
+		size_t basic_auth_user_count; /* none: no authentication */
+		char basic_auth_users[VNFS_CONFIG_MAX_LIST][VNFS_BASIC_AUTH_ENTRY_MAX]; /* name:hash */
 	struct {
 		bool enabled;
 		char path[VNFS_PATH_MAX];

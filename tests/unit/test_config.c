@@ -17,6 +17,11 @@
 
 #include "helper/config.h"
 
+/* Well-formed crypt(3) hashes (of "secret"; the parser checks only their form). */
+#define BCRYPT_TAIL "abcdefghijklmnopqrstuuFJ1nIkDNrGr8rEBDqVcdpXQVQqYKkZa"
+#define BCRYPT_HASH "$2b$05$" BCRYPT_TAIL
+#define YESCRYPT_HASH "$y$j9T$F5Jx5fExrKuPp53xLKQ..1$X3DX6M94c7o.9agCG9G317fhZg9SqC.5i5rd.RhAtQ7"
+
 struct fixture {
 	char directory[64];
 	char path[128];          /* directory/vnfs.conf */
@@ -102,6 +107,13 @@ static void assert_defaults(const struct vnfs_config *config)
 	assert_int_equal(config->prometheus.tag_label_count, 0);
 
 	assert_false(config->jsonlog.enabled);
+	assert_int_equal(config->prometheus.max_connections, 64);
+	assert_int_equal(config->prometheus.max_connections_per_address, 8);
+	assert_int_equal(config->prometheus.connection_timeout_s, 30);
+	assert_string_equal(config->prometheus.tls_cert_file, "");
+	assert_string_equal(config->prometheus.tls_key_file, "");
+	assert_int_equal(config->prometheus.tls_cert_file_line, 0);
+	assert_int_equal(config->prometheus.basic_auth_user_count, 0);
 	assert_string_equal(config->jsonlog.path, "/var/log/vnfs/vnfs.jsonl");
 	assert_int_equal(config->jsonlog.max_bytes, 100 * 1024 * 1024);
 	assert_int_equal(config->jsonlog.keep, 5);
@@ -331,6 +343,38 @@ static void test_lists_append(void **state)
 
 static void test_list_limit(void **state)
 {
+/* basic_auth_users: a list on one line, the key repeated, both spellings of bcrypt. */
+static void test_basic_auth_users(void **state)
+{
+	struct fixture *fixture = *state;
+	struct vnfs_config *config = &fixture->config;
+
+	int result = load_text(fixture,
+		"[prometheus]\n"
+		"basic_auth_users =\n"
+		"basic_auth_users = alice:" BCRYPT_HASH ", bob.b@x-1:$2y$10$" BCRYPT_TAIL "\n"
+		"basic_auth_users = carol:" YESCRYPT_HASH "\n"
+		"max_connections = 16\n"
+		"max_connections_per_address = 2\n"
+		"connection_timeout = 5s\n"
+		"tls_cert_file = /etc/vnfs/tls/cert.pem\n"
+		"tls_key_file = /etc/vnfs/tls/key.pem\n");
+	assert_string_equal(fixture->error, "");
+	assert_int_equal(result, 0);
+	assert_int_equal(config->prometheus.basic_auth_user_count, 3);
+	assert_string_equal(config->prometheus.basic_auth_users[0], "alice:" BCRYPT_HASH);
+	assert_string_equal(config->prometheus.basic_auth_users[1], "bob.b@x-1:$2y$10$" BCRYPT_TAIL);
+	assert_string_equal(config->prometheus.basic_auth_users[2], "carol:" YESCRYPT_HASH);
+	assert_int_equal(config->prometheus.max_connections, 16);
+	assert_int_equal(config->prometheus.max_connections_per_address, 2);
+	assert_int_equal(config->prometheus.connection_timeout_s, 5);
+	assert_string_equal(config->prometheus.tls_cert_file, "/etc/vnfs/tls/cert.pem");
+	assert_string_equal(config->prometheus.tls_key_file, "/etc/vnfs/tls/key.pem");
+	/* The lines the helper names when it cannot read the files. */
+	assert_int_equal(config->prometheus.tls_cert_file_line, 8);
+	assert_int_equal(config->prometheus.tls_key_file_line, 9);
+}
+
 	struct fixture *fixture = *state;
 	char text[512] = "[prometheus]\ntag_labels = T0";
 	char expected[256];
@@ -533,6 +577,44 @@ static const struct bad_case bad_cases[] = {
 	{ "[http]\nurl = https://a b/\n",
 	  ":2: [http] url: 'https://a b/' is not a URL (use e.g. https://collector.example.org/vnfs)" },
 	{ "[http]\nheader = Authorization Bearer x\n",
+	/* [prometheus] connection limits, TLS and basic auth */
+	{ "[prometheus]\nmax_connections = 1\n",
+	  ":2: [prometheus] max_connections: '1' is out of range (allowed: 2 to 4096)" },
+	{ "[prometheus]\nmax_connections_per_address = 0\n",
+	  ":2: [prometheus] max_connections_per_address: '0' is out of range (allowed: 1 to 4096)" },
+	{ "[prometheus]\nconnection_timeout = 0s\n",
+	  ":2: [prometheus] connection_timeout: '0s' is out of range (allowed: 1s to 1h)" },
+	{ "[prometheus]\ntls_cert_file = cert.pem\n",
+	  ":2: [prometheus] tls_cert_file: 'cert.pem' is not an absolute path (allowed: a path "
+	  "starting with /)" },
+	{ "[prometheus]\n\ntls_cert_file = /etc/vnfs/cert.pem\n",
+	  ":3: [prometheus] tls_cert_file: TLS needs tls_key_file as well (or neither)" },
+	{ "[prometheus]\ntls_cert_file = /c.pem\ntls_key_file = /k.pem\ntls_cert_file =\n",
+	  ":3: [prometheus] tls_key_file: TLS needs tls_cert_file as well (or neither)" },
+	{ "[prometheus]\nbasic_auth_users = alice\n",
+	  ":2: [prometheus] basic_auth_users: 'alice' is not NAME:HASH (NAME: 1 to 64 letters, "
+	  "digits, '.', '_', '@', '-')" },
+	{ "[prometheus]\nbasic_auth_users = :" BCRYPT_HASH "\n",
+	  ":2: [prometheus] basic_auth_users: ':" BCRYPT_HASH "' is not NAME:HASH (NAME: 1 to "
+	  "64 letters, digits, '.', '_', '@', '-')" },
+	{ "[prometheus]\nbasic_auth_users = alice:secret\n",
+	  ":2: [prometheus] basic_auth_users: user 'alice': the hash is not bcrypt ($2b$, $2y$) "
+	  "or yescrypt ($y$) in crypt(3) form (make one with htpasswd -nBC 10 alice)" },
+	{ "[prometheus]\nbasic_auth_users = alice:$1$abcdefgh$0123456789abcdefghijkl\n",
+	  ":2: [prometheus] basic_auth_users: user 'alice': the hash is not bcrypt ($2b$, $2y$) "
+	  "or yescrypt ($y$) in crypt(3) form (make one with htpasswd -nBC 10 alice)" },
+	{ "[prometheus]\nbasic_auth_users = alice:$2b$03$" BCRYPT_TAIL "\n",
+	  ":2: [prometheus] basic_auth_users: user 'alice': the hash is not bcrypt ($2b$, $2y$) "
+	  "or yescrypt ($y$) in crypt(3) form (make one with htpasswd -nBC 10 alice)" },
+	{ "[prometheus]\nbasic_auth_users = alice:" BCRYPT_HASH "x\n",
+	  ":2: [prometheus] basic_auth_users: user 'alice': the hash is not bcrypt ($2b$, $2y$) "
+	  "or yescrypt ($y$) in crypt(3) form (make one with htpasswd -nBC 10 alice)" },
+	{ "[prometheus]\nbasic_auth_users = bob:$y$j9T$salt\n",
+	  ":2: [prometheus] basic_auth_users: user 'bob': the hash is not bcrypt ($2b$, $2y$) "
+	  "or yescrypt ($y$) in crypt(3) form (make one with htpasswd -nBC 10 bob)" },
+	{ "[prometheus]\nbasic_auth_users = alice:" BCRYPT_HASH "\n"
+	  "basic_auth_users = alice:" YESCRYPT_HASH "\n",
+	  ":3: [prometheus] basic_auth_users: user 'alice' is listed twice" },
 	  ":2: [http] header: 'Authorization Bearer x' is not a header (use e.g. Authorization: "
 	  "Bearer TOKEN)" },
 	{ "[http]\nheader = : value\n",
@@ -642,4 +724,5 @@ int main(void)
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
+		cmocka_unit_test_setup_teardown(test_basic_auth_users, setup, teardown),
 }
