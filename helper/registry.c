@@ -11,9 +11,10 @@
  * appends its lines with one write() before the call returns, so before the
  * socket thread replies: a step whose REGISTER was acknowledged is in the
  * kernel's page cache, and a helper killed with -9 right after finds it on
- * restart.  There is no fsync: what the file must survive is the helper's
+ * restart.  Appends are not fsynced: what they must survive is the helper's
  * death, not the machine's, and a power cut also empties the BPF maps whose
- * slots it describes.
+ * slots they describe.  The compaction is (see compact): a rename that
+ * reaches the disk before the new file's data would lose every step.
  *
  * Why a journal: the file used to be rewritten whole (temp file + rename) on
  * every change, serialising every step with json-c each time: O(steps) per
@@ -27,8 +28,9 @@
  * serialisation and one write() whatever the number of steps: 3-4 us here,
  * 44 us in the guest.
  *
- * The journal is rewritten compact (one line per slot in use, temp file +
- * rename, so it is always either the old file or the new one) when it holds
+ * The journal is rewritten compact (one line per slot in use, a temporary
+ * file of a unique name, fsync, rename, fsync of the directory, so it is
+ * always either the old file or the new one) when it holds
  * VNFS_REGISTRY_JOURNAL_SLACK records more than twice the steps in use, at
  * every load, and whenever an append failed (disk full: the partial line is
  * cut off and the next change rewrites the whole file, which holds the state
@@ -41,6 +43,7 @@
  */
 #include "helper/registry.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -95,6 +98,8 @@ int vnfs_registry_init(struct vnfs_registry *registry, const char *state_dir, ch
 {
 	memset(registry, 0, sizeof(*registry));
 	registry->journal_fd = -1;
+	registry->max_steps_per_job = VNFS_REGISTRY_DEFAULT_MAX_STEPS_PER_JOB;
+	registry->max_steps_per_user = VNFS_REGISTRY_DEFAULT_MAX_STEPS_PER_USER;
 	if (pthread_mutex_init(&registry->lock, NULL) != 0) {
 		snprintf(error, error_size, "cannot initialise the registry lock");
 		return -1;
@@ -115,6 +120,17 @@ int vnfs_registry_init(struct vnfs_registry *registry, const char *state_dir, ch
 		return -1;
 	}
 	return 0;
+}
+
+void vnfs_registry_set_limits(struct vnfs_registry *registry, uint32_t max_steps_per_job,
+			      uint32_t max_steps_per_user)
+{
+	pthread_mutex_lock(&registry->lock);
+	if (max_steps_per_job > 0)
+		registry->max_steps_per_job = max_steps_per_job;
+	if (max_steps_per_user > 0)
+		registry->max_steps_per_user = max_steps_per_user;
+	pthread_mutex_unlock(&registry->lock);
 }
 
 void vnfs_registry_destroy(struct vnfs_registry *registry)
@@ -286,17 +302,102 @@ static int write_all(int fd, const char *data, size_t length)
 	return 0;
 }
 
+/* The directory of the journal (for its fsync and its stale temporary
+ * files) into directory; -1 when the path does not fit. */
+static int journal_directory(const struct vnfs_registry *registry, char *directory, size_t size)
+{
+	char *slash;
+
+	if ((size_t)snprintf(directory, size, "%s", registry->journal_path) >= size)
+		return -1;
+	slash = strrchr(directory, '/');
+	if (slash == NULL)
+		snprintf(directory, size, ".");
+	else if (slash == directory)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return 0;
+}
+
+/* Flushes the journal's directory entry after a rename: until then a power
+ * cut may bring back the old name, or none.  Logged, not fatal: the rename is
+ * done and the new file is the journal either way. */
+static void sync_journal_directory(const struct vnfs_registry *registry)
+{
+	char directory[sizeof(registry->journal_path)];
+	int fd;
+
+	if (journal_directory(registry, directory, sizeof(directory)) != 0) {
+		vnfs_error("cannot flush the directory of %s: path too long", registry->journal_path);
+		return;
+	}
+	fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		vnfs_error("cannot open %s to flush it: %s", directory, strerror(errno));
+		return;
+	}
+	if (fsync(fd) != 0)
+		vnfs_error("cannot flush %s: %s: the compacted %s may not survive a power cut",
+			   directory, strerror(errno), JOURNAL_NAME);
+	if (close(fd) != 0)
+		vnfs_error("cannot close %s: %s", directory, strerror(errno));
+}
+
+/* Removes temporary (logged); for the paths where it must not stay. */
+static void remove_temporary(const char *temporary)
+{
+	if (unlink(temporary) != 0 && errno != ENOENT)
+		vnfs_error("cannot remove %s: %s", temporary, strerror(errno));
+}
+
+/*
+ * Writes text to a new file next to the journal, under a name of its own
+ * (mkostemp: two helpers started by mistake, or a crashed compaction's
+ * leftover, never share or truncate it), and flushes it to disk.  Returns
+ * its descriptor, or -1 (logged) with the file removed.
+ */
+static int write_temporary(const struct vnfs_registry *registry, const struct text *text,
+			   char *temporary, size_t size)
+{
+	int fd, saved;
+
+	if ((size_t)snprintf(temporary, size, "%s.XXXXXX", registry->journal_path) >= size) {
+		vnfs_error("cannot rewrite %s: path too long", registry->journal_path);
+		return -1;
+	}
+	fd = mkostemp(temporary, O_APPEND | O_CLOEXEC);
+	if (fd < 0) {
+		vnfs_error("cannot create a file next to %s: %s", registry->journal_path,
+			   strerror(errno));
+		return -1;
+	}
+	if (write_all(fd, text->data, text->length) != 0 || fsync(fd) != 0) {
+		saved = errno;
+		vnfs_error("cannot write %s: %s", temporary, strerror(saved));
+		if (close(fd) != 0)
+			vnfs_error("cannot close %s: %s", temporary, strerror(errno));
+		remove_temporary(temporary);
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * Rewrites the journal with one line per slot in use and keeps the new file
- * open for appending; called with the lock held.  On failure the journal on
+ * open for appending; called with the lock held.  The new file is complete
+ * on disk (fsync) before it replaces the journal (rename), and the rename is
+ * flushed too (fsync of the directory): without that, a power cut after the
+ * rename may leave a journal of zero bytes on ext4 and XFS, all of the
+ * registry lost instead of its last few changes.  On failure the journal on
  * disk is the previous one, untouched, and the open one stays as it was.
  */
 static int compact(struct vnfs_registry *registry)
 {
-	char temporary[320];
+	char temporary[sizeof(registry->journal_path) + 8];
 	struct text text = { 0 };
-	int fd, saved;
 	uint32_t records = 0;
+	int fd;
 
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++) {
 		if (registry->steps[slot].state == VNFS_STEP_FREE)
@@ -308,29 +409,59 @@ static int compact(struct vnfs_registry *registry)
 		}
 		records++;
 	}
-	snprintf(temporary, sizeof(temporary), "%s.tmp", registry->journal_path);
-	fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+	fd = write_temporary(registry, &text, temporary, sizeof(temporary));
 	if (fd < 0) {
-		vnfs_error("cannot write %s: %s", temporary, strerror(errno));
 		free(text.data);
 		return -1;
 	}
-	if (write_all(fd, text.data, text.length) != 0 ||
-	    rename(temporary, registry->journal_path) != 0) {
-		saved = errno;
-		vnfs_error("cannot save %s: %s", registry->journal_path, strerror(saved));
-		close(fd);
-		unlink(temporary);
+	if (rename(temporary, registry->journal_path) != 0) {
+		vnfs_error("cannot save %s: %s", registry->journal_path, strerror(errno));
+		if (close(fd) != 0)
+			vnfs_error("cannot close %s: %s", temporary, strerror(errno));
+		remove_temporary(temporary);
 		free(text.data);
 		return -1;
 	}
+	sync_journal_directory(registry);
 	free(text.data);
-	if (registry->journal_fd >= 0)
-		close(registry->journal_fd);
+	if (registry->journal_fd >= 0 && close(registry->journal_fd) != 0)
+		vnfs_error("cannot close the previous %s: %s", registry->journal_path, strerror(errno));
 	registry->journal_fd = fd;
 	registry->journal_records = records;
 	registry->journal_bytes = text.length;
 	return 0;
+}
+
+/* Removes what a compaction killed between mkostemp and rename left next to
+ * the journal ("registry.journal.XXXXXX"; ".tmp" of older helpers): nothing
+ * reads them, and they would pile up one per crash.  Called at load, when
+ * no compaction of this helper can be under way. */
+static void remove_stale_temporaries(const struct vnfs_registry *registry)
+{
+	static const char prefix[] = JOURNAL_NAME ".";
+	char directory[sizeof(registry->journal_path)];
+	struct dirent *entry;
+	DIR *listing;
+
+	if (journal_directory(registry, directory, sizeof(directory)) != 0)
+		return;
+	listing = opendir(directory);
+	if (listing == NULL) {
+		vnfs_error("cannot list %s: %s", directory, strerror(errno));
+		return;
+	}
+	while ((entry = readdir(listing)) != NULL) {
+		if (strncmp(entry->d_name, prefix, sizeof(prefix) - 1) != 0)
+			continue;
+		if (unlinkat(dirfd(listing), entry->d_name, 0) == 0)
+			vnfs_info("registry: removed %s/%s, left by an interrupted rewrite",
+				  directory, entry->d_name);
+		else
+			vnfs_error("cannot remove %s/%s: %s", directory, entry->d_name,
+				   strerror(errno));
+	}
+	if (closedir(listing) != 0)
+		vnfs_error("cannot close %s: %s", directory, strerror(errno));
 }
 
 /*
@@ -492,6 +623,7 @@ int vnfs_registry_load(struct vnfs_registry *registry, char *error, size_t error
 	if (registry->journal_path[0] == '\0')
 		return 0;
 	pthread_mutex_lock(&registry->lock);
+	remove_stale_temporaries(registry);
 	journal = load_journal(registry, error, error_size);
 	if (journal == 0)
 		legacy = load_legacy(registry, error, error_size);
@@ -532,6 +664,43 @@ static int find_step(const struct vnfs_registry *registry, uint32_t job_id, uint
 	return -1;
 }
 
+/* Running or ended: a step that holds its slot for its job and owner
+ * (a finished one is released after its final read, moments later). */
+static bool holds_slot(const struct vnfs_step *step)
+{
+	return step->state == VNFS_STEP_RUNNING || step->state == VNFS_STEP_ENDED;
+}
+
+/* 0 when step's job and uid are below their limits, else -1 with the
+ * message the REGISTER gets; called with the lock held. */
+static int check_limits(const struct vnfs_registry *registry, const struct vnfs_step *step,
+			char *error, size_t error_size)
+{
+	uint32_t of_job = 0, of_user = 0;
+
+	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++) {
+		const struct vnfs_step *held = &registry->steps[slot];
+
+		if (!holds_slot(held))
+			continue;
+		of_job += held->job_id == step->job_id;
+		of_user += held->uid == step->uid;
+	}
+	if (of_job >= registry->max_steps_per_job) {
+		snprintf(error, error_size,
+			 "job %u already holds %u steps on this node (max_steps_per_job)",
+			 step->job_id, of_job);
+		return -1;
+	}
+	if (of_user >= registry->max_steps_per_user) {
+		snprintf(error, error_size,
+			 "user %u already holds %u steps on this node (max_steps_per_user)",
+			 step->uid, of_user);
+		return -1;
+	}
+	return 0;
+}
+
 int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *step, uint32_t *slot,
 		      char *error, size_t error_size)
 {
@@ -552,6 +721,8 @@ int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *st
 		}
 		goto out;
 	}
+	if (check_limits(registry, step, error, error_size) != 0)
+		goto out;
 	for (uint32_t free_slot = 0; free_slot < VNFS_MAX_STEPS; free_slot++) {
 		if (registry->steps[free_slot].state != VNFS_STEP_FREE)
 			continue;
@@ -621,6 +792,26 @@ void vnfs_registry_release(struct vnfs_registry *registry, uint32_t slot)
 		persist(registry, &slot, 1);
 	}
 	pthread_mutex_unlock(&registry->lock);
+}
+
+int vnfs_registry_release_ended(struct vnfs_registry *registry, uint32_t slot, uint32_t job_id,
+				uint32_t step_id)
+{
+	const struct vnfs_step *step;
+	int result = -1;
+
+	if (slot >= VNFS_MAX_STEPS)
+		return -1;
+	pthread_mutex_lock(&registry->lock);
+	step = &registry->steps[slot];
+	if (step->state == VNFS_STEP_ENDED && step->job_id == job_id && step->step_id == step_id) {
+		memset(&registry->steps[slot], 0, sizeof(registry->steps[slot]));
+		registry->used--;
+		persist(registry, &slot, 1);
+		result = 0;
+	}
+	pthread_mutex_unlock(&registry->lock);
+	return result;
 }
 
 uint64_t vnfs_registry_generation(struct vnfs_registry *registry)

@@ -43,6 +43,13 @@ struct vnfs_step {
  * changes, so a change costs O(1) amortized and the file stays small. */
 #define VNFS_REGISTRY_JOURNAL_SLACK 1024
 
+/* Steps (running or ended) one job, and one uid, may hold at once on a node
+ * unless vnfs_registry_set_limits says otherwise ([helper] max_steps_per_job
+ * and max_steps_per_user): without them one job of a thousand sruns holds
+ * every slot until it finishes and every other user's steps are refused. */
+#define VNFS_REGISTRY_DEFAULT_MAX_STEPS_PER_JOB 256
+#define VNFS_REGISTRY_DEFAULT_MAX_STEPS_PER_USER 512
+
 struct vnfs_registry {
 	pthread_mutex_t lock;
 	char journal_path[300];    /* "" = not persisted (tests) */
@@ -52,6 +59,8 @@ struct vnfs_registry {
 	uint64_t journal_bytes;    /* its length after the last complete record */
 	uint32_t used;             /* slots not FREE */
 	uint64_t generation;       /* bumped by every change */
+	uint32_t max_steps_per_job;  /* running + ended steps of one job */
+	uint32_t max_steps_per_user; /* running + ended steps of one uid */
 	struct vnfs_step steps[VNFS_MAX_STEPS]; /* index = slot */
 };
 
@@ -59,6 +68,11 @@ struct vnfs_registry {
  * first change rewrites the journal whole unless vnfs_registry_load ran. */
 int vnfs_registry_init(struct vnfs_registry *registry, const char *state_dir, char *error,
 		       size_t error_size);
+/* The per-job and per-uid limits of vnfs_registry_add (the defaults above
+ * until called); 0 leaves a limit as it is.  Steps already registered stay,
+ * whatever the new limits. */
+void vnfs_registry_set_limits(struct vnfs_registry *registry, uint32_t max_steps_per_job,
+			      uint32_t max_steps_per_user);
 /* Closes the journal.  Writes nothing: everything was written when it
  * changed, so destroying and being killed leave the same file. */
 void vnfs_registry_destroy(struct vnfs_registry *registry);
@@ -78,7 +92,10 @@ int vnfs_registry_load(struct vnfs_registry *registry, char *error, size_t error
  * The calls below take the lock themselves.  vnfs_registry_add gives the step
  * a slot; registering the same {job, step} again with the same cgroup returns
  * the same slot (slurmstepd may retry), with another cgroup it is an error.
- * Returns 0, or -1 with a message (no free slot, conflict).
+ * A new step is refused when its job already holds max_steps_per_job running
+ * or ended steps ("job 42 already holds 256 steps on this node
+ * (max_steps_per_job)"), or its uid max_steps_per_user.
+ * Returns 0, or -1 with a message (no free slot, a limit, conflict).
  */
 int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *step, uint32_t *slot,
 		      char *error, size_t error_size);
@@ -87,8 +104,17 @@ int vnfs_registry_end(struct vnfs_registry *registry, uint32_t job_id, uint32_t 
 		      int64_t now_ms);
 /* Every step of job -> FINISHED.  Returns how many steps the job had. */
 int vnfs_registry_finish_job(struct vnfs_registry *registry, uint32_t job_id, int64_t now_ms);
-/* FINISHED -> FREE. */
+/* FINISHED -> FREE (any state, in fact: the caller knows the slot is done). */
 void vnfs_registry_release(struct vnfs_registry *registry, uint32_t slot);
+/*
+ * ENDED -> FREE, for a collector that has made an ended step's final read
+ * (its tasks are gone, so its counters no longer move) before the job
+ * finishes: the slot, and its place in the job's and the uid's limits, go
+ * back at once.  Frees the slot only if it still holds that ENDED {job,
+ * step}; returns 0 then, -1 otherwise (nothing changed).
+ */
+int vnfs_registry_release_ended(struct vnfs_registry *registry, uint32_t slot, uint32_t job_id,
+				uint32_t step_id);
 
 /* Calls visit for each step in use (slots ascending) under the registry's
  * lock, for a reader to copy what it needs: visit must be quick (no I/O, no

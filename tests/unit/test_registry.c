@@ -1,8 +1,8 @@
 /*
  * test_registry.c — slot allocation, release, reuse, full, idempotent
- * re-registration, and persistence in real files under a temp directory:
+ * re-registration, the per-job and per-user step limits, and persistence in real files under a temp directory:
  * a restart, a kill -9 (a forked child kills itself), one appended line per
- * change, compaction, a tail cut short, corrupt lines, a failed write, and
+ * change, compaction (one whole file, no temporary left), a tail cut short, corrupt lines, a failed write, and
  * the migration of an older helper's registry.json.
  */
 #include <dirent.h>
@@ -116,6 +116,114 @@ static void test_full_registry_refuses_with_message(void **state)
 	vnfs_registry_release(registry, 17);
 	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
 	assert_int_equal(slot, 17);
+	free_registry(registry);
+}
+
+/* Registers steps first..first+count-1 of job for uid: each must succeed. */
+static void add_steps(struct vnfs_registry *registry, uint32_t job, uint32_t uid, uint32_t first,
+		      uint32_t count)
+{
+	struct vnfs_step step;
+	uint32_t slot;
+	char error[256];
+
+	for (uint32_t i = first; i < first + count; i++) {
+		step = make_step(job, i, (uint64_t)job * 10000 + i);
+		step.uid = uid;
+		assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
+	}
+}
+
+/* One more step of job for uid: refused with message, nothing changed. */
+static void assert_refused(struct vnfs_registry *registry, uint32_t job, uint32_t uid,
+			   uint32_t step_id, const char *message)
+{
+	struct vnfs_step step = make_step(job, step_id, (uint64_t)job * 10000 + step_id);
+	uint32_t used = registry->used, slot = 12345;
+	char error[256];
+
+	step.uid = uid;
+	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), -1);
+	assert_string_equal(error, message);
+	assert_int_equal(slot, 12345);
+	assert_int_equal(registry->used, used);
+}
+
+/* Issue 13: one job of ~1,100 sruns took all 1,024 slots.  256 steps of a
+ * job are accepted, ended ones still count, the 257th is refused; another
+ * user's job still registers; a released ended step makes room again. */
+static void test_steps_per_job_are_limited(void **state)
+{
+	struct vnfs_registry *registry = new_registry(NULL);
+	struct vnfs_step step;
+	uint32_t slot;
+	char error[256];
+
+	(void)state;
+	assert_int_equal(registry->max_steps_per_job, 256);
+	assert_int_equal(registry->max_steps_per_user, 512);
+	add_steps(registry, 42, 1042, 0, 256);
+	assert_int_equal(registry->used, 256);
+	for (uint32_t i = 0; i < 100; i++)
+		assert_int_equal(vnfs_registry_end(registry, 42, i, 5000), (int)i);
+	assert_refused(registry, 42, 1042, 256,
+		       "job 42 already holds 256 steps on this node (max_steps_per_job)");
+	/* A retried REGISTER of a running step is not a new step. */
+	step = make_step(42, 200, 42 * 10000 + 200);
+	step.uid = 1042;
+	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
+	assert_int_equal(slot, 200);
+
+	step = make_step(43, 0, 999);
+	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
+	assert_int_equal(slot, 256);
+	assert_int_equal(registry->used, 257);
+
+	/* Only an ended step of that {job, step} is released early. */
+	assert_int_equal(vnfs_registry_release_ended(registry, 200, 42, 200), -1); /* running */
+	assert_int_equal(vnfs_registry_release_ended(registry, 7, 42, 8), -1);     /* other step */
+	assert_int_equal(vnfs_registry_release_ended(registry, VNFS_MAX_STEPS, 42, 7), -1);
+	assert_int_equal(registry->used, 257);
+	assert_int_equal(vnfs_registry_release_ended(registry, 7, 42, 7), 0);
+	assert_int_equal(registry->steps[7].state, VNFS_STEP_FREE);
+	assert_int_equal(registry->used, 256);
+	add_steps(registry, 42, 1042, 256, 1);
+	assert_int_equal(registry->steps[7].step_id, 256);
+	assert_refused(registry, 42, 1042, 257,
+		       "job 42 already holds 256 steps on this node (max_steps_per_job)");
+
+	/* Finished steps wait only for their final read: they hold no place. */
+	assert_int_equal(vnfs_registry_finish_job(registry, 42, 6000), 256);
+	add_steps(registry, 42, 1042, 1000, 1);
+	free_registry(registry);
+}
+
+/* 512 steps of one uid over two jobs are accepted, the 513th is refused;
+ * another uid still registers.  vnfs_registry_set_limits lowers both. */
+static void test_steps_per_user_are_limited(void **state)
+{
+	struct vnfs_registry *registry = new_registry(NULL);
+
+	(void)state;
+	add_steps(registry, 50, 5000, 0, 256);
+	add_steps(registry, 51, 5000, 0, 256);
+	assert_int_equal(registry->used, 512);
+	assert_refused(registry, 52, 5000, 0,
+		       "user 5000 already holds 512 steps on this node (max_steps_per_user)");
+	add_steps(registry, 53, 6000, 0, 1);
+	assert_int_equal(registry->used, 513);
+
+	vnfs_registry_set_limits(registry, 2, 0); /* 0: the user limit stays */
+	assert_int_equal(registry->max_steps_per_job, 2);
+	assert_int_equal(registry->max_steps_per_user, 512);
+	add_steps(registry, 53, 6000, 1, 1);
+	assert_refused(registry, 53, 6000, 2,
+		       "job 53 already holds 2 steps on this node (max_steps_per_job)");
+	vnfs_registry_set_limits(registry, 10, 3);
+	add_steps(registry, 54, 6000, 0, 1);
+	assert_refused(registry, 55, 6000, 0,
+		       "user 6000 already holds 3 steps on this node (max_steps_per_user)");
+	assert_int_equal(registry->used, 515);
 	free_registry(registry);
 }
 
@@ -452,6 +560,24 @@ static void test_each_change_appends_its_lines(void **state)
 	remove_directory(directory);
 }
 
+/* The directory holds the journal and nothing else: no temporary file. */
+static void assert_only_journal(const char *directory)
+{
+	DIR *listing = opendir(directory);
+	struct dirent *entry;
+	unsigned files = 0;
+
+	assert_non_null(listing);
+	while ((entry = readdir(listing)) != NULL) {
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		assert_string_equal(entry->d_name, "registry.journal");
+		files++;
+	}
+	assert_int_equal(closedir(listing), 0);
+	assert_int_equal(files, 1);
+}
+
 /*
  * One step stays, another is registered and released again and again: the
  * journal grows by two lines a cycle until it holds more than 2 x used +
@@ -481,6 +607,7 @@ static void test_journal_is_compacted(void **state)
 	vnfs_registry_release(registry, 1);
 	assert_int_equal(count_lines(journal), 1);
 	assert_int_equal(registry->journal_records, 1);
+	assert_only_journal(directory);
 	for (cycle = 0; cycle < 87; cycle++) {
 		add_tagged_step(registry, 5000 + cycle, 0, 1);
 		vnfs_registry_release(registry, 1);
@@ -495,6 +622,66 @@ static void test_journal_is_compacted(void **state)
 	assert_tagged_step(restarted, 1, 6000, 3, VNFS_STEP_RUNNING);
 	assert_int_equal(count_lines(journal), 2);
 	free_registry(restarted);
+	remove_directory(directory);
+}
+
+/*
+ * Compaction writes a temporary file of its own name, flushes it, renames
+ * it over the journal: the result is the whole state, one line per step,
+ * and no temporary file stays.  Temporary files an interrupted compaction
+ * left (".tmp" of older helpers, mkostemp names) are removed at load.
+ */
+static void test_compaction_leaves_one_whole_file(void **state)
+{
+	static const char expected[] =
+		"{\"slot\":0,\"state\":\"running\",\"job\":42,\"step\":0,\"uid\":1042,"
+		"\"cgroup_id\":14200,\"cgroup_path\":\"\\/sys\\/fs\\/cgroup\\/job_42\\/step_0\","
+		"\"start_ms\":1700000000000,\"end_ms\":0,\"tags\":{\"PROJECT_NAME\":\"p42-0\"}}\n"
+		"{\"slot\":2,\"state\":\"ended\",\"job\":43,\"step\":0,\"uid\":1043,"
+		"\"cgroup_id\":14300,\"cgroup_path\":\"\\/sys\\/fs\\/cgroup\\/job_43\\/step_0\","
+		"\"start_ms\":1700000000000,\"end_ms\":5000,\"tags\":{\"PROJECT_NAME\":\"p43-0\"}}\n";
+	char directory[64], journal[320], stale[2][320], *text;
+	struct vnfs_registry *registry;
+
+	(void)state;
+	make_directory(directory);
+	state_file(journal, sizeof(journal), directory, "registry.journal");
+	state_file(stale[0], sizeof(stale[0]), directory, "registry.journal.tmp");
+	state_file(stale[1], sizeof(stale[1]), directory, "registry.journal.Q7x2Lp");
+	write_text(stale[0], "{\"slot\":9,\"state\":\"runn", "w");
+	write_text(stale[1], "", "w");
+	start_capturing_log();
+	registry = open_registry(directory);
+	vnfs_log_set_sink(NULL);
+	assert_int_equal(logged_count, 2);
+	for (unsigned i = 0; i < 2; i++)
+		assert_non_null(strstr(logged[i], ", left by an interrupted rewrite"));
+	assert_only_journal(directory);
+	assert_int_equal(count_lines(journal), 0);
+
+	add_tagged_step(registry, 42, 0, 0);
+	add_tagged_step(registry, 42, 1, 1);
+	add_tagged_step(registry, 43, 0, 2);
+	vnfs_registry_release(registry, 1);
+	assert_int_equal(vnfs_registry_end(registry, 43, 0, 5000), 2);
+	assert_int_equal(count_lines(journal), 5);
+	free_registry(registry);
+
+	/* Loading compacts: exactly the two steps in use, whole lines. */
+	registry = open_registry(directory);
+	text = read_text(journal);
+	assert_string_equal(text, expected);
+	free(text);
+	assert_only_journal(directory);
+	assert_int_equal(registry->journal_records, 2);
+	/* The open descriptor is the new file: appends land after its lines. */
+	add_tagged_step(registry, 44, 0, 1);
+	assert_int_equal(count_lines(journal), 3);
+	text = read_text(journal);
+	assert_memory_equal(text, expected, sizeof(expected) - 1);
+	free(text);
+	assert_only_journal(directory);
+	free_registry(registry);
 	remove_directory(directory);
 }
 
@@ -805,11 +992,14 @@ int main(void)
 		cmocka_unit_test(test_slots_are_lowest_free_first_and_reused),
 		cmocka_unit_test(test_same_step_again_is_idempotent_other_cgroup_conflicts),
 		cmocka_unit_test(test_full_registry_refuses_with_message),
+		cmocka_unit_test(test_steps_per_job_are_limited),
+		cmocka_unit_test(test_steps_per_user_are_limited),
 		cmocka_unit_test(test_end_and_finish_move_states),
 		cmocka_unit_test(test_persisted_registry_survives_restart),
 		cmocka_unit_test(test_acknowledged_changes_survive_kill_9),
 		cmocka_unit_test(test_each_change_appends_its_lines),
 		cmocka_unit_test(test_journal_is_compacted),
+		cmocka_unit_test(test_compaction_leaves_one_whole_file),
 		cmocka_unit_test(test_journal_tail_cut_short),
 		cmocka_unit_test(test_corrupt_journal_lines_are_dropped),
 		cmocka_unit_test(test_failed_append_rewrites_next_time),
