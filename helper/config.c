@@ -149,6 +149,10 @@ static const struct config_key config_keys[] = {
 	  .min = 8, .max = 4096, .default_text = "64" },
 	{ "helper", "max_clients_per_user", parse_uint, FIELD(helper.max_clients_per_user),
 	  .min = 1, .max = 4096, .default_text = "8" },
+	{ "helper", "max_steps_per_job", parse_uint, FIELD(helper.max_steps_per_job),
+	  .min = 1, .max = 1024 /* VNFS_MAX_STEPS */, .default_text = "256" },
+	{ "helper", "max_steps_per_user", parse_uint, FIELD(helper.max_steps_per_user),
+	  .min = 1, .max = 1024 /* VNFS_MAX_STEPS */, .default_text = "512" },
 
 	{ "sqlite", "enabled", parse_bool, FIELD(sqlite.enabled), .default_text = "true" },
 	{ "sqlite", "path", parse_path, FIELD(sqlite.path),

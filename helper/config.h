@@ -52,6 +52,8 @@ struct vnfs_config {
 		char admin_group[33];        /* may read every user's data; "" = root only */
 		uint32_t max_clients;        /* socket connections at once */
 		uint32_t max_clients_per_user; /* of them, one non-root uid's */
+		uint32_t max_steps_per_job;  /* running + ended steps of one job (slots) */
+		uint32_t max_steps_per_user; /* running + ended steps of one uid (slots) */
 	} helper;
 
 	struct {

@@ -93,6 +93,8 @@ static void assert_defaults(const struct vnfs_config *config)
 	assert_int_equal(config->helper.probe_mode, VNFS_PROBE_AUTO);
 	assert_int_equal(config->helper.finished_job_grace_s, 300);
 	assert_int_equal(config->helper.max_message_bytes, 65536);
+	assert_int_equal(config->helper.max_steps_per_job, 256);
+	assert_int_equal(config->helper.max_steps_per_user, 512);
 
 	assert_true(config->sqlite.enabled);
 	assert_string_equal(config->sqlite.path, "/var/lib/vnfs/history.db");
@@ -455,7 +457,8 @@ static const struct bad_case bad_cases[] = {
 	{ "[helper]\n\n\nintervall = 1s\n",
 	  ":4: [helper] intervall: unknown key (keys in [helper]: socket, socket_mode, interval, "
 	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, finished_job_grace, "
-	  "max_message_bytes, admin_group, max_clients, max_clients_per_user)" },
+	  "max_message_bytes, admin_group, max_clients, max_clients_per_user, max_steps_per_job, "
+	  "max_steps_per_user)" },
 	{ "[kafka]\nproperty = x\n",
 	  ":2: [kafka] property: unknown key (keys in [kafka]: enabled, brokers, topic, "
 	  "queue_limit, property.NAME)" },
@@ -509,6 +512,10 @@ static const struct bad_case bad_cases[] = {
 	  ":2: [jsonlog] max_size: '1K' is out of range (allowed: 64K to 1T)" },
 	{ "[helper]\nmax_message_bytes = 4095\n",
 	  ":2: [helper] max_message_bytes: '4095' is out of range (allowed: 4K to 16M)" },
+	{ "[helper]\nmax_steps_per_job = 0\n",
+	  ":2: [helper] max_steps_per_job: '0' is out of range (allowed: 1 to 1024)" },
+	{ "[helper]\nmax_steps_per_user = 1025\n",
+	  ":2: [helper] max_steps_per_user: '1025' is out of range (allowed: 1 to 1024)" },
 	/* octal mode */
 	{ "[helper]\nsocket_mode = 0999\n",
 	  ":2: [helper] socket_mode: '0999' is not an octal mode (use e.g. 0666, 0660)" },
@@ -646,7 +653,8 @@ static const struct bad_case bad_cases[] = {
 	{ "[helper]\nintervall = 1\ngarbage\n",
 	  ":2: [helper] intervall: unknown key (keys in [helper]: socket, socket_mode, interval, "
 	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, finished_job_grace, "
-	  "max_message_bytes, admin_group, max_clients, max_clients_per_user)" },
+	  "max_message_bytes, admin_group, max_clients, max_clients_per_user, max_steps_per_job, "
+	  "max_steps_per_user)" },
 	/* the first bad value is reported, not a later one */
 	{ "[helper]\nlog = a\nlog = b\n",
 	  ":2: [helper] log: unknown value 'a' (allowed: stderr, syslog)" },
