@@ -155,6 +155,10 @@ static void add_node(struct report_row *row, const char *node)
 {
 	/* Records arrive sorted by node within a step, not within a job. */
 	size_t length = strlen(node);
+	/* "" names no node, and strstr finds it everywhere without moving on:
+	 * a hostile report file's "node": "" once hung vnfs-report here. */
+	if (length == 0)
+		return;
 	const char *at = row->nodes;
 	while ((at = strstr(at, node)) != NULL) {
 		bool starts = at == row->nodes || at[-1] == ',';

@@ -5,13 +5,25 @@
  * file, so each is written to a temporary name in the same directory and
  * renamed over the final one.  The long report has no latency baseline: the
  * helper writes it at FINISH without querying its own history.
+ *
+ * The helper is root and the job's owner is not.  Older versions gave the
+ * job directory to the owner and then chowned the temporary file by path:
+ * the owner swapped it for a symlink and root chowned whatever it pointed
+ * to.  So every directory level is opened with O_NOFOLLOW and checked on
+ * its descriptor, the job directory stays root's, every file is created with
+ * O_EXCL and changed only through its own descriptor, and nothing is ever
+ * looked up by path once a directory is open.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -22,90 +34,31 @@
 #include "report/text.h"
 #include "report/times.h"
 
-static int make_directory(const char *path, char *error, size_t error_size)
-{
-	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
-		snprintf(error, error_size, "cannot create %s: %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
+#define REPORT_DIR_MODE 0711    /* users may enter, not list the job ids */
+#define PARENT_DIR_MODE 0755    /* missing parents of report_dir, as mkdir -p */
+#define JOB_DIR_MODE 0755       /* a user may list their job's node files */
+#define FILE_MODE 0640          /* the owner and the administrator group */
 
-/* report_dir and its missing parents, like mkdir -p. */
-static int make_directories(const char *path, char *error, size_t error_size)
-{
-	char copy[4096];
-	if (snprintf(copy, sizeof(copy), "%s", path) >= (int)sizeof(copy)) {
-		snprintf(error, error_size, "report directory path too long");
-		return -1;
-	}
-	for (char *slash = strchr(copy + 1, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		if (make_directory(copy, error, error_size) < 0)
-			return -1;
-		*slash = '/';
-	}
-	return make_directory(copy, error, error_size);
-}
+/* ".<node>.json.tmp.<16 hex digits>" must fit in NAME_MAX. */
+#define MAX_NODE_NAME (NAME_MAX - 32)
 
-static int give_to_owner(const char *path, uint32_t uid, char *error, size_t error_size)
-{
-	if (geteuid() != 0)
-		return 0;
-	if (chown(path, (uid_t)uid, (gid_t)-1) < 0) {
-		snprintf(error, error_size, "cannot give %s to uid %u: %s", path, uid,
-			 strerror(errno));
-		return -1;
-	}
-	return 0;
-}
+/* ---- rendering ------------------------------------------------------------ */
 
-static int write_atomically(const char *path, const char *text, size_t length, uint32_t uid,
-			    char *error, size_t error_size)
+static char *json_line(const struct vnfs_job *job, size_t *length)
 {
-	char temporary[4200];
-	snprintf(temporary, sizeof(temporary), "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(temporary);
-	if (fd < 0) {
-		snprintf(error, error_size, "cannot create a file next to %s: %s", path,
-			 strerror(errno));
-		return -1;
-	}
-	const char *what = NULL;
-	size_t written = 0;
-	while (written < length && what == NULL) {
-		ssize_t n = write(fd, text + written, length - written);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			what = "write";
-		else
-			written += (size_t)n;
-	}
-	if (what == NULL && fchmod(fd, 0644) < 0)
-		what = "chmod";
-	if (what == NULL && fsync(fd) < 0)
-		what = "fsync";
-	if (close(fd) < 0 && what == NULL)
-		what = "close";
-	if (what == NULL && give_to_owner(temporary, uid, error, error_size) < 0) {
-		unlink(temporary);
-		return -1;
-	}
-	if (what == NULL && rename(temporary, path) < 0)
-		what = "rename";
-	if (what != NULL) {
-		snprintf(error, error_size, "%s: %s failed: %s", path, what, strerror(errno));
-		unlink(temporary);
-		return -1;
-	}
-	return 0;
-}
-
-/* The node name becomes a file name: nothing that could leave the directory. */
-static bool safe_file_name(const char *name)
-{
-	return name != NULL && name[0] != '\0' && name[0] != '.' && strchr(name, '/') == NULL;
+	/* One line, as every other vnfs JSON output (jq makes it readable). */
+	struct json_object *json = vnfs_job_to_json(job);
+	if (json == NULL)
+		return NULL;
+	const char *json_text = json_object_to_json_string_ext(
+		json, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	char *line = NULL;
+	int line_length = json_text != NULL ? asprintf(&line, "%s\n", json_text) : -1;
+	json_object_put(json);
+	if (line_length < 0)
+		return NULL;
+	*length = (size_t)line_length;
+	return line;
 }
 
 static char *long_text(const struct vnfs_job *job, size_t *length)
@@ -138,51 +91,389 @@ out:
 	return text;
 }
 
-int vnfs_report_write_files(const struct vnfs_job *job, const char *report_dir, char *error,
-			    size_t error_size)
+void vnfs_report_files_free(struct vnfs_report_files *files)
+{
+	free(files->json);
+	free(files->text);
+	memset(files, 0, sizeof(*files));
+}
+
+int vnfs_report_render(const struct vnfs_job *job, struct vnfs_report_files *files, char *error,
+		       size_t error_size)
+{
+	memset(files, 0, sizeof(*files));
+	files->json = json_line(job, &files->json_length);
+	if (files->json == NULL) {
+		snprintf(error, error_size, "job %u: out of memory rendering the JSON report",
+			 job->job_id);
+		return -1;
+	}
+	/* A file vnfs-report would refuse to read is not worth writing. */
+	if (files->json_length > VNFS_REPORT_FILE_MAX_BYTES) {
+		snprintf(error, error_size,
+			 "job %u: JSON report of %zu bytes is over the %u bytes vnfs-report reads",
+			 job->job_id, files->json_length, VNFS_REPORT_FILE_MAX_BYTES);
+		vnfs_report_files_free(files);
+		return -1;
+	}
+	files->text = long_text(job, &files->text_length);
+	if (files->text == NULL) {
+		snprintf(error, error_size, "job %u: out of memory rendering the text report",
+			 job->job_id);
+		vnfs_report_files_free(files);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- directories ---------------------------------------------------------- */
+
+/*
+ * Whether a directory is ours alone: owned by root (or by the user running
+ * a test) and writable by nobody else.  A sticky directory such as /tmp is
+ * acceptable above report_dir: others may add entries there but not rename
+ * or remove ours, and whatever they add is checked in turn.
+ */
+static int check_directory(int fd, const char *path, size_t path_length, bool allow_sticky,
+			   bool is_job_dir, char *error, size_t error_size)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		snprintf(error, error_size, "%.*s: %s", (int)path_length, path, strerror(errno));
+		return -1;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		if (is_job_dir)
+			snprintf(error, error_size,
+				 "%.*s is owned by uid %u, not root (left by an older vnfs-helper?): "
+				 "remove it so the helper can create it owned by root",
+				 (int)path_length, path, (unsigned)st.st_uid);
+		else
+			snprintf(error, error_size,
+				 "%.*s is owned by uid %u, not root: the helper writes only under "
+				 "directories no user controls", (int)path_length, path,
+				 (unsigned)st.st_uid);
+		return -1;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+	    !(allow_sticky && (st.st_mode & S_ISVTX) != 0)) {
+		snprintf(error, error_size,
+			 "%.*s is writable by group or others (mode %04o): the helper writes only "
+			 "under directories no user controls", (int)path_length, path,
+			 (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
+/* Why name in parent could not be opened as a directory (errno as left). */
+static void describe_open_failure(int parent, const char *name, const char *path,
+				  size_t path_length, char *error, size_t error_size)
+{
+	int saved = errno;
+	struct stat st;
+	if ((saved == ELOOP || saved == ENOTDIR) &&
+	    fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		snprintf(error, error_size, "%.*s is %s: refused, the helper follows no link there",
+			 (int)path_length, path,
+			 S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory");
+		return;
+	}
+	snprintf(error, error_size, "%.*s: %s", (int)path_length, path, strerror(saved));
+}
+
+/*
+ * Opens name in parent as a directory, never through a symlink, creating it
+ * with exactly mode when missing (fchmod: the umask must not change it).
+ * *created tells whether it was made here.  Returns the descriptor, or -1.
+ */
+static int open_directory(int parent, const char *name, const char *path, size_t path_length,
+			  mode_t mode, bool *created, char *error, size_t error_size)
+{
+	const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	*created = false;
+	int fd = openat(parent, name, flags);
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdirat(parent, name, mode) == 0)
+			*created = true;
+		else if (errno != EEXIST) {
+			snprintf(error, error_size, "cannot create %.*s: %s", (int)path_length, path,
+				 strerror(errno));
+			return -1;
+		}
+		fd = openat(parent, name, flags);
+	}
+	if (fd < 0) {
+		describe_open_failure(parent, name, path, path_length, error, error_size);
+		return -1;
+	}
+	if (*created && fchmod(fd, mode) < 0) {
+		snprintf(error, error_size, "%.*s: chmod failed: %s", (int)path_length, path,
+			 strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Opens report_dir one level at a time from / (or the working directory),
+ * creating what is missing, like mkdir -p but without following any link
+ * and checking each level on its descriptor.  Returns the descriptor of
+ * report_dir itself, or -1 with a message in error.
+ */
+static int open_report_dir(const char *report_dir, char *error, size_t error_size)
+{
+	const bool absolute = report_dir[0] == '/';
+	int fd = open(absolute ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(error, error_size, "%s: %s", absolute ? "/" : ".", strerror(errno));
+		return -1;
+	}
+	if (check_directory(fd, absolute ? "/" : ".", 1, true, false, error, error_size) < 0)
+		goto fail;
+	const char *at = report_dir;
+	while (*at != '\0') {
+		while (*at == '/')
+			at++;
+		const char *end = strchrnul(at, '/');
+		size_t length = (size_t)(end - at);
+		const char *rest = end;
+		while (*rest == '/')
+			rest++;
+		const bool last = *rest == '\0';
+		size_t path_length = (size_t)(end - report_dir);
+		char name[NAME_MAX + 1];
+		if (length == 0)
+			break;
+		if (length > NAME_MAX) {
+			snprintf(error, error_size, "%.*s: name too long", (int)path_length, report_dir);
+			goto fail;
+		}
+		memcpy(name, at, length);
+		name[length] = '\0';
+		at = rest;
+		if (strcmp(name, ".") == 0)
+			continue;
+		if (strcmp(name, "..") == 0) {
+			snprintf(error, error_size, "report directory %s: '..' is not allowed in it",
+				 report_dir);
+			goto fail;
+		}
+		bool created;
+		int child = open_directory(fd, name, report_dir, path_length,
+					   last ? REPORT_DIR_MODE : PARENT_DIR_MODE, &created, error,
+					   error_size);
+		close(fd);
+		fd = child;
+		if (fd < 0)
+			return -1;
+		if (check_directory(fd, report_dir, path_length, !last, false, error, error_size) < 0)
+			goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* report_dir/<job_id>, root's and no one else's: see the header. */
+static int open_job_dir(int report_fd, const char *report_dir, uint32_t job_id, char *error,
+			size_t error_size)
+{
+	char name[16], path[PATH_MAX];
+	snprintf(name, sizeof(name), "%u", job_id);
+	int path_length = snprintf(path, sizeof(path), "%s/%s", report_dir, name);
+	if (path_length < 0 || (size_t)path_length >= sizeof(path)) {
+		snprintf(error, error_size, "report directory path too long");
+		return -1;
+	}
+	bool created;
+	int fd = open_directory(report_fd, name, path, (size_t)path_length, JOB_DIR_MODE, &created,
+				error, error_size);
+	if (fd < 0)
+		return -1;
+	if (check_directory(fd, path, (size_t)path_length, false, true, error, error_size) < 0) {
+		close(fd);
+		return -1;
+	}
+	/* The new entry in report_dir must survive a crash as well as the files. */
+	if (created && fsync(report_fd) < 0) {
+		snprintf(error, error_size, "%s: fsync failed: %s", report_dir, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* ---- files ------------------------------------------------------------------ */
+
+/*
+ * Creates a new temporary file next to final_name, never reusing or
+ * following an existing entry (O_EXCL).  The name starts with '.', so
+ * readers listing *.json never see it.  Returns the descriptor, or -1.
+ */
+static int create_temporary(int dir_fd, const char *final_name, char *name, size_t size)
+{
+	static atomic_uint sequence;
+	for (int attempt = 0; attempt < 64; attempt++) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		unsigned long long unique = ((unsigned long long)getpid() << 40) ^
+					    ((unsigned long long)atomic_fetch_add(&sequence, 1)
+					     << 24) ^ (unsigned long long)now.tv_nsec;
+		snprintf(name, size, ".%s.tmp.%016llx", final_name, unique);
+		int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+static int write_all(int fd, const char *data, size_t length)
+{
+	size_t written = 0;
+	while (written < length) {
+		ssize_t n = write(fd, data + written, length - written);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		written += (size_t)n;
+	}
+	return 0;
+}
+
+/* Fills a temporary file and gives it its final mode and owner; by descriptor. */
+static const char *fill_file(int fd, const char *data, size_t length, uint32_t owner_uid,
+			     gid_t admin_gid)
+{
+	if (write_all(fd, data, length) < 0)
+		return "write";
+	if (fchmod(fd, FILE_MODE) < 0)
+		return "chmod";
+	/* Only root may give files away; tests run as any user too. */
+	if (geteuid() == 0 && fchown(fd, (uid_t)owner_uid, admin_gid) < 0)
+		return "chown";
+	if (fsync(fd) < 0)
+		return "fsync";
+	return NULL;
+}
+
+static int store_file(int dir_fd, const char *directory, const char *final_name,
+		      const char *data, size_t length, uint32_t owner_uid, gid_t admin_gid,
+		      char *error, size_t error_size)
+{
+	char temporary[NAME_MAX + 1];
+	int fd = create_temporary(dir_fd, final_name, temporary, sizeof(temporary));
+	if (fd < 0) {
+		snprintf(error, error_size, "%s/%s: cannot create a temporary file: %s", directory,
+			 final_name, strerror(errno));
+		return -1;
+	}
+	const char *what = fill_file(fd, data, length, owner_uid, admin_gid);
+	int saved = errno;
+	if (close(fd) < 0 && what == NULL) {
+		what = "close";
+		saved = errno;
+	}
+	/* rename replaces whatever final_name is, a planted symlink too, never its target. */
+	if (what == NULL && renameat(dir_fd, temporary, dir_fd, final_name) < 0) {
+		what = "rename";
+		saved = errno;
+	}
+	if (what == NULL)
+		return 0;
+	snprintf(error, error_size, "%s/%s: %s failed: %s", directory, final_name, what,
+		 strerror(saved));
+	unlinkat(dir_fd, temporary, 0);
+	return -1;
+}
+
+/* The node name becomes a file name: nothing that could leave the directory. */
+static bool safe_file_name(const char *name)
+{
+	return name != NULL && name[0] != '\0' && name[0] != '.' && strchr(name, '/') == NULL &&
+	       strlen(name) <= MAX_NODE_NAME;
+}
+
+static int store_both(const struct vnfs_report_files *files, int job_fd, const char *directory,
+		      uint32_t owner_uid, gid_t admin_gid, const char *node, char *error,
+		      size_t error_size)
+{
+	char name[NAME_MAX + 1];
+	snprintf(name, sizeof(name), "%s.json", node);
+	if (store_file(job_fd, directory, name, files->json, files->json_length, owner_uid,
+		       admin_gid, error, error_size) < 0)
+		return -1;
+	snprintf(name, sizeof(name), "%s.txt", node);
+	if (store_file(job_fd, directory, name, files->text, files->text_length, owner_uid,
+		       admin_gid, error, error_size) < 0)
+		return -1;
+	/* The renames themselves are durable only once the directory is. */
+	if (fsync(job_fd) < 0) {
+		snprintf(error, error_size, "%s: fsync failed: %s", directory, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int vnfs_report_store(const struct vnfs_report_files *files, const char *report_dir,
+		      uint32_t job_id, uint32_t owner_uid, gid_t admin_gid, const char *node,
+		      char *error, size_t error_size)
 {
 	if (report_dir == NULL || report_dir[0] == '\0') {
 		snprintf(error, error_size, "no report directory configured");
 		return -1;
 	}
+	if (!safe_file_name(node)) {
+		snprintf(error, error_size, "node name '%.80s' cannot name a file",
+			 node != NULL ? node : "");
+		return -1;
+	}
+	if (files->json == NULL || files->text == NULL) {
+		snprintf(error, error_size, "job %u: nothing rendered to store", job_id);
+		return -1;
+	}
+	int report_fd = open_report_dir(report_dir, error, error_size);
+	if (report_fd < 0)
+		return -1;
+	int job_fd = open_job_dir(report_fd, report_dir, job_id, error, error_size);
+	close(report_fd);
+	if (job_fd < 0)
+		return -1;
+	char directory[PATH_MAX];
+	snprintf(directory, sizeof(directory), "%s/%u", report_dir, job_id);
+	int rc = store_both(files, job_fd, directory, owner_uid, admin_gid, node, error,
+			    error_size);
+	close(job_fd);
+	return rc;
+}
+
+int vnfs_report_write_files(const struct vnfs_job *job, const char *report_dir, char *error,
+			    size_t error_size)
+{
+	/* Checked before rendering, so that a bad configuration costs nothing. */
+	if (report_dir == NULL || report_dir[0] == '\0') {
+		snprintf(error, error_size, "no report directory configured");
+		return -1;
+	}
 	if (!safe_file_name(job->node)) {
-		snprintf(error, error_size, "node name '%s' cannot name a file",
+		snprintf(error, error_size, "node name '%.80s' cannot name a file",
 			 job->node != NULL ? job->node : "");
 		return -1;
 	}
-	char directory[4096], path[4200];
-	snprintf(directory, sizeof(directory), "%s/%u", report_dir, job->job_id);
-	if (make_directories(report_dir, error, error_size) < 0 ||
-	    make_directory(directory, error, error_size) < 0 ||
-	    give_to_owner(directory, job->uid, error, error_size) < 0)
+	struct vnfs_report_files files;
+	if (vnfs_report_render(job, &files, error, error_size) < 0)
 		return -1;
-
-	/* One line, as every other vnfs JSON output (jq makes it readable). */
-	struct json_object *json = vnfs_job_to_json(job);
-	const char *json_text = json_object_to_json_string_ext(
-		json, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	char *line = NULL;
-	int line_length = asprintf(&line, "%s\n", json_text);
-	json_object_put(json);
-	if (line_length < 0) {
-		snprintf(error, error_size, "job %u: out of memory", job->job_id);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/%s.json", directory, job->node);
-	int rc = write_atomically(path, line, (size_t)line_length, job->uid, error, error_size);
-	free(line);
-	if (rc < 0)
-		return -1;
-
-	size_t text_length = 0;
-	char *text = long_text(job, &text_length);
-	if (text == NULL) {
-		snprintf(error, error_size, "job %u: out of memory writing the text report",
-			 job->job_id);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/%s.txt", directory, job->node);
-	rc = write_atomically(path, text, text_length, job->uid, error, error_size);
-	free(text);
+	int rc = vnfs_report_store(&files, report_dir, job->job_id, job->uid, (gid_t)-1,
+				   job->node, error, error_size);
+	vnfs_report_files_free(&files);
 	return rc;
 }

@@ -2,19 +2,71 @@
  * report_files.h — the files the helper leaves for a finished job, one pair
  * per node: report_dir/<job>/<node>.json (vnfs_job_to_json, which
  * vnfs-report merges across nodes) and <node>.txt (the long report).
+ *
+ * The helper runs as root and the job's owner is not trusted (DESIGN.md,
+ * decision 12), so report_dir and report_dir/<job> belong to root and no
+ * user can write in them: the helper never creates, chowns or follows
+ * anything in a directory a user controls.  The files themselves are given
+ * to the owner (and the administrator group) by descriptor, mode 0640.
+ *
+ * Writing is split in two so that the helper can render under its collector
+ * lock (CPU only) and do the slow, possibly stalled file I/O outside it.
  */
 #ifndef VNFS_REPORT_FILES_H
 #define VNFS_REPORT_FILES_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "lib/record.h"
 
 /*
- * Writes both files atomically (temporary file, then rename), creating
- * report_dir and report_dir/<job> (0755) as needed; files are 0644.  When run
- * as root, the job directory and files are given to the job's owner so the
- * user can read and remove them.  Returns 0, or -1 with a message in error.
+ * The largest report file vnfs-report reads, and so the largest the helper
+ * writes.  A job of VNFS_MAX_STEPS steps, each about 5 KiB of JSON, plus
+ * VNFS_MAX_BREAKDOWN_ENTRIES process and mount entries of about 150 bytes,
+ * comes to about 7.5 MiB: twice that leaves room, while a hostile file
+ * (a symlink to /dev/zero, a huge array) costs the reader a bounded time
+ * and memory.
+ */
+#define VNFS_REPORT_FILE_MAX_BYTES (16u * 1024 * 1024)
+#define VNFS_REPORT_FILE_MAX_TEXT "16 MiB" /* the same, for messages */
+
+/* A job's two files, rendered and not yet written. */
+struct vnfs_report_files {
+	char *json;          /* one line, '\n'-terminated (malloc'd) */
+	size_t json_length;
+	char *text;          /* the long report (malloc'd) */
+	size_t text_length;
+};
+
+/*
+ * Renders job into files (CPU and memory only, no I/O).  Returns 0, or -1
+ * with a message in error (files then holds nothing to free).
+ */
+int vnfs_report_render(const struct vnfs_job *job, struct vnfs_report_files *files, char *error,
+		       size_t error_size);
+
+/*
+ * Writes files as report_dir/<job_id>/<node>.json and .txt: each to a new
+ * temporary file in the job directory, mode 0640, owned (when run as root)
+ * by owner_uid and admin_gid ((gid_t)-1: the group is left as created),
+ * flushed to disk, then renamed into place.  Missing directories are
+ * created: report_dir 0711 (users cannot list the job ids), its missing
+ * parents 0755, the job directory 0755, all root's.  A job directory that
+ * is a symlink, not a directory, or writable by anyone but root is refused,
+ * never repaired.  Returns 0, or -1 with a message in error.
+ */
+int vnfs_report_store(const struct vnfs_report_files *files, const char *report_dir,
+		      uint32_t job_id, uint32_t owner_uid, gid_t admin_gid, const char *node,
+		      char *error, size_t error_size);
+
+/* Frees what vnfs_report_render allocated; files is left empty. */
+void vnfs_report_files_free(struct vnfs_report_files *files);
+
+/*
+ * Render and store in one call, with no administrator group: for callers
+ * that hold no lock.  Returns 0, or -1 with a message in error.
  */
 int vnfs_report_write_files(const struct vnfs_job *job, const char *report_dir, char *error,
 			    size_t error_size);

@@ -6,21 +6,25 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 #include <sqlite3.h>
 
 #include "lib/protocol.h"
 #include "lib/record_json.h"
+#include "report/report_files.h"
 #include "report/sources.h"
 
 #define SCHEMA_VERSION 1
-#define MAX_REPORT_FILE_BYTES (64u * 1024 * 1024)
 
 static int operation_index(const char *name)
 {
@@ -614,25 +618,280 @@ static int add_job_object(struct report_set *set, struct json_object *job, const
 	return 0;
 }
 
-int report_load_job_file(struct report_set *set, const char *path, char *error,
+/*
+ * A job directory may hold anything: an older helper gave it to the job's
+ * owner, and on a shared filesystem other hosts write there too.  So every
+ * entry is looked at without following it (a FIFO would block the reader, a
+ * symlink to /dev/zero fill its memory), only regular files of bounded size
+ * are read, through a descriptor opened relative to the directory, and a
+ * file's records are taken only if they belong to the directory's job and,
+ * unless root wrote the file, to the file's owner.  Anything else is
+ * skipped with a message naming the file and the reason; the others are
+ * still read.
+ */
+
+/*
+ * Entries of one job directory looked at, at most: one per node (Slurm's
+ * largest clusters have tens of thousands), and a bound on the time a
+ * directory stuffed with junk can cost.
+ */
+#define REPORT_MAX_DIRECTORY_ENTRIES 65536
+
+/* Text from a file (its name, a user name) made harmless on a terminal. */
+static const char *printable(const char *text, char *out, size_t size)
+{
+	size_t i = 0;
+	for (; text[i] != '\0' && i + 1 < size; i++) {
+		unsigned char c = (unsigned char)text[i];
+		out[i] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+	}
+	out[i] = '\0';
+	return out;
+}
+
+/* Adds one message to error, after those already there ("; " between). */
+__attribute__((format(printf, 3, 4))) static void add_message(char *error, size_t error_size,
+							      const char *format, ...)
+{
+	size_t used = strnlen(error, error_size);
+	if (used + 3 >= error_size)
+		return;
+	if (used > 0) {
+		memcpy(error + used, "; ", 3);
+		used += 2;
+	}
+	va_list arguments;
+	va_start(arguments, format);
+	vsnprintf(error + used, error_size - used, format, arguments);
+	va_end(arguments);
+}
+
+/* The name of uid on this node, or false when it has none. */
+static bool user_name(uid_t uid, char *name, size_t size)
+{
+	struct passwd entry, *found = NULL;
+	char buffer[4096];
+	if (getpwuid_r(uid, &entry, buffer, sizeof(buffer), &found) != 0 || found == NULL)
+		return false;
+	snprintf(name, size, "%s", found->pw_name);
+	return true;
+}
+
+/*
+ * Whether a file's records may be shown as what they say: all of the
+ * directory's job, and, in a file root did not write, all of the file's
+ * owner (by uid, and by name where this node knows the uid; a writer that
+ * could not resolve the name wrote the number).
+ */
+static int check_records(const struct report_set *records, uint32_t job_id,
+			 const struct stat *st, const char *origin, char *error, size_t error_size)
+{
+	char owner[64], number[16], safe[64];
+	bool known = st->st_uid != 0 && user_name(st->st_uid, owner, sizeof(owner));
+	snprintf(number, sizeof(number), "%u", (unsigned)st->st_uid);
+	for (size_t i = 0; i < records->count; i++) {
+		const struct vnfs_step_record *r = &records->records[i];
+		if (r->job_id != job_id) {
+			snprintf(error, error_size, "%s: holds a record of job %u, not of job %u",
+				 origin, r->job_id, job_id);
+			return -1;
+		}
+		if (st->st_uid == 0)
+			continue;
+		if (r->uid != st->st_uid) {
+			snprintf(error, error_size,
+				 "%s: holds a record of uid %u but is owned by uid %u", origin, r->uid,
+				 (unsigned)st->st_uid);
+			return -1;
+		}
+		if (known && strcmp(r->user, owner) != 0 && strcmp(r->user, number) != 0) {
+			snprintf(error, error_size,
+				 "%s: holds a record of user '%s' but is owned by %s (uid %u)", origin,
+				 printable(r->user, safe, sizeof(safe)), owner, (unsigned)st->st_uid);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Why an entry is not a file to read, or NULL if it is a regular file of a size we read. */
+static const char *unreadable_kind(const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode))
+		return "a symbolic link";
+	if (S_ISFIFO(st->st_mode))
+		return "a FIFO";
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		return "a device";
+	if (S_ISSOCK(st->st_mode))
+		return "a socket";
+	if (S_ISDIR(st->st_mode))
+		return "a directory";
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	return NULL;
+}
+
+/*
+ * Reads the whole of a regular file of at most VNFS_REPORT_FILE_MAX_BYTES
+ * from fd into a malloc'd buffer.  Reads one byte more than the limit, so a
+ * file that grew since fstat is caught too.  Returns the buffer, or NULL
+ * with why in *why (errno kept).
+ */
+static char *read_bounded(int fd, size_t *length, const char **why)
+{
+	char *buffer = malloc(VNFS_REPORT_FILE_MAX_BYTES + 1);
+	size_t used = 0;
+	if (buffer == NULL) {
+		*why = "out of memory";
+		return NULL;
+	}
+	while (used <= VNFS_REPORT_FILE_MAX_BYTES) {
+		ssize_t n = read(fd, buffer + used, VNFS_REPORT_FILE_MAX_BYTES + 1 - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*why = strerror(errno);
+			free(buffer);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	if (used > VNFS_REPORT_FILE_MAX_BYTES) {
+		*why = "larger than " VNFS_REPORT_FILE_MAX_TEXT " now";
+		free(buffer);
+		return NULL;
+	}
+	*length = used;
+	return buffer;
+}
+
+/* The one JSON value text holds (whitespace around it allowed), or NULL. */
+static struct json_object *parse_whole(const char *text, size_t length, const char **why)
+{
+	struct json_tokener *tokener = json_tokener_new();
+	if (tokener == NULL) {
+		*why = "out of memory";
+		return NULL;
+	}
+	struct json_object *value = json_tokener_parse_ex(tokener, text, (int)length);
+	enum json_tokener_error status = json_tokener_get_error(tokener);
+	size_t end = json_tokener_get_parse_end(tokener);
+	json_tokener_free(tokener);
+	if (value == NULL || status != json_tokener_success) {
+		*why = status == json_tokener_continue ? "cut short" : json_tokener_error_desc(status);
+		json_object_put(value);
+		return NULL;
+	}
+	while (end < length && (text[end] == ' ' || text[end] == '\n' || text[end] == '\t' ||
+				text[end] == '\r'))
+		end++;
+	if (end != length) {
+		*why = "text after the JSON value";
+		json_object_put(value);
+		return NULL;
+	}
+	return value;
+}
+
+/*
+ * Opens name in dir_fd if it is a regular file we may read; fills st.
+ * Returns the descriptor, -1 with a message in error, or -2 when the caller
+ * may not read it (another user's report).
+ */
+static int open_job_file(int dir_fd, const char *name, const char *origin, struct stat *st,
+			 char *error, size_t error_size)
+{
+	/* Looked at first, so that a FIFO or a device is never even opened. */
+	if (fstatat(dir_fd, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
+		snprintf(error, error_size, "%s: %s", origin, strerror(errno));
+		return -1;
+	}
+	const char *kind = unreadable_kind(st);
+	if (kind != NULL) {
+		snprintf(error, error_size, "%s: is %s, not a report file: skipped", origin, kind);
+		return -1;
+	}
+	/* O_NONBLOCK and O_NOFOLLOW: whatever replaced it since, open cannot block or follow. */
+	int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES)
+		return -2;
+	if (fd < 0) {
+		snprintf(error, error_size, "%s: %s", origin,
+			 errno == ELOOP ? "is a symbolic link, not a report file: skipped"
+					: strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, st) < 0 || (kind = unreadable_kind(st)) != NULL) {
+		snprintf(error, error_size, "%s: is %s, not a report file: skipped", origin,
+			 kind != NULL ? kind : strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if ((uint64_t)st->st_size > VNFS_REPORT_FILE_MAX_BYTES) {
+		snprintf(error, error_size, "%s: is %lld bytes, larger than %s: skipped", origin,
+			 (long long)st->st_size, VNFS_REPORT_FILE_MAX_TEXT);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The records of an open report file, into records (all or none). */
+static int read_job_file(int fd, const char *origin, struct report_set *records, char *error,
 			 size_t error_size)
 {
-	struct stat st;
-	if (stat(path, &st) < 0) {
-		snprintf(error, error_size, "%s: %s", path, strerror(errno));
+	const char *why = NULL;
+	size_t length = 0;
+	char *text = read_bounded(fd, &length, &why);
+	if (text == NULL) {
+		snprintf(error, error_size, "%s: %s: skipped", origin, why);
 		return -1;
 	}
-	if (st.st_size > MAX_REPORT_FILE_BYTES) {
-		snprintf(error, error_size, "%s: larger than %u bytes", path, MAX_REPORT_FILE_BYTES);
-		return -1;
-	}
-	struct json_object *job = json_object_from_file(path);
+	struct json_object *job = parse_whole(text, length, &why);
+	free(text);
 	if (job == NULL) {
-		snprintf(error, error_size, "%s: %s", path, json_util_get_last_err());
+		snprintf(error, error_size, "%s: not JSON (%s): skipped", origin, why);
 		return -1;
 	}
-	int rc = add_job_object(set, job, path, error, error_size);
+	int rc = add_job_object(records, job, origin, error, error_size);
 	json_object_put(job);
+	return rc;
+}
+
+/* Moves every record of from into to; from is left empty. */
+static int move_records(struct report_set *to, struct report_set *from)
+{
+	int rc = 0;
+	for (size_t i = 0; i < from->count; i++)
+		if (report_set_take(to, &from->records[i]) < 0)
+			rc = -1;
+	report_set_free(from);
+	return rc;
+}
+
+int report_load_job_file(struct report_set *set, int dir_fd, const char *directory,
+			 const char *name, uint32_t job_id, char *error, size_t error_size)
+{
+	char safe[256], origin[4096 + 256];
+	snprintf(origin, sizeof(origin), "%s/%s", directory, printable(name, safe, sizeof(safe)));
+	struct stat st;
+	int fd = open_job_file(dir_fd, name, origin, &st, error, error_size);
+	if (fd < 0)
+		return fd == -2 ? 1 : -1;
+	struct report_set records;
+	report_set_init(&records);
+	int rc = read_job_file(fd, origin, &records, error, error_size);
+	close(fd);
+	if (rc == 0)
+		rc = check_records(&records, job_id, &st, origin, error, error_size);
+	if (rc == 0 && move_records(set, &records) < 0) {
+		snprintf(error, error_size, "out of memory");
+		rc = -1;
+	}
+	report_set_free(&records);
 	return rc;
 }
 
@@ -642,27 +901,71 @@ static bool has_suffix(const char *name, const char *suffix)
 	return length > suffix_length && strcmp(name + length - suffix_length, suffix) == 0;
 }
 
+/* report_dir/<job_id> as an open directory stream, or NULL (*missing when there is none). */
+static DIR *open_job_directory(const char *report_dir, uint32_t job_id, const char *directory,
+			       bool *missing, char *error, size_t error_size)
+{
+	*missing = false;
+	/* O_PATH: users may search report_dir (0711) but not list it. */
+	int report_fd = open(report_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (report_fd < 0) {
+		*missing = errno == ENOENT || errno == ENOTDIR;
+		snprintf(error, error_size, "%s: %s", report_dir, strerror(errno));
+		return NULL;
+	}
+	char name[16];
+	snprintf(name, sizeof(name), "%u", job_id);
+	int fd = openat(report_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
+					       O_CLOEXEC);
+	int saved = errno;
+	struct stat st;
+	if (fd < 0 && (saved == ELOOP || saved == ENOTDIR) &&
+	    fstatat(report_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		snprintf(error, error_size, "%s: is %s, not a job directory: skipped", directory,
+			 S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory");
+	else if (fd < 0)
+		snprintf(error, error_size, "%s: %s", directory, strerror(saved));
+	close(report_fd);
+	*missing = fd < 0 && saved == ENOENT;
+	if (fd < 0)
+		return NULL;
+	DIR *dir = fdopendir(fd);
+	if (dir == NULL) {
+		snprintf(error, error_size, "%s: %s", directory, strerror(errno));
+		close(fd);
+	}
+	return dir;
+}
+
 int report_load_files(struct report_set *set, const char *report_dir, uint32_t job_id,
 		      char *error, size_t error_size)
 {
 	char directory[4096];
 	snprintf(directory, sizeof(directory), "%s/%u", report_dir, job_id);
-	DIR *dir = opendir(directory);
-	if (dir == NULL) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			return 0; /* no node wrote a report for this job */
-		snprintf(error, error_size, "%s: %s", directory, strerror(errno));
-		return -1;
-	}
+	bool missing;
+	DIR *dir = open_job_directory(report_dir, job_id, directory, &missing, error, error_size);
+	if (dir == NULL)
+		return missing ? 0 : -1; /* no node wrote a report for this job */
+	error[0] = '\0';
 	int result = 0;
+	size_t entries = 0;
 	struct dirent *entry;
 	while ((entry = readdir(dir)) != NULL) {
+		if (++entries > REPORT_MAX_DIRECTORY_ENTRIES) {
+			add_message(error, error_size, "%s: more than %d entries: the rest skipped",
+				    directory, REPORT_MAX_DIRECTORY_ENTRIES);
+			result = -1;
+			break;
+		}
 		if (entry->d_name[0] == '.' || !has_suffix(entry->d_name, ".json"))
 			continue;
-		char path[8192];
-		snprintf(path, sizeof(path), "%s/%s", directory, entry->d_name);
-		if (report_load_job_file(set, path, error, error_size) < 0)
+		char message[1024];
+		/* 1: not ours to read (another user's data, mode 0640): nothing to say. */
+		if (report_load_job_file(set, dirfd(dir), directory, entry->d_name, job_id, message,
+					 sizeof(message)) < 0) {
+			add_message(error, error_size, "%s", message);
 			result = -1; /* keep reading the other nodes */
+		}
 	}
 	closedir(dir);
 	return result;

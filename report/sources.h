@@ -85,14 +85,26 @@ int report_load_live(struct report_set *set, const char *socket_path,
 
 /*
  * Adds every report_dir/<job_id>/<node>.json.  A missing directory is no
- * error; a file that cannot be read or parsed is reported in error and
- * skipped (returns -1 after reading the others).
+ * error.  The directory may hold anything (see sources.c): an entry that is
+ * not a regular file, is larger than VNFS_REPORT_FILE_MAX_BYTES, cannot be
+ * parsed, or holds records of another job or (unless root owns the file) of
+ * another user than the file's owner is skipped, and so is the directory
+ * itself when it is a symlink.  Files the caller may not read (another
+ * user's, mode 0640) are skipped silently.  Returns 0, or -1 after reading
+ * all the others, with one message per skipped file in error ("; " between
+ * them, as many as fit).
  */
 int report_load_files(struct report_set *set, const char *report_dir, uint32_t job_id,
 		      char *error, size_t error_size);
 
-/* Reads the steps of one report file (vnfs_job_to_json) into set. */
-int report_load_job_file(struct report_set *set, const char *path, char *error,
-			 size_t error_size);
+/*
+ * Reads the steps of one report file (vnfs_job_to_json), the entry name of
+ * the job directory open as dir_fd (directory: its path, for messages),
+ * into set, under the rules above: all of its records or none.  Returns 0
+ * when they were added, 1 when the caller may not read the file, -1 with a
+ * message in error when it was skipped.
+ */
+int report_load_job_file(struct report_set *set, int dir_fd, const char *directory,
+			 const char *name, uint32_t job_id, char *error, size_t error_size);
 
 #endif /* VNFS_REPORT_SOURCES_H */

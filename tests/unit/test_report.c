@@ -4,6 +4,7 @@
  * user would; and its parts (time forms, findings, baseline, report files)
  * called directly.
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -621,18 +622,23 @@ static void test_report_files(void **state)
 	char path[256], error[256];
 	struct stat st;
 
-	/* Written by setup for node2: job dir 0755 owned by the user, files 0644. */
+	/* Written by setup for node2: report_dir 0711 and the job dir 0755, both root's;
+	 * files 0640, given to the user (tests/unit/test_report_files.c has the rest). */
+	assert_int_equal(stat(report_dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0711);
+	assert_int_equal(st.st_uid, 0);
 	snprintf(path, sizeof(path), "%s/100", report_dir);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0755);
-	assert_int_equal(st.st_uid, 1001);
+	assert_int_equal(st.st_uid, 0);
 	snprintf(path, sizeof(path), "%s/100/node2.json", report_dir);
 	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_mode & 07777, 0640);
 	assert_int_equal(st.st_uid, 1001);
 	snprintf(path, sizeof(path), "%s/100/node2.txt", report_dir);
 	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(st.st_uid, 1001);
 	char text[8192];
 	read_file(path, text, sizeof(text));
 	assert_non_null(strstr(text, "Job 100  user alice (1001)  COMPLETED\nNodes:   node2\n"));
@@ -641,8 +647,13 @@ static void test_report_files(void **state)
 	/* The JSON reads back into exactly the step that was written. */
 	struct report_set set;
 	report_set_init(&set);
-	snprintf(path, sizeof(path), "%s/100/node2.json", report_dir);
-	assert_int_equal(report_load_job_file(&set, path, error, sizeof(error)), 0);
+	snprintf(path, sizeof(path), "%s/100", report_dir);
+	int dir_fd = open(path, O_RDONLY | O_DIRECTORY);
+	assert_true(dir_fd >= 0);
+	assert_int_equal(report_load_job_file(&set, dir_fd, path, "node2.json", 100, error,
+					      sizeof(error)),
+			 0);
+	assert_int_equal(close(dir_fd), 0);
 	assert_int_equal(set.count, 1);
 	struct history_step expected;
 	history_step_init(&expected, 100, 0, 1001, "alice", "node2", START + 2000, 3);
@@ -672,15 +683,19 @@ static void test_report_files(void **state)
 static void test_bad_report_file(void **state)
 {
 	(void)state;
-	char path[256], error[512];
-	snprintf(path, sizeof(path), "%s/bad.json", directory);
+	char bad_dir[128], path[256], error[512];
+	snprintf(bad_dir, sizeof(bad_dir), "%s/bad", directory);
+	assert_int_equal(mkdir(bad_dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/1", bad_dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/1/bad.json", bad_dir);
 	FILE *file = fopen(path, "w");
 	assert_non_null(file);
 	fputs("{\"steps\":[{\"job\":1}]}", file);
 	fclose(file);
 	struct report_set set;
 	report_set_init(&set);
-	assert_int_equal(report_load_job_file(&set, path, error, sizeof(error)), -1);
+	assert_int_equal(report_load_files(&set, bad_dir, 1, error, sizeof(error)), -1);
 	char expected[512];
 	snprintf(expected, sizeof(expected), "%s: steps[0]: missing field 'step'", path);
 	assert_string_equal(error, expected);
