@@ -5,6 +5,11 @@
  * Several threads log (the socket server, the collector, the sinks), so the
  * settings are atomics and each line is formatted whole before it is written
  * in a single call: lines never interleave mid-way.
+ *
+ * Lines carry user bytes (tags, paths, process names, request fields), so
+ * every line is escaped here with the log rule (lib/escape.h) before it goes
+ * anywhere: no caller can forget it, and a newline or an ESC in a user's
+ * string can neither forge a log line nor reach an administrator's terminal.
  */
 #include "lib/log.h"
 
@@ -16,6 +21,11 @@
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
+
+#include "lib/escape.h"
+
+/* A formatted line is cut here, before escaping. */
+#define LOG_LINE_MAX 2048
 
 static const char *log_ident = "vnfs";
 static _Atomic int log_threshold = VNFS_LOG_PRIORITY_INFO;
@@ -74,7 +84,8 @@ void vnfs_log_set_sink(vnfs_log_sink_fn sink)
 void vnfs_log(enum vnfs_log_priority priority, const char *format, ...)
 {
 	vnfs_log_sink_fn sink = atomic_load(&log_sink);
-	char line[2048];
+	char formatted[LOG_LINE_MAX], line[LOG_LINE_MAX * VNFS_ESCAPE_GROWTH];
+	int length;
 	va_list args;
 
 	if ((unsigned)priority > VNFS_LOG_PRIORITY_DEBUG)
@@ -82,8 +93,13 @@ void vnfs_log(enum vnfs_log_priority priority, const char *format, ...)
 	if ((int)priority > atomic_load(&log_threshold))
 		return;
 	va_start(args, format);
-	vsnprintf(line, sizeof(line), format, args);
+	length = vsnprintf(formatted, sizeof(formatted), format, args);
 	va_end(args);
+	if (length < 0)
+		length = 0; /* an encoding error: log the empty line rather than nothing */
+	else if ((size_t)length >= sizeof(formatted))
+		length = (int)sizeof(formatted) - 1;
+	vnfs_escape(VNFS_ESCAPE_LOG, formatted, (size_t)length, line, sizeof(line));
 
 	if (sink != NULL)
 		sink(priority, line);

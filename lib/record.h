@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "bpf/vnfs.h"
+#include "escape.h"
 #include "tags.h"
 
 /* Slurm's special step ids (slurm.h, 22.05); vnfs_step_name() spells them. */
@@ -58,8 +59,11 @@ struct vnfs_mount_stats {
 	__u64 write_bytes;
 };
 
+/* comm of a record is the name's canonical text (lib/escape.h), made where
+ * the kernel's bytes enter the record (vnfs_process_name_text): valid UTF-8
+ * with every other byte as \xNN, so no output receives raw user bytes. */
 struct vnfs_process_record {
-	char comm[VNFS_COMM_LEN];
+	char comm[VNFS_PROCESS_NAME_TEXT_MAX];
 	struct vnfs_process_stats stats;
 };
 
@@ -98,7 +102,7 @@ struct vnfs_step_record {
 struct vnfs_unattributed_record {
 	uint64_t cgroup_id;
 	uint32_t uid;
-	char comm[VNFS_COMM_LEN];
+	char comm[VNFS_PROCESS_NAME_TEXT_MAX]; /* canonical text, as in vnfs_process_record */
 	struct vnfs_unattributed_stats stats;
 };
 

@@ -53,9 +53,23 @@ static void add_u64(struct json_object *object, const char *key, uint64_t value)
 	json_object_object_add(object, key, json_object_new_uint64(value));
 }
 
+/*
+ * Every string enters JSON here.  json-c escapes quotes and controls but
+ * copies invalid UTF-8 as is, and one such string makes the whole document
+ * invalid: a strict receiver (Kafka consumer, HTTP endpoint) then refuses a
+ * batch with every user's records.  So a key or value that is not valid
+ * UTF-8 is written in its canonical form (lib/escape.h); process names are
+ * canonical already.  The longest strings of a record are 255 bytes.
+ */
+#define JSON_TEXT_MAX (255 * VNFS_ESCAPE_GROWTH + 1)
+
 static void add_string(struct json_object *object, const char *key, const char *value)
 {
-	json_object_object_add(object, key, json_object_new_string(value));
+	char key_text[JSON_TEXT_MAX], value_text[JSON_TEXT_MAX];
+
+	json_object_object_add(object, vnfs_json_text(key, key_text, sizeof(key_text)),
+			       json_object_new_string(vnfs_json_text(value, value_text,
+								     sizeof(value_text))));
 }
 
 static void add_time(struct json_object *object, const char *key, int64_t time_ms)
@@ -107,8 +121,8 @@ static struct json_object *processes_to_json(const struct vnfs_process_record *p
 	for (size_t i = 0; i < count; i++) {
 		const struct vnfs_process_record *p = &processes[i];
 		struct json_object *entry = json_object_new_object();
-		char comm[VNFS_COMM_LEN];
-		snprintf(comm, sizeof(comm), "%.*s", VNFS_COMM_LEN - 1, p->comm);
+		char comm[sizeof(p->comm)];
+		snprintf(comm, sizeof(comm), "%.*s", (int)sizeof(comm) - 1, p->comm);
 		add_string(entry, "comm", comm);
 		add_u64(entry, "read_ops", p->stats.read_ops);
 		add_u64(entry, "read_bytes", p->stats.read_bytes);
@@ -183,7 +197,7 @@ struct json_object *vnfs_step_record_to_json(const struct vnfs_step_record *reco
 static int compare_process(const void *a, const void *b)
 {
 	const struct vnfs_process_record *x = a, *y = b;
-	return strncmp(x->comm, y->comm, VNFS_COMM_LEN);
+	return strncmp(x->comm, y->comm, sizeof(x->comm));
 }
 
 static int compare_mount(const void *a, const void *b)
@@ -598,7 +612,8 @@ static int read_processes(struct reader *reader, const struct json_object *objec
 		snprintf(reader->path, sizeof(reader->path), "processes[%zu]", i);
 		if (need_object(reader, entry, "a process") < 0 ||
 		    check_keys(reader, entry, keys) < 0 ||
-		    read_string(reader, entry, "comm", processes[i].comm, VNFS_COMM_LEN) < 0 ||
+		    read_string(reader, entry, "comm", processes[i].comm,
+				sizeof(processes[i].comm)) < 0 ||
 		    read_counter(reader, entry, "read_ops", &s->read_ops) < 0 ||
 		    read_counter(reader, entry, "read_bytes", &s->read_bytes) < 0 ||
 		    read_counter(reader, entry, "write_ops", &s->write_ops) < 0 ||

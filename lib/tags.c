@@ -12,12 +12,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/escape.h"
+
 #define NAME_RULE "a name is letters, digits and '_' (not starting with a digit)"
 #define VALUE_RULE "a value is letters, digits and . _ : @ + % -"
 
-/* Tag names shown in messages are cut here, so that a 10 KiB name cannot
- * fill the error buffer and hide the rule that follows it. */
+/* Tag names and lists shown in messages are cut here, so that a 10 KiB name
+ * cannot fill the error buffer and hide the rule that follows it. */
 #define SHOWN_NAME_MAX 40
+/* Room for SHOWN_NAME_MAX bytes escaped, and "...". */
+#define SHOWN_TEXT_SIZE (SHOWN_NAME_MAX * VNFS_ESCAPE_GROWTH + 4)
 
 static bool is_letter(char c)
 {
@@ -73,27 +77,22 @@ bool vnfs_tag_value_valid(const char *value)
 }
 
 /*
- * Writes "tag 'NAME'" for the start of a message: cut if long, and anything
- * but printable ASCII as '?', since names also arrive from the socket and
- * end up in the helper's log.
+ * Writes "tag 'NAME'" for the start of a message: cut if long, and escaped
+ * with the log rule (lib/escape.h), since names also arrive from the socket
+ * and messages end up in slurmd.log, the helper's log and on terminals.
  */
 static void format_tag_label(char *label, size_t size, const char *name, size_t name_length)
 {
-	char shown[SHOWN_NAME_MAX + 1];
+	char shown[SHOWN_TEXT_SIZE];
 	size_t count = name_length < SHOWN_NAME_MAX ? name_length : SHOWN_NAME_MAX;
 
-	for (size_t i = 0; i < count; i++) {
-		unsigned char c = (unsigned char)name[i];
-
-		shown[i] = (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
-	}
-	shown[count] = '\0';
+	vnfs_escape(VNFS_ESCAPE_LOG, name, count, shown, sizeof(shown));
 	snprintf(label, size, "tag '%s%s'", shown, name_length > SHOWN_NAME_MAX ? "..." : "");
 }
 
 static int check_name(const char *name, size_t length, char *error, size_t error_size)
 {
-	char label[SHOWN_NAME_MAX + 16];
+	char label[SHOWN_TEXT_SIZE + 16];
 
 	format_tag_label(label, sizeof(label), name, length);
 	if (length == 0) {
@@ -114,7 +113,7 @@ static int check_name(const char *name, size_t length, char *error, size_t error
 
 static int check_value(const char *name, const char *value, char *error, size_t error_size)
 {
-	char label[SHOWN_NAME_MAX + 16];
+	char label[SHOWN_TEXT_SIZE + 16];
 	size_t length = strlen(value);
 
 	format_tag_label(label, sizeof(label), name, strlen(name));
@@ -274,9 +273,12 @@ int vnfs_tags_parse(struct vnfs_tag_list *list, const char *text, vnfs_tag_looku
 		size_t length = comma ? (size_t)(comma - item) : strlen(item);
 
 		if (length == 0) {
+			/* Quote a bounded, escaped prefix: the list is the user's bytes. */
+			char shown[SHOWN_TEXT_SIZE];
+
 			snprintf(error, error_size,
-				 "empty tag in '%.*s': expected NAME or NAME=VALUE, comma-separated",
-				 200, text);
+				 "empty tag in '%s': expected NAME or NAME=VALUE, comma-separated",
+				 vnfs_quote_prefix(text, SHOWN_NAME_MAX, shown, sizeof(shown)));
 			return -1;
 		}
 		if (parse_item(&work, item, length, lookup, context, error, error_size) < 0)

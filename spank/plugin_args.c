@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/escape.h"
 #include "spank/plugin_args.h"
 
 #define KNOWN_ARGUMENTS "socket= envs= timeout_ms= report= report_dir= cgroup= cgroup_root="
@@ -209,11 +210,59 @@ out:
 	return status;
 }
 
+/* A name listed in envs= belongs to the administrator (a charge-back account). */
+static bool administrator_names(const struct vnfs_plugin_args *args, const char *name)
+{
+	for (unsigned i = 0; i < args->env_count; i++)
+		if (strcmp(args->envs[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Adds "; " and text to warning (a one-line message), as far as it fits. */
+static void add_warning(char *warning, size_t warning_size, const char *text)
+{
+	size_t used = strnlen(warning, warning_size);
+
+	if (used + 1 < warning_size)
+		snprintf(warning + used, warning_size - used, "%s%s", used ? "; " : "", text);
+}
+
+/*
+ * The user's tags after the administrator's.  A user tag whose name is an
+ * envs= name is left out, whether that variable is set or not: otherwise
+ * --vnfs-tags ACCOUNT=other would replace the account the site charges.
+ */
+static int add_user_tags(const struct vnfs_plugin_args *args, const struct vnfs_tag_list *user,
+			 struct vnfs_tag_list *tags, char *ignored, size_t ignored_size,
+			 char *error, size_t error_size)
+{
+	const char *name, *value;
+	char reason[512];
+	size_t used = 0;
+
+	ignored[0] = '\0';
+	for (unsigned i = 0; vnfs_tags_get(user, i, &name, &value); i++) {
+		if (administrator_names(args, name)) {
+			if (used + 1 < ignored_size)
+				used += (size_t)snprintf(ignored + used, ignored_size - used, "%s%s",
+							 used ? ", " : "", name);
+			continue;
+		}
+		if (vnfs_tags_set(tags, name, value, reason, sizeof(reason)) < 0) {
+			snprintf(error, error_size, "--vnfs-tags: %s", reason);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int vnfs_plugin_collect_tags(const struct vnfs_plugin_args *args, vnfs_tag_lookup_fn lookup,
 			     void *context, const char *user_tags, struct vnfs_tag_list *tags,
 			     char *warning, size_t warning_size, char *error, size_t error_size)
 {
-	char reason[512];
+	struct vnfs_tag_list user;
+	char reason[512], ignored[VNFS_TAGS_BUFFER], message[VNFS_TAGS_BUFFER + 96];
 
 	vnfs_tags_init(tags);
 	if (warning_size)
@@ -227,10 +276,20 @@ int vnfs_plugin_collect_tags(const struct vnfs_plugin_args *args, vnfs_tag_looku
 		    warning_size && !warning[0])
 			snprintf(warning, warning_size, "envs: %s: left out", reason);
 	}
-	if (user_tags && *user_tags &&
-	    vnfs_tags_parse(tags, user_tags, NULL, NULL, reason, sizeof(reason)) < 0) {
+	if (!user_tags || !*user_tags)
+		return 0;
+	vnfs_tags_init(&user);
+	if (vnfs_tags_parse(&user, user_tags, NULL, NULL, reason, sizeof(reason)) < 0) {
 		snprintf(error, error_size, "--vnfs-tags: %s", reason);
 		return -1;
+	}
+	if (add_user_tags(args, &user, tags, ignored, sizeof(ignored), error, error_size) < 0)
+		return -1;
+	if (ignored[0] && warning_size) {
+		snprintf(message, sizeof(message),
+			 "--vnfs-tags: %s ignored: the administrator sets %s (plugstack.conf envs=)",
+			 ignored, strchr(ignored, ',') ? "these tags" : "this tag");
+		add_warning(warning, warning_size, message);
 	}
 	return 0;
 }

@@ -69,10 +69,14 @@ int vnfs_plugin_resolve_tags(const char *text, vnfs_tag_lookup_fn lookup, void *
 /*
  * Builds the tags a step is registered with: first the administrator's envs=
  * variables as the job's environment has them (unset ones are skipped), then
- * the user's resolved tags, which win on a clash.  A bad envs= value is not
- * the user's fault: it is left out and described in warning (if any), and
- * 0 is still returned.  Returns -1 only if user_tags is invalid (error says
- * why), which cannot happen for text that vnfs_plugin_resolve_tags produced.
+ * the user's resolved tags.  The administrator's names win: a user tag named
+ * like an envs= variable (set or not) is ignored, and warning says so in one
+ * line ("--vnfs-tags: ACCOUNT ignored: the administrator sets this tag
+ * (plugstack.conf envs=)").  A bad envs= value is not the user's fault: it is
+ * left out and described in warning too (joined with "; "), and 0 is still
+ * returned.  Returns -1 only if user_tags is invalid or the tags together are
+ * too many (error says why), which cannot happen for text that
+ * vnfs_plugin_resolve_tags produced and envs= within its limits.
  */
 int vnfs_plugin_collect_tags(const struct vnfs_plugin_args *args, vnfs_tag_lookup_fn lookup,
 			     void *context, const char *user_tags, struct vnfs_tag_list *tags,

@@ -299,11 +299,13 @@ static void test_collect_tags(void **state)
 						  "QUEUE=cpu,RUN=3", &tags, warning,
 						  sizeof(warning), error, sizeof(error)),
 			 0);
-	/* The user's QUEUE wins over the captured one; MISSING is skipped. */
+	/* The administrator's QUEUE wins over the user's; MISSING is skipped. */
 	assert_string_equal(vnfs_tags_format(&tags, text, sizeof(text)),
-			    "PROJECT=p1,QUEUE=cpu,RUN=3");
+			    "PROJECT=p1,QUEUE=gpu,RUN=3");
 	assert_string_equal(warning, "envs: tag 'ACCOUNT': character ' ' is not allowed in a "
-				     "value (a value is letters, digits and . _ : @ + % -): left out");
+				     "value (a value is letters, digits and . _ : @ + % -): left out; "
+				     "--vnfs-tags: QUEUE ignored: the administrator sets this tag "
+				     "(plugstack.conf envs=)");
 
 	/* No user tags and only good variables: no warning. */
 	environment[3] = "acct1";
@@ -314,6 +316,29 @@ static void test_collect_tags(void **state)
 	assert_string_equal(vnfs_tags_format(&tags, text, sizeof(text)),
 			    "PROJECT=p1,ACCOUNT=acct1,QUEUE=gpu");
 	assert_string_equal(warning, "");
+
+	/* An envs= name is the administrator's even where the variable is unset
+	 * or its value was left out: a charge-back account cannot be replaced. */
+	environment[3] = "bad value";
+	assert_int_equal(vnfs_plugin_collect_tags(&args, fake_environment, environment,
+						  "ACCOUNT=mine,MISSING=1,QUEUE=cpu,RUN=3", &tags,
+						  warning, sizeof(warning), error, sizeof(error)),
+			 0);
+	assert_string_equal(vnfs_tags_format(&tags, text, sizeof(text)),
+			    "PROJECT=p1,QUEUE=gpu,RUN=3");
+	assert_string_equal(warning, "envs: tag 'ACCOUNT': character ' ' is not allowed in a "
+				     "value (a value is letters, digits and . _ : @ + % -): left out; "
+				     "--vnfs-tags: ACCOUNT, MISSING, QUEUE ignored: the administrator "
+				     "sets these tags (plugstack.conf envs=)");
+	environment[3] = "acct1";
+	assert_int_equal(vnfs_plugin_collect_tags(&args, fake_environment, environment,
+						  "ACCOUNT=mine", &tags, warning, sizeof(warning),
+						  error, sizeof(error)),
+			 0);
+	assert_string_equal(vnfs_tags_format(&tags, text, sizeof(text)),
+			    "PROJECT=p1,ACCOUNT=acct1,QUEUE=gpu");
+	assert_string_equal(warning, "--vnfs-tags: ACCOUNT ignored: the administrator sets this "
+				     "tag (plugstack.conf envs=)");
 
 	/* Corrupt carried text is refused, not half-used. */
 	assert_int_equal(vnfs_plugin_collect_tags(&args, fake_environment, environment,

@@ -175,6 +175,81 @@ static void round_trip(const struct vnfs_step_record *record)
 	json_object_put(object);
 }
 
+/* Parses text as a strict receiver does: strict JSON, strict UTF-8. */
+static struct json_object *parse_strict(const char *text)
+{
+	struct json_tokener *tokener = json_tokener_new();
+	struct json_object *object;
+
+	assert_non_null(tokener);
+	json_tokener_set_flags(tokener, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	object = json_tokener_parse_ex(tokener, text, (int)strlen(text) + 1);
+	if (object == NULL)
+		fail_msg("strict parser: %s in %s",
+			 json_tokener_error_desc(json_tokener_get_error(tokener)), text);
+	json_tokener_free(tokener);
+	return object;
+}
+
+/* python3's json.loads over the bytes decoded as strict UTF-8. */
+static void assert_python_accepts(const char *text)
+{
+	FILE *python = popen("python3 -c 'import json, sys; "
+			     "json.loads(sys.stdin.buffer.read().decode(\"utf-8\", \"strict\"))'",
+			     "w");
+
+	assert_non_null(python);
+	assert_int_equal(fputs(text, python) >= 0, 1);
+	assert_int_equal(pclose(python), 0);
+}
+
+/*
+ * A process name with ESC, newline, quotes, backslash, 0xff and a truncated
+ * UTF-8 sequence, in its canonical text as the collector makes it, and paths
+ * with raw invalid bytes: the JSON is valid for a strict receiver, and the
+ * name reads back as the same canonical text.
+ */
+static void test_hostile_strings(void **state)
+{
+	static const char comm[VNFS_PROCESS_NAME_BYTES] = "\x1b[2J\n\"q\"\\\xff\xc3";
+	struct history_step step;
+	struct vnfs_step_record back;
+	char error[256];
+
+	(void)state;
+	history_step_init(&step, 42, 0, 1001, "alice", "node1", START_MS, 1);
+	vnfs_process_name_text(comm, step.processes[0].comm, sizeof(step.processes[0].comm));
+	assert_string_equal(step.processes[0].comm,
+			    "\\x1b[2J\\x0a\"q\"\\x5c\\xff\\xc3");
+	snprintf(step.record.cgroup_path, sizeof(step.record.cgroup_path),
+		 "/sys/fs/cgroup/user\xff\x1b");
+	snprintf(step.mounts[0].mount_point, sizeof(step.mounts[0].mount_point), "/mnt/\xe2\x82");
+
+	struct json_object *object = vnfs_step_record_to_json(&step.record);
+	const char *text = json_object_to_json_string_ext(object, PLAIN);
+	assert_non_null(strstr(text, "\"comm\":\"\\\\x1b[2J\\\\x0a\\\"q\\\"\\\\x5c"
+				     "\\\\xff\\\\xc3\""));
+	assert_non_null(strstr(text, "\"cgroup_path\":\"/sys/fs/cgroup/user\\\\xff\\\\x1b\""));
+	assert_non_null(strstr(text, "\"mount_point\":\"/mnt/\\\\xe2\\\\x82\""));
+	assert_python_accepts(text);
+	struct json_object *strict = parse_strict(text);
+
+	/* The parser is strict indeed: a raw 0xff is refused. */
+	struct json_tokener *tokener = json_tokener_new();
+	assert_non_null(tokener);
+	json_tokener_set_flags(tokener, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	assert_null(json_tokener_parse_ex(tokener, "{\"a\":\"\xff\"}", 11));
+	json_tokener_free(tokener);
+
+	assert_int_equal(vnfs_step_record_from_json(strict, &back, error, sizeof(error)), 0);
+	assert_string_equal(back.processes[0].comm, step.processes[0].comm);
+	assert_string_equal(back.cgroup_path, "/sys/fs/cgroup/user\\xff\\x1b");
+	assert_string_equal(back.mounts[0].mount_point, "/mnt/\\xe2\\x82");
+	vnfs_step_record_free_arrays(&back);
+	json_object_put(strict);
+	json_object_put(object);
+}
+
 static void test_round_trip(void **state)
 {
 	(void)state;
@@ -346,7 +421,8 @@ static void edit_comm_long(struct json_object *o)
 	struct json_object *processes;
 	json_object_object_get_ex(o, "processes", &processes);
 	json_object_object_add(json_object_array_get_idx(processes, 1), "comm",
-			       json_object_new_string("a-very-long-process-name"));
+			       json_object_new_string("a-process-name-much-longer-than-the-63-"
+						      "bytes-a-canonical-name-can-have"));
 }
 static void edit_mount_field(struct json_object *o)
 {
@@ -380,7 +456,7 @@ static void test_errors(void **state)
 					  "buckets, at most 36 allowed");
 	expect_error(edit_histogram_value,
 		     "operations.write: field 'latency_histogram' must be an integer");
-	expect_error(edit_comm_long, "processes[1]: field 'comm' is longer than 15 bytes");
+	expect_error(edit_comm_long, "processes[1]: field 'comm' is longer than 63 bytes");
 	expect_error(edit_mount_field, "mounts[0]: missing field 'rsize'");
 	expect_error(edit_not_object, "'request_size_histogram' must be an object");
 
@@ -398,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_step_names),     cmocka_unit_test(test_quantile),
 		cmocka_unit_test(test_step_json_exact), cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_job_totals),     cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_hostile_strings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

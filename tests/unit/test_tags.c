@@ -173,7 +173,11 @@ static void test_bad_names(void **state)
 	assert_string_equal(error, "empty tag name: a name is letters, digits and '_' "
 				   "(not starting with a digit)");
 	assert_int_equal(vnfs_tags_set(&list, "A\nB\x01\xc3\xa9", "x", error, sizeof(error)), -1);
-	assert_string_equal(error, "tag 'A?B??" "?': a name is letters, digits and '_' "
+	/* Escaped with the log rule: controls as \xNN, printable UTF-8 as is. */
+	assert_string_equal(error, "tag 'A\\x0aB\\x01\xc3\xa9': a name is letters, digits and '_' "
+				   "(not starting with a digit)");
+	assert_int_equal(vnfs_tags_set(&list, "\x1b[2J\xff", "x", error, sizeof(error)), -1);
+	assert_string_equal(error, "tag '\\x1b[2J\\xff': a name is letters, digits and '_' "
 				   "(not starting with a digit)");
 	assert_int_equal(vnfs_tags_set(&list, "A.B", "x", error, sizeof(error)), -1);
 	assert_string_equal(error, "tag 'A.B': a name is letters, digits and '_' "
@@ -259,6 +263,34 @@ static void test_empty_items(void **state)
 			    "empty tag in 'A=1,,B=2': expected NAME or NAME=VALUE, comma-separated");
 	assert_int_equal(vnfs_tags_parse(&list, "A=1,", NULL, NULL, error, sizeof(error)), -1);
 	assert_string_equal(error, "empty tag in 'A=1,': expected NAME or NAME=VALUE, comma-separated");
+	assert_int_equal(list.count, 0);
+}
+
+/* The list is the user's bytes: quoted escaped, and only its first 40. */
+static void test_empty_item_quotes_little(void **state)
+{
+	struct vnfs_tag_list list;
+	char error[512], text[256];
+
+	(void)state;
+	vnfs_tags_init(&list);
+	assert_int_equal(vnfs_tags_parse(&list, "A=1\n,\x1b[2J,,B", NULL, NULL, error,
+					 sizeof(error)),
+			 -1);
+	/* The ESC sequence and newline are not names: the first bad item is reported. */
+	assert_string_equal(error, "tag 'A': character 0x0a is not allowed in a value "
+				   "(a value is letters, digits and . _ : @ + % -)");
+	assert_int_equal(vnfs_tags_parse(&list, "A=1,,\x1b[2J\n", NULL, NULL, error,
+					 sizeof(error)),
+			 -1);
+	assert_string_equal(error, "empty tag in 'A=1,,\\x1b[2J\\x0a': expected NAME or "
+				   "NAME=VALUE, comma-separated");
+	memset(text, 'x', 200);
+	memcpy(text, "A=1,,", 5);
+	text[200] = '\0';
+	assert_int_equal(vnfs_tags_parse(&list, text, NULL, NULL, error, sizeof(error)), -1);
+	assert_string_equal(error, "empty tag in 'A=1,,xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...': "
+				   "expected NAME or NAME=VALUE, comma-separated");
 	assert_int_equal(list.count, 0);
 }
 
@@ -350,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_ten_kib_value),
 		cmocka_unit_test(test_bad_value_characters),
 		cmocka_unit_test(test_empty_items),
+		cmocka_unit_test(test_empty_item_quotes_little),
 		cmocka_unit_test(test_too_many_tags),
 		cmocka_unit_test(test_buffer_bound),
 		cmocka_unit_test(test_format_truncates_whole_tags),
