@@ -18,9 +18,18 @@
  * publish() frees the text, so its megabytes are held only around scrapes.
  * With longer intervals every interval is rendered and kept, and scrapes
  * never wait.
+ *
+ * Securing it (docs/METRICS.md, "Securing /metrics"), configured as
+ * Prometheus exporters are: TLS from a PEM certificate and key read at
+ * start; HTTP basic auth against crypt(3) hashes (bcrypt, yescrypt), checked
+ * with libxcrypt before any other answer, even 404; and per-address,
+ * overall and idle-time bounds on connections, so that one slow or hostile
+ * client cannot hold every slot and starve Prometheus's scrapes.
  */
 #include <arpa/inet.h>
+#include <crypt.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -30,19 +39,28 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 #include <zlib.h>
 
 #include "helper/metrics.h"
 #include "helper/sink.h"
+#include "helper/sink_prometheus.h"
 #include "lib/log.h"
 
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
-#define CONNECTION_LIMIT 64
-#define CONNECTION_TIMEOUT_S 30
 #define LAZY_BELOW_MS 2000
+#define REALM "vnfs"
+#define TLS_FILE_MAX (1024 * 1024) /* a PEM chain is a few KiB; refuse anything odd */
+#define USER_NAME_MAX 64
+/* vnfs.conf's defaults, for a config built by hand with zeros (tests):
+ * libmicrohttpd would take 0 as "refuse all", "no limit", "no timeout". */
+#define DEFAULT_CONNECTION_LIMIT 64
+#define DEFAULT_PER_ADDRESS_LIMIT 8
+#define DEFAULT_CONNECTION_TIMEOUT_S 30
 
 static const char index_page[] =
 	"vnfs-helper: per-job NFS I/O metrics are at /metrics\n";
@@ -58,12 +76,22 @@ struct exposition {
 	size_t compressed_length;
 };
 
+/* One [prometheus] basic_auth_users entry, split. */
+struct basic_auth_user {
+	char name[USER_NAME_MAX + 1];
+	char hash[VNFS_BASIC_AUTH_ENTRY_MAX];
+};
+
 struct prometheus {
 	struct vnfs_metrics *metrics;
 	struct MHD_Daemon *daemon;
 	uint16_t port;
 	uint32_t interval_ms;
 	bool lazy; /* render only when a scrape asks */
+	size_t user_count; /* 0: no authentication */
+	struct basic_auth_user users[VNFS_CONFIG_MAX_LIST];
+	char *tls_cert, *tls_key; /* PEM text; NULL: plain HTTP */
+	size_t tls_key_length;
 
 	pthread_mutex_t lock; /* guards what follows */
 	pthread_cond_t rendered;
@@ -282,6 +310,90 @@ static enum MHD_Result queue_metrics(struct prometheus *prometheus,
 	return result;
 }
 
+/* Basic auth ---------------------------------------------------------------- */
+
+/* Equal strings, in a time that depends on their lengths only (a hash's
+ * length is public: it is fixed by its method). */
+static bool constant_time_equal(const char *a, const char *b)
+{
+	size_t length = strlen(a);
+	volatile unsigned char difference = 0;
+
+	if (length != strlen(b))
+		return false;
+	for (size_t i = 0; i < length; i++)
+		difference |= (unsigned char)(a[i] ^ b[i]);
+	return difference == 0;
+}
+
+static const struct basic_auth_user *find_user(const struct prometheus *prometheus,
+					       const char *name)
+{
+	for (size_t i = 0; i < prometheus->user_count; i++) {
+		if (strcmp(prometheus->users[i].name, name) == 0)
+			return &prometheus->users[i];
+	}
+	return NULL;
+}
+
+/*
+ * Does password match the user's hash?  An unknown name is hashed too, with
+ * the first user's setting, so that the time taken does not tell which
+ * names exist.  crypt_rn fails closed (NULL), never with a guessable "*0".
+ */
+static bool password_valid(const struct prometheus *prometheus, const char *name,
+			   const char *password)
+{
+	const struct basic_auth_user *user = find_user(prometheus, name);
+	const char *setting = user ? user->hash : prometheus->users[0].hash;
+	/* 32 KiB: on the heap, not on a connection thread's stack. */
+	struct crypt_data *data = calloc(1, sizeof(*data));
+
+	if (!data)
+		return false;
+	const char *computed = crypt_rn(password, setting, data, (int)sizeof(*data));
+	bool valid = computed && constant_time_equal(computed, setting) && user;
+	explicit_bzero(data, sizeof(*data)); /* holds the password's derivations */
+	free(data);
+	return valid;
+}
+
+static bool authorized(const struct prometheus *prometheus, struct MHD_Connection *connection)
+{
+	char *password = NULL;
+
+	if (prometheus->user_count == 0)
+		return true;
+	char *name = MHD_basic_auth_get_username_password(connection, &password);
+	bool valid = name && password && password_valid(prometheus, name, password);
+	if (password) {
+		explicit_bzero(password, strlen(password));
+		MHD_free(password);
+	}
+	if (name)
+		MHD_free(name);
+	return valid;
+}
+
+/* 401 with WWW-Authenticate: Basic realm="vnfs", which Prometheus answers. */
+static enum MHD_Result queue_unauthorized(struct MHD_Connection *connection)
+{
+	static const char body[] = "vnfs-helper: authentication required\n";
+	struct MHD_Response *response = MHD_create_response_from_buffer(
+		strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+
+	if (!response)
+		return MHD_NO;
+	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
+				    "text/plain; charset=utf-8") != MHD_YES) {
+		MHD_destroy_response(response);
+		return MHD_NO;
+	}
+	enum MHD_Result result = MHD_queue_basic_auth_fail_response(connection, REALM, response);
+	MHD_destroy_response(response);
+	return result;
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **request_state)
@@ -299,6 +411,9 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, cons
 		*upload_data_size = 0; /* discard it; answered once it ends */
 		return MHD_YES;
 	}
+	/* Before anything else, so that a stranger learns nothing, not even a 404. */
+	if (!authorized(prometheus, connection))
+		return queue_unauthorized(connection);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return queue_static(connection, MHD_HTTP_METHOD_NOT_ALLOWED,
 				    "only GET and HEAD are supported\n", "GET, HEAD");
@@ -319,6 +434,187 @@ static void log_from_microhttpd(void *cls, const char *format, va_list arguments
 	vnfs_warning("prometheus: %s", line);
 }
 
+/* Start-time setup -------------------------------------------------------- */
+
+/* "FILE:LINE: [prometheus] KEY", as config.c words its errors. */
+static void key_location(const struct vnfs_config *config, const char *key, unsigned line,
+			 char *out, size_t size)
+{
+	if (config->source_path[0] && line)
+		snprintf(out, size, "%s:%u: [prometheus] %s", config->source_path, line, key);
+	else if (config->source_path[0])
+		snprintf(out, size, "%s: [prometheus] %s", config->source_path, key);
+	else
+		snprintf(out, size, "[prometheus] %s", key);
+}
+
+/* Splits the configured name:hash entries; config.c checked their form, this
+ * checks that this libxcrypt can compute each hash. */
+static int load_users(struct prometheus *prometheus, const struct vnfs_config *config,
+		      char *error, size_t error_size)
+{
+	for (size_t i = 0; i < config->prometheus.basic_auth_user_count; i++) {
+		const char *entry = config->prometheus.basic_auth_users[i];
+		struct basic_auth_user *user = &prometheus->users[i];
+		size_t name_length = strcspn(entry, ":");
+
+		if (entry[name_length] != ':' || name_length > USER_NAME_MAX ||
+		    strlen(entry + name_length + 1) >= sizeof(user->hash)) {
+			snprintf(error, error_size, "prometheus: basic_auth_users: bad entry %zu", i + 1);
+			return -1;
+		}
+		memcpy(user->name, entry, name_length);
+		user->name[name_length] = '\0';
+		strcpy(user->hash, entry + name_length + 1);
+		if (crypt_checksalt(user->hash) != CRYPT_SALT_OK) {
+			char where[VNFS_PATH_MAX + 64];
+			key_location(config, "basic_auth_users", 0, where, sizeof(where));
+			snprintf(error, error_size,
+				 "%s: user '%s': this system's libxcrypt cannot check that hash "
+				 "(its method is disabled or unknown here)", where, user->name);
+			return -1;
+		}
+	}
+	prometheus->user_count = config->prometheus.basic_auth_user_count;
+	return 0;
+}
+
+/* The reason a file cannot be used, or 0; its size in *size. */
+static int check_small_file(int fd, size_t *size)
+{
+	struct stat status;
+
+	if (fstat(fd, &status) != 0)
+		return errno;
+	if (!S_ISREG(status.st_mode))
+		return EINVAL;
+	if (status.st_size > TLS_FILE_MAX)
+		return EFBIG;
+	if (status.st_size == 0)
+		return ENODATA;
+	*size = (size_t)status.st_size;
+	return 0;
+}
+
+/* Reads a whole small file (a PEM certificate or key) into a string; on
+ * failure -1 with errno (EINVAL: not a regular file, ENODATA: empty). */
+static int read_small_file(const char *path, char **text, size_t *length)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	size_t size = 0, used = 0;
+
+	if (fd < 0)
+		return -1;
+	int problem = check_small_file(fd, &size);
+	char *buffer = problem ? NULL : malloc(size + 1);
+	if (!problem && !buffer)
+		problem = ENOMEM;
+	while (!problem && used < size) {
+		ssize_t got = read(fd, buffer + used, size - used);
+		if (got < 0 && errno != EINTR)
+			problem = errno;
+		else if (got == 0)
+			break; /* shrank while read: use what is there */
+		else if (got > 0)
+			used += (size_t)got;
+	}
+	close(fd);
+	if (!problem && used == 0)
+		problem = ENODATA;
+	if (problem) {
+		free(buffer);
+		errno = problem;
+		return -1;
+	}
+	buffer[used] = '\0';
+	*text = buffer;
+	*length = used;
+	return 0;
+}
+
+static int read_tls_file(const struct vnfs_config *config, const char *key, const char *path,
+			 unsigned line, char **text, size_t *length, char *error, size_t error_size)
+{
+	char where[VNFS_PATH_MAX + 64];
+
+	if (read_small_file(path, text, length) == 0)
+		return 0;
+	int saved = errno;
+	key_location(config, key, line, where, sizeof(where));
+	snprintf(error, error_size, "%s: cannot read '%s': %s", where, path,
+		 saved == EINVAL ? "not a regular file"
+		 : saved == ENODATA ? "the file is empty"
+		 : saved == EFBIG ? "larger than 1 MiB, not a PEM file" : strerror(saved));
+	return -1;
+}
+
+/* Reads the certificate and key at start: a broken file stops the helper
+ * here, with its key's line, not at the first scrape. */
+static int load_tls(struct prometheus *prometheus, const struct vnfs_config *config,
+		    char *error, size_t error_size)
+{
+	const char *cert = config->prometheus.tls_cert_file, *key = config->prometheus.tls_key_file;
+	size_t cert_length;
+
+	if (cert[0] == '\0' && key[0] == '\0')
+		return 0;
+	const char *given = cert[0] ? "tls_cert_file" : "tls_key_file";
+	unsigned given_line = cert[0] ? config->prometheus.tls_cert_file_line
+				      : config->prometheus.tls_key_file_line;
+	char where[VNFS_PATH_MAX + 64];
+	key_location(config, given, given_line, where, sizeof(where));
+	if (cert[0] == '\0' || key[0] == '\0') {
+		snprintf(error, error_size, "%s: TLS needs %s as well (or neither)", where,
+			 cert[0] ? "tls_key_file" : "tls_cert_file");
+		return -1;
+	}
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		snprintf(error, error_size,
+			 "%s: this libmicrohttpd was built without TLS support; install one built "
+			 "with GnuTLS (Debian's is), or remove tls_cert_file and tls_key_file", where);
+		return -1;
+	}
+	if (read_tls_file(config, "tls_cert_file", cert, config->prometheus.tls_cert_file_line,
+			  &prometheus->tls_cert, &cert_length, error, error_size) != 0 ||
+	    read_tls_file(config, "tls_key_file", key, config->prometheus.tls_key_file_line,
+			  &prometheus->tls_key, &prometheus->tls_key_length, error, error_size) != 0)
+		return -1;
+	return 0;
+}
+
+static bool address_is_loopback(const struct sockaddr *address)
+{
+	if (address->sa_family == AF_INET) {
+		const struct sockaddr_in *ipv4 = (const struct sockaddr_in *)address;
+		return (ntohl(ipv4->sin_addr.s_addr) >> 24) == 127;
+	}
+	const struct sockaddr_in6 *ipv6 = (const struct sockaddr_in6 *)address;
+	return IN6_IS_ADDR_LOOPBACK(&ipv6->sin6_addr) ||
+	       (IN6_IS_ADDR_V4MAPPED(&ipv6->sin6_addr) && ipv6->sin6_addr.s6_addr[12] == 127);
+}
+
+/* Job ids, users and tags are not for every host that can reach the port. */
+static void warn_exposure(const struct prometheus *prometheus, const struct vnfs_config *config,
+			  const struct sockaddr *address)
+{
+	const char *listen = config->prometheus.listen_address;
+
+	if (address_is_loopback(address))
+		return;
+	if (prometheus->user_count == 0)
+		vnfs_warning("prometheus: /metrics on %s without authentication: any host that "
+			     "reaches port %u reads every job (set basic_auth_users, tls_cert_file "
+			     "and tls_key_file; docs/METRICS.md)", listen, config->prometheus.port);
+	else if (!prometheus->tls_cert)
+		vnfs_warning("prometheus: basic auth without TLS on %s: passwords cross the "
+			     "network in clear text (set tls_cert_file and tls_key_file)", listen);
+}
+
+static unsigned or_default(uint32_t value, unsigned fallback)
+{
+	return value ? (unsigned)value : fallback;
+}
+
 static int start_daemon(struct prometheus *prometheus, const struct vnfs_config *config,
 			char *error, size_t error_size)
 {
@@ -326,9 +622,14 @@ static int start_daemon(struct prometheus *prometheus, const struct vnfs_config 
 	struct sockaddr_in6 ipv6 = { .sin6_family = AF_INET6, .sin6_port = htons(config->prometheus.port) };
 	struct sockaddr_in ipv4 = { .sin_family = AF_INET, .sin_port = htons(config->prometheus.port) };
 	const struct sockaddr *socket_address;
-	/* A thread per connection: a scrape waiting for its rendering holds up no other. */
+	/*
+	 * A thread per connection: a scrape waiting for its rendering holds up no
+	 * other.  MHD_USE_ITC: a connection's thread wakes the listening thread as
+	 * it ends, so its slot (and its address's) is free at once, not only after
+	 * the next connection was accepted, or refused, against the stale count.
+	 */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+			 MHD_USE_AUTO | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 
 	if (inet_pton(AF_INET, address, &ipv4.sin_addr) == 1) {
 		socket_address = (const struct sockaddr *)&ipv4;
@@ -341,17 +642,40 @@ static int start_daemon(struct prometheus *prometheus, const struct vnfs_config 
 		return -1;
 	}
 
+	/* Only with TLS; otherwise the array is just its END. */
+	struct MHD_OptionItem tls_options[] = {
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, prometheus->tls_cert },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, prometheus->tls_key },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+	if (prometheus->tls_cert)
+		flags |= MHD_USE_TLS;
+	warn_exposure(prometheus, config, socket_address);
+
+	/*
+	 * The per-address limit keeps one client (a stuck scraper, a local user
+	 * opening connections) from holding every slot of the overall limit;
+	 * the timeout frees slots of clients that connect and say nothing.
+	 */
 	errno = 0;
 	prometheus->daemon = MHD_start_daemon(
 		flags, config->prometheus.port, NULL, NULL, answer, prometheus,
 		MHD_OPTION_EXTERNAL_LOGGER, log_from_microhttpd, NULL,
 		MHD_OPTION_SOCK_ADDR, socket_address,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+		MHD_OPTION_CONNECTION_LIMIT,
+		or_default(config->prometheus.max_connections, DEFAULT_CONNECTION_LIMIT),
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		or_default(config->prometheus.max_connections_per_address, DEFAULT_PER_ADDRESS_LIMIT),
+		MHD_OPTION_CONNECTION_TIMEOUT,
+		or_default(config->prometheus.connection_timeout_s, DEFAULT_CONNECTION_TIMEOUT_S),
+		MHD_OPTION_ARRAY, prometheus->tls_cert ? tls_options : &tls_options[2],
 		MHD_OPTION_END);
 	if (!prometheus->daemon) {
-		snprintf(error, error_size, "prometheus: cannot listen on %s port %u%s%s", address,
-			 config->prometheus.port, errno ? ": " : "", errno ? strerror(errno) : "");
+		snprintf(error, error_size, "prometheus: cannot listen on %s port %u%s%s%s", address,
+			 config->prometheus.port, errno ? ": " : "", errno ? strerror(errno) : "",
+			 prometheus->tls_cert ? " (with TLS: are tls_cert_file and tls_key_file a "
+						"PEM certificate and its unencrypted key? see the "
+						"message before)" : "");
 		return -1;
 	}
 	const union MHD_DaemonInfo *info =
@@ -409,6 +733,11 @@ static void prometheus_close(void *state)
 	pthread_mutex_unlock(&prometheus->lock);
 	if (prometheus->daemon)
 		MHD_stop_daemon(prometheus->daemon);
+	if (prometheus->tls_key)
+		explicit_bzero(prometheus->tls_key, prometheus->tls_key_length);
+	free(prometheus->tls_key);
+	free(prometheus->tls_cert);
+	explicit_bzero(prometheus->users, sizeof(prometheus->users));
 	exposition_release(prometheus->current);
 	vnfs_metrics_free(prometheus->metrics);
 	pthread_cond_destroy(&prometheus->rendered);
@@ -448,7 +777,9 @@ int vnfs_sink_prometheus_open(struct vnfs_sink *sink, const struct vnfs_config *
 		snprintf(error, error_size, "prometheus: out of memory");
 		goto fail;
 	}
-	if (start_daemon(prometheus, config, error, error_size) != 0)
+	if (load_users(prometheus, config, error, error_size) != 0 ||
+	    load_tls(prometheus, config, error, error_size) != 0 ||
+	    start_daemon(prometheus, config, error, error_size) != 0)
 		goto fail;
 
 	*sink = (struct vnfs_sink){
@@ -469,4 +800,19 @@ uint16_t vnfs_sink_prometheus_port(const struct vnfs_sink *sink)
 {
 	const struct prometheus *prometheus = sink->state;
 	return prometheus->port;
+}
+
+unsigned vnfs_sink_prometheus_connections(const struct vnfs_sink *sink)
+{
+	const struct prometheus *prometheus = sink->state;
+	const union MHD_DaemonInfo *info =
+		MHD_get_daemon_info(prometheus->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	return info ? info->num_connections : 0;
+}
+
+int vnfs_sink_prometheus_add_connection(const struct vnfs_sink *sink, int fd,
+					const struct sockaddr *address, socklen_t length)
+{
+	const struct prometheus *prometheus = sink->state;
+	return MHD_add_connection(prometheus->daemon, fd, address, length) == MHD_YES ? 0 : -1;
 }
