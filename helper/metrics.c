@@ -10,8 +10,15 @@
  *
  * Ended steps (end_time_ms set) keep their last counts here for
  * grace_period_s, even after the collector forgets them, so a short job's
- * final numbers are still scraped.  max_series bounds the per-step and
- * unattributed series; whole steps beyond it are left out and counted.
+ * final numbers are still scraped.
+ *
+ * max_series bounds the per-step and unattributed series by cutting the least
+ * important first, and counts what it cut: every step's core counters
+ * (operations, errors, bytes) are always shown, then come, while the budget
+ * lasts, the steps' histograms, the unattributed series, the per-mount and
+ * last the per-process series (the most numerous, and their names are
+ * chosen by users).  Once one series is cut every less important one is cut
+ * too, so a series never appears while a more important one is missing.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -21,6 +28,7 @@
 #include <sys/mman.h>
 
 #include "helper/metrics.h"
+#include "lib/escape.h"
 
 /* Ended steps remembered at most; beyond it the earliest-ended is forgotten. */
 #define RETAINED_STEPS_MAX VNFS_MAX_STEPS
@@ -184,63 +192,21 @@ static void append_seconds(struct text *text, uint64_t nanoseconds)
 	append(text, fraction, (size_t)digits + 1);
 }
 
-/* Length of the well-formed UTF-8 sequence at s, or 0. */
-static size_t utf8_sequence_length(const unsigned char *s, size_t available)
+static void append_piece(void *context, const char *bytes, size_t length)
 {
-	size_t length;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		length = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		length = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		length = 4;
-	else
-		return 0;
-	if (length > available)
-		return 0;
-	for (size_t i = 1; i < length; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-		return 0; /* overlong, surrogate or beyond U+10FFFF */
-	return length;
+	append(context, bytes, length);
 }
 
 /*
- * A label value as the text format wants it: backslash, double quote and
- * newline escaped.  Process names and paths come from the kernel and may
- * hold any byte; Prometheus needs UTF-8, so a byte that is not part of a
- * well-formed sequence becomes '?'.
+ * A label value as the text format wants it (lib/escape.h): backslash,
+ * double quote and newline escaped, and valid UTF-8, which Prometheus
+ * requires.  Process names are canonical text already; a path or any other
+ * value that is not valid UTF-8 is written in its canonical form, so the
+ * series stays distinct and readable instead of a lossy '?'.
  */
 static void append_label_value(struct text *text, const char *value, size_t size)
 {
-	const unsigned char *bytes = (const unsigned char *)value;
-	size_t length = strnlen(value, size);
-
-	for (size_t i = 0; i < length;) {
-		size_t sequence = utf8_sequence_length(bytes + i, length - i);
-
-		if (sequence == 0) {
-			append(text, "?", 1);
-			i++;
-		} else if (bytes[i] == '\\') {
-			append(text, "\\\\", 2);
-			i++;
-		} else if (bytes[i] == '"') {
-			append(text, "\\\"", 2);
-			i++;
-		} else if (bytes[i] == '\n') {
-			append(text, "\\n", 2);
-			i++;
-		} else {
-			append(text, value + i, sequence);
-			i += sequence;
-		}
-	}
+	vnfs_prometheus_label_write(value, strnlen(value, size), append_piece, text);
 }
 
 static void append_header(struct text *text, const char *name, const char *type,
@@ -279,6 +245,10 @@ struct step_view {
 	const struct vnfs_step_record *record;
 	size_t labels_offset; /* into the label arena */
 	size_t labels_length;
+	/* What max_series lets through beyond the core counters. */
+	bool histograms;
+	size_t mount_count;   /* the first mount_count of record->mounts */
+	size_t process_count; /* the first process_count of record->processes */
 };
 
 static const struct vnfs_step_stats no_stats;
@@ -433,18 +403,28 @@ static uint64_t direction_total(const struct vnfs_step_stats *stats, int directi
 #define MOUNT_FAMILIES 5
 #define UNATTRIBUTED_FIXED_FAMILIES 3
 
-static size_t step_series(const struct vnfs_step_record *record)
+/* Operations total and errors per operation in use, and the bytes families. */
+static size_t core_series(const struct vnfs_step_record *record)
 {
 	size_t series = BYTES_FAMILIES;
 
 	for (int op = 0; op < VNFS_OP_COUNT; op++)
 		if (operation_used(&step_stats(record)->operations[op]))
-			series += 2 + LATENCY_EXPOSED + 3; /* total, errors, buckets, +Inf, sum, count */
+			series += 2;
+	return series;
+}
+
+/* Buckets, +Inf, _sum and _count of each duration and size histogram. */
+static size_t histogram_series(const struct vnfs_step_record *record)
+{
+	size_t series = 0;
+
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		if (operation_used(&step_stats(record)->operations[op]))
+			series += LATENCY_EXPOSED + 3;
 	for (int direction = 0; direction < VNFS_DIRECTIONS; direction++)
 		if (direction_total(step_stats(record), direction))
 			series += SIZE_EXPOSED + 3;
-	series += record->process_count * PROCESS_FAMILIES;
-	series += record->mount_count * MOUNT_FAMILIES;
 	return series;
 }
 
@@ -491,6 +471,7 @@ struct render {
 	struct text arena; /* label sets of the steps */
 	struct step_view *steps;
 	size_t step_count;
+	size_t unattributed_count; /* the first ones of the interval's, as max_series allows */
 };
 
 #define STEP_LABELS(render, view) ((render)->arena.data + (view)->labels_offset), (view)->labels_length
@@ -590,6 +571,8 @@ static void render_duration_histogram(struct render *render)
 		      "Time NFS client operations of the step took.");
 	for (size_t s = 0; s < render->step_count; s++) {
 		const struct step_view *view = &render->steps[s];
+		if (!view->histograms)
+			continue;
 		for (int op = 0; op < VNFS_OP_COUNT; op++) {
 			const struct vnfs_operation_stats *stats = &step_stats(view->record)->operations[op];
 			if (operation_used(stats))
@@ -628,6 +611,8 @@ static void render_size_histogram(struct render *render)
 	for (size_t s = 0; s < render->step_count; s++) {
 		const struct step_view *view = &render->steps[s];
 		const struct vnfs_step_stats *stats = step_stats(view->record);
+		if (!view->histograms)
+			continue;
 		for (int direction = 0; direction < VNFS_DIRECTIONS; direction++) {
 			if (direction_total(stats, direction))
 				append_histogram(render, view, &size_shape, metrics->size_bounds,
@@ -664,7 +649,7 @@ static void render_process_family(struct render *render, const char *name, const
 	append_header(out, name, "counter", help);
 	for (size_t s = 0; s < render->step_count; s++) {
 		const struct step_view *view = &render->steps[s];
-		for (size_t p = 0; p < view->record->process_count; p++) {
+		for (size_t p = 0; p < view->process_count; p++) {
 			const struct vnfs_process_record *process = &view->record->processes[p];
 			sample_begin(out, name, name_length, STEP_LABELS(render, view));
 			append(out, ",comm=\"", 7);
@@ -686,7 +671,7 @@ static void render_mount_family(struct render *render, const char *name, const c
 	append_header(out, name, "counter", help);
 	for (size_t s = 0; s < render->step_count; s++) {
 		const struct step_view *view = &render->steps[s];
-		for (size_t m = 0; m < view->record->mount_count; m++) {
+		for (size_t m = 0; m < view->mount_count; m++) {
 			const struct vnfs_mount_record *mount = &view->record->mounts[m];
 			const struct vnfs_mount_stats *stats = &mount->stats;
 
@@ -917,20 +902,17 @@ static bool running_again(const struct vnfs_interval *interval, const struct vnf
 	return false;
 }
 
+/* The views of the steps to render, their label sets, and their core series. */
 static int collect_steps(struct render *render, const struct vnfs_interval *interval,
 			 size_t *series, size_t *active_steps)
 {
 	struct vnfs_metrics *metrics = render->metrics;
 	size_t candidates = metrics->retained_count + (interval ? interval->step_count : 0);
+	const struct vnfs_step_record *record;
 
 	render->steps = calloc(candidates ? candidates : 1, sizeof(*render->steps));
 	if (!render->steps)
 		return -1;
-
-	uint32_t limit = metrics->max_series;
-	uint64_t capped = 0;
-	const struct vnfs_step_record *record;
-
 	for (size_t i = 0; i < candidates; i++) {
 		if (interval && i < interval->step_count) {
 			record = &interval->steps[i];
@@ -942,13 +924,8 @@ static int collect_steps(struct render *render, const struct vnfs_interval *inte
 			if (running_again(interval, record))
 				continue;
 		}
-
-		size_t step_cost = step_series(record);
-		if (limit && *series + step_cost > limit) {
-			capped += step_cost;
-			continue;
-		}
-		*series += step_cost;
+		/* Never cut: a step's totals are what accounting is for. */
+		*series += core_series(record);
 
 		struct step_view *view = &render->steps[render->step_count++];
 		view->record = record;
@@ -956,8 +933,107 @@ static int collect_steps(struct render *render, const struct vnfs_interval *inte
 		append_step_labels(metrics, &render->arena, record);
 		view->labels_length = render->arena.length - view->labels_offset;
 	}
-	metrics->series_capped += capped;
 	return render->arena.failed ? -1 : 0;
+}
+
+/* max_series, spent in the order of importance (see the top of this file). */
+struct series_budget {
+	uint32_t limit; /* 0: no bound */
+	size_t used;
+	bool cutting;   /* something was cut: everything after it is cut too */
+	uint64_t cut;
+};
+
+static bool budget_take(struct series_budget *budget, size_t cost)
+{
+	if (budget->cutting || (budget->limit && budget->used + cost > budget->limit)) {
+		budget->cutting = true;
+		budget->cut += cost;
+		return false;
+	}
+	budget->used += cost;
+	return true;
+}
+
+static void limit_histograms(struct render *render, struct series_budget *budget)
+{
+	for (size_t s = 0; s < render->step_count; s++)
+		render->steps[s].histograms =
+			budget_take(budget, histogram_series(render->steps[s].record));
+}
+
+static void limit_unattributed(struct render *render, const struct vnfs_interval *interval,
+			       struct series_budget *budget)
+{
+	for (size_t i = 0; interval && i < interval->unattributed_count; i++)
+		if (budget_take(budget, unattributed_series(&interval->unattributed[i])))
+			render->unattributed_count++;
+}
+
+enum breakdown { BREAKDOWN_MOUNTS, BREAKDOWN_PROCESSES };
+
+static size_t breakdown_entries(const struct step_view *view, enum breakdown breakdown)
+{
+	return breakdown == BREAKDOWN_MOUNTS ? view->record->mount_count
+					     : view->record->process_count;
+}
+
+static size_t *breakdown_shown(struct step_view *view, enum breakdown breakdown)
+{
+	return breakdown == BREAKDOWN_MOUNTS ? &view->mount_count : &view->process_count;
+}
+
+/*
+ * Lets a breakdown's entries through in turns: every step's first entry,
+ * then every step's second, and so on, so one step with thousands of
+ * process names cannot take the whole budget from the other steps.  turns
+ * holds the steps that still have entries (step_count places).
+ */
+static void limit_breakdown(struct render *render, struct series_budget *budget,
+			    enum breakdown breakdown, size_t *turns)
+{
+	size_t families = breakdown == BREAKDOWN_MOUNTS ? MOUNT_FAMILIES : PROCESS_FAMILIES;
+	size_t waiting = 0;
+
+	for (size_t s = 0; s < render->step_count; s++)
+		if (breakdown_entries(&render->steps[s], breakdown) > 0)
+			turns[waiting++] = s;
+	while (waiting > 0) {
+		size_t still = 0;
+
+		for (size_t t = 0; t < waiting; t++) {
+			struct step_view *view = &render->steps[turns[t]];
+			size_t *shown = breakdown_shown(view, breakdown);
+
+			if (budget_take(budget, families))
+				++*shown;
+			else
+				budget->cut += (breakdown_entries(view, breakdown) - *shown - 1) *
+					       families; /* the rest of this step's entries */
+			if (!budget->cutting && *shown < breakdown_entries(view, breakdown))
+				turns[still++] = turns[t];
+		}
+		waiting = still;
+	}
+}
+
+/* Decides what of each step max_series lets through; *series is the core's. */
+static int limit_series(struct render *render, const struct vnfs_interval *interval,
+			size_t *series)
+{
+	struct series_budget budget = { .limit = render->metrics->max_series, .used = *series };
+	size_t *turns = malloc((render->step_count ? render->step_count : 1) * sizeof(*turns));
+
+	if (!turns)
+		return -1;
+	limit_histograms(render, &budget);
+	limit_unattributed(render, interval, &budget);
+	limit_breakdown(render, &budget, BREAKDOWN_MOUNTS, turns);
+	limit_breakdown(render, &budget, BREAKDOWN_PROCESSES, turns);
+	free(turns);
+	render->metrics->series_capped += budget.cut;
+	*series = budget.used;
+	return 0;
 }
 
 void vnfs_metrics_update(struct vnfs_metrics *metrics, const struct vnfs_interval *interval)
@@ -976,26 +1052,15 @@ int vnfs_metrics_render(struct vnfs_metrics *metrics, const struct vnfs_interval
 	struct render render = { .metrics = metrics };
 	size_t series = 0;
 	size_t active_steps = 0;
-	size_t unattributed_count = 0;
 
-	if (collect_steps(&render, interval, &series, &active_steps) != 0)
+	if (collect_steps(&render, interval, &series, &active_steps) != 0 ||
+	    limit_series(&render, interval, &series) != 0)
 		goto fail;
-
-	if (interval) {
-		for (size_t i = 0; i < interval->unattributed_count; i++) {
-			size_t cost = unattributed_series(&interval->unattributed[i]);
-			if (metrics->max_series && series + cost > metrics->max_series) {
-				metrics->series_capped += cost * (interval->unattributed_count - i);
-				break;
-			}
-			series += cost;
-			unattributed_count++;
-		}
-	}
 
 	text_reserve(&render.out, metrics->last_length + metrics->last_length / 8 + 4096);
 	render_step_families(&render);
-	render_unattributed(&render, interval ? interval->unattributed : NULL, unattributed_count);
+	render_unattributed(&render, interval ? interval->unattributed : NULL,
+			    render.unattributed_count);
 	render_health(&render, interval, active_steps, series);
 	append(&render.out, "", 1); /* the terminating NUL */
 	if (render.out.failed)

@@ -1,6 +1,7 @@
 /*
- * test_log.c — lib/log.c: the threshold, the sink override, and the stderr
- * line format (plain, and with the journal's "<N>" level prefix).
+ * test_log.c — lib/log.c: the threshold, the sink override, escaped user
+ * bytes, and the stderr line format (plain, and with the journal's "<N>"
+ * level prefix).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -53,6 +54,22 @@ static void test_threshold_and_sink(void **state)
 	vnfs_log_set_sink(NULL);
 	assert_int_equal(captured_count, 1);
 	assert_string_equal(captured[0], "now shown");
+}
+
+/* User bytes in a line: a newline cannot forge a second line, nor ESC or
+ * invalid UTF-8 reach a terminal; printable UTF-8 and backslashes stay. */
+static void test_lines_escaped(void **state)
+{
+	(void)state;
+	captured_count = 0;
+	vnfs_log_setup("test", VNFS_LOG_PRIORITY_INFO, 0);
+	vnfs_log_set_sink(capture);
+	vnfs_error("tag %s from %s", "A=1\nvnfs-helper: error: forged",
+		   "\x1b[2J\xff\xc3 \\x41 \xc3\xa9\t\x7f");
+	vnfs_log_set_sink(NULL);
+	assert_int_equal(captured_count, 1);
+	assert_string_equal(captured[0], "tag A=1\\x0avnfs-helper: error: forged from "
+					 "\\x1b[2J\\xff\\xc3 \\x41 \xc3\xa9\\x09\\x7f");
 }
 
 /*
@@ -116,6 +133,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threshold_and_sink),
+		cmocka_unit_test(test_lines_escaped),
 		cmocka_unit_test(test_stderr_format),
 	};
 

@@ -125,16 +125,22 @@ static void test_exact_samples(void **unused)
 	struct vnfs_step_stats stats;
 	reading_step(&step, &stats, 42, VNFS_STEP_BATCH);
 	struct vnfs_process_record process = { .stats = { .read_ops = 7, .read_bytes = 4096 } };
-	memcpy(process.comm, "a\"b\\c\n\xff", 8);
+	/* The collector gives the canonical text of the kernel's bytes. */
+	vnfs_process_name_text("a\"b\\c\n\xff", process.comm, sizeof(process.comm));
+	struct vnfs_mount_record second = { .device = 53, .stats = { .ops = 1 } };
 	struct vnfs_mount_record mount = { .device = (0u << 20) | 52, .stats = { .ops = 9,
 		.errors = 1, .time_ns = 2000000001, .read_bytes = 4096 } };
 	snprintf(mount.mount_point, sizeof(mount.mount_point), "/mnt/nfs");
+	snprintf(second.mount_point, sizeof(second.mount_point), "/mnt/\"x\"\\\xe2\x82");
 	snprintf(mount.source, sizeof(mount.source), "server:/export");
 	snprintf(mount.version, sizeof(mount.version), "4.2");
 	step.process_count = 1;
 	step.processes = &process;
-	step.mount_count = 1;
-	step.mounts = &mount;
+	struct vnfs_mount_record mounts[2] = { mount, second };
+	snprintf(mounts[1].source, sizeof(mounts[1].source), "server:/export");
+	snprintf(mounts[1].version, sizeof(mounts[1].version), "4.2");
+	step.mount_count = 2;
+	step.mounts = mounts;
 
 	struct vnfs_unattributed_record stray = { .cgroup_id = 77, .uid = 0,
 		.stats = { .errors = 2, .read_bytes = 10 } };
@@ -188,10 +194,15 @@ static void test_exact_samples(void **unused)
 			",tag_queue=\"\",direction=\"read\"} 4096\n");
 	assert_lacks(text, "direction=\"write\"");
 
+	/* comm a"b\x5cc\x0a\xff (canonical), with the format's \\ and \" escapes. */
 	assert_contains(text, "\nvnfs_process_read_operations_total{" LABELS
-			",tag_queue=\"\",comm=\"a\\\"b\\\\c\\n?\"} 7\n");
+			",tag_queue=\"\",comm=\"a\\\"b\\\\x5cc\\\\x0a\\\\xff\"} 7\n");
 	assert_contains(text, "\nvnfs_process_read_bytes_total{" LABELS
-			",tag_queue=\"\",comm=\"a\\\"b\\\\c\\n?\"} 4096\n");
+			",tag_queue=\"\",comm=\"a\\\"b\\\\x5cc\\\\x0a\\\\xff\"} 4096\n");
+	/* A path that is not UTF-8: its canonical text, then the format's escapes. */
+	assert_contains(text, "\nvnfs_mount_operations_total{" LABELS
+			",tag_queue=\"\",mount=\"/mnt/\\\"x\\\"\\\\x5c\\\\xe2\\\\x82\","
+			"server=\"server:/export\",version=\"4.2\"} 1\n");
 	assert_contains(text, "\nvnfs_mount_operations_total{" LABELS
 			",tag_queue=\"\",mount=\"/mnt/nfs\",server=\"server:/export\",version=\"4.2\"} 9\n");
 	assert_contains(text, "\nvnfs_mount_operation_duration_seconds_total{" LABELS
@@ -211,8 +222,8 @@ static void test_exact_samples(void **unused)
 	assert_contains(text, "\nvnfs_helper_map_full_total{map=\"breakdown_stats\"} 3\n");
 	assert_contains(text, "\nvnfs_helper_unmatched_exits_total 4\n");
 	assert_contains(text, "\nvnfs_helper_active_steps 1\n");
-	/* 21 for the read operation and bytes, 18 request size, 5 process, 5 mount, 4 stray */
-	assert_contains(text, "\nvnfs_helper_series 53\n");
+	/* 21 for the read operation and bytes, 18 request size, 5 process, 10 mount, 4 stray */
+	assert_contains(text, "\nvnfs_helper_series 58\n");
 	assert_contains(text, "\nvnfs_helper_series_capped_total 0\n");
 
 	assert_promtool_accepts(text);
@@ -335,34 +346,142 @@ static void test_grace_period(void **unused)
 	vnfs_metrics_free(metrics);
 }
 
+/*
+ * Three reading steps (5 core series and 34 histogram series each), step 100
+ * with processes p0 p1 p2 and mount /a, step 101 with process q0 and mounts
+ * /b0 /b1, step 102 with neither, and one unattributed record (4 series):
+ * 156 series in all.  In the order max_series spends them: core 15 (always),
+ * histograms to 117, unattributed to 121, mounts in turns (/a, /b0, /b1) to
+ * 136, processes in turns (p0, q0, p1, p2) to 156.
+ */
+struct capped_interval {
+	struct vnfs_step_record steps[3];
+	struct vnfs_step_stats stats[3];
+	struct vnfs_process_record processes[4];
+	struct vnfs_mount_record mounts[3];
+	struct vnfs_unattributed_record stray;
+	struct vnfs_interval interval;
+};
+
+static void capped_interval_init(struct capped_interval *c)
+{
+	static const char *const process_names[4] = { "p0", "p1", "p2", "q0" };
+	static const char *const mount_points[3] = { "/a", "/b0", "/b1" };
+
+	memset(c, 0, sizeof(*c));
+	for (int s = 0; s < 3; s++)
+		reading_step(&c->steps[s], &c->stats[s], 100 + (uint32_t)s, 0);
+	for (int p = 0; p < 4; p++) {
+		snprintf(c->processes[p].comm, sizeof(c->processes[p].comm), "%s", process_names[p]);
+		c->processes[p].stats.read_ops = 1;
+	}
+	for (int m = 0; m < 3; m++) {
+		c->mounts[m].device = 50 + (uint32_t)m;
+		snprintf(c->mounts[m].mount_point, sizeof(c->mounts[m].mount_point), "%s",
+			 mount_points[m]);
+	}
+	c->steps[0].processes = &c->processes[0];
+	c->steps[0].process_count = 3;
+	c->steps[0].mounts = &c->mounts[0];
+	c->steps[0].mount_count = 1;
+	c->steps[1].processes = &c->processes[3];
+	c->steps[1].process_count = 1;
+	c->steps[1].mounts = &c->mounts[1];
+	c->steps[1].mount_count = 2;
+	c->stray.cgroup_id = 77;
+	snprintf(c->stray.comm, sizeof(c->stray.comm), "rsync");
+	c->stray.stats.count[VNFS_OP_GETATTR] = 5;
+	c->interval = (struct vnfs_interval){ .time_ms = 2000, .step_count = 3, .steps = c->steps,
+		.unattributed_count = 1, .unattributed = &c->stray };
+}
+
+/* Renders c under max_series and checks the series shown and cut. */
+static char *render_capped(struct vnfs_metrics **metrics, const struct capped_interval *c,
+			   uint32_t max_series, const char *series_line, const char *capped_line)
+{
+	struct vnfs_config config;
+	char error[256] = "";
+
+	test_config(&config);
+	config.prometheus.max_series = max_series;
+	*metrics = vnfs_metrics_new(&config, error, sizeof(error));
+	assert_non_null(*metrics);
+	char *text = render(*metrics, &c->interval);
+	assert_contains(text, series_line);
+	assert_contains(text, capped_line);
+	/* Whatever the limit, every step's totals are there. */
+	for (uint32_t job = 100; job <= 102; job++) {
+		char line[128];
+		snprintf(line, sizeof(line), "\nvnfs_operations_total{job_id=\"%u\",", job);
+		assert_contains(text, line);
+		assert_true(has_step(text, job));
+	}
+	return text;
+}
+
 static void test_series_cap(void **unused)
 {
 	(void)unused;
-	struct vnfs_config config;
-	char error[256] = "";
-	test_config(&config);
-	config.prometheus.max_series = 50; /* one reading step is 39 series */
-	struct vnfs_metrics *metrics = vnfs_metrics_new(&config, error, sizeof(error));
-	assert_non_null(metrics);
+	struct capped_interval c;
+	struct vnfs_metrics *metrics;
+	char *text;
 
-	struct vnfs_step_record steps[3];
-	struct vnfs_step_stats stats[3];
-	for (int s = 0; s < 3; s++)
-		reading_step(&steps[s], &stats[s], 100 + (uint32_t)s, 0);
-	struct vnfs_interval interval = { .time_ms = 2000, .step_count = 3, .steps = steps };
-	char *text = render(metrics, &interval);
-	assert_true(has_step(text, 100));
-	assert_false(has_step(text, 101));
-	assert_false(has_step(text, 102));
-	assert_contains(text, "\nvnfs_helper_series 39\n");
-	assert_contains(text, "\nvnfs_helper_series_capped_total 78\n");
+	capped_interval_init(&c);
+	/* No limit: all 156. */
+	text = render_capped(&metrics, &c, 0, "\nvnfs_helper_series 156\n",
+			     "\nvnfs_helper_series_capped_total 0\n");
 	free(text);
-	assert_int_equal(vnfs_metrics_series_capped(metrics), 78);
+	vnfs_metrics_free(metrics);
 
-	text = render(metrics, &interval);
-	assert_contains(text, "\nvnfs_helper_series_capped_total 156\n");
+	/* Below the core: the core still, and nothing else (141 cut). */
+	text = render_capped(&metrics, &c, 10, "\nvnfs_helper_series 15\n",
+			     "\nvnfs_helper_series_capped_total 141\n");
+	assert_lacks(text, "vnfs_operation_duration_seconds_bucket{");
+	assert_lacks(text, "vnfs_unattributed_operations_total{");
+	assert_lacks(text, ",mount=\"");
+	assert_lacks(text, "vnfs_process_read_operations_total{");
+	assert_int_equal(vnfs_metrics_series_capped(metrics), 141);
 	assert_promtool_accepts(text);
 	free(text);
+	vnfs_metrics_free(metrics);
+
+	/* 60: step 100's histograms fit (49); once step 101's do not, everything
+	 * less important is cut too, step 102's histograms included (107 cut). */
+	text = render_capped(&metrics, &c, 60, "\nvnfs_helper_series 49\n",
+			     "\nvnfs_helper_series_capped_total 107\n");
+	assert_contains(text, "\nvnfs_operation_duration_seconds_bucket{job_id=\"100\",");
+	assert_lacks(text, "vnfs_operation_duration_seconds_bucket{job_id=\"101\",");
+	assert_lacks(text, "vnfs_request_size_bytes_bucket{job_id=\"102\",");
+	assert_lacks(text, "vnfs_unattributed_operations_total{");
+	assert_lacks(text, ",mount=\"");
+	free(text);
+	vnfs_metrics_free(metrics);
+
+	/* 140: histograms, unattributed and every mount (136); no process (20 cut). */
+	text = render_capped(&metrics, &c, 140, "\nvnfs_helper_series 136\n",
+			     "\nvnfs_helper_series_capped_total 20\n");
+	assert_contains(text, "vnfs_request_size_bytes_bucket{job_id=\"102\",");
+	assert_contains(text, "\nvnfs_unattributed_operations_total{cgroup_id=\"77\",");
+	assert_contains(text, ",mount=\"/a\",");
+	assert_contains(text, ",mount=\"/b1\",");
+	assert_lacks(text, "vnfs_process_read_operations_total{");
+	free(text);
+	vnfs_metrics_free(metrics);
+
+	/* 150: processes in turns, so step 101's q0 comes before step 100's p1
+	 * (146 shown, p1 and p2 cut: 10), and the cut adds up over renderings. */
+	text = render_capped(&metrics, &c, 150, "\nvnfs_helper_series 146\n",
+			     "\nvnfs_helper_series_capped_total 10\n");
+	assert_contains(text, ",comm=\"p0\"} 1\n");
+	assert_contains(text, ",comm=\"q0\"} 1\n");
+	assert_lacks(text, ",comm=\"p1\"");
+	assert_lacks(text, ",comm=\"p2\"");
+	assert_promtool_accepts(text);
+	free(text);
+	text = render(metrics, &c.interval);
+	assert_contains(text, "\nvnfs_helper_series_capped_total 20\n");
+	free(text);
+	assert_int_equal(vnfs_metrics_series_capped(metrics), 20);
 	vnfs_metrics_free(metrics);
 }
 

@@ -238,7 +238,8 @@ static void test_hostile_strings(void **state)
 	struct json_tokener *tokener = json_tokener_new();
 	assert_non_null(tokener);
 	json_tokener_set_flags(tokener, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	assert_null(json_tokener_parse_ex(tokener, "{\"a\":\"\xff\"}", 11));
+	static const char raw[] = "{\"a\":\"\xff\"}";
+	assert_null(json_tokener_parse_ex(tokener, raw, (int)sizeof(raw)));
 	json_tokener_free(tokener);
 
 	assert_int_equal(vnfs_step_record_from_json(strict, &back, error, sizeof(error)), 0);
