@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/escape.h"
 #include "report/fields.h"
 #include "report/times.h"
 
@@ -338,13 +339,36 @@ int report_parse_format(const char *text, struct report_format *format, char *er
 	return 0;
 }
 
+/*
+ * Where to cut text to at most limit bytes: never inside a UTF-8 character
+ * or a \xNN escape, which would leave a broken character or a "\x1" that
+ * reads as something else.
+ */
+static int cut_length(const char *text, int limit)
+{
+	int cut = limit;
+
+	while (cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80)
+		cut--;
+	for (int back = 1; back < VNFS_ESCAPE_GROWTH && back <= cut; back++)
+		if (text[cut - back] == '\\' && text[cut - back + 1] == 'x')
+			return cut - back;
+	return cut;
+}
+
 /* sacct's cell: padded to width, or cut with a '+' marking the cut. */
 static void print_cell(FILE *out, const char *text, int width, bool left)
 {
 	int length = (int)strlen(text);
-	if (length > width)
-		fprintf(out, "%.*s+", width - 1, text);
-	else if (left)
+	if (length > width) {
+		int cut = cut_length(text, width - 1);
+		int padding = width - 1 - cut; /* a cut shortened to a whole escape */
+
+		if (left)
+			fprintf(out, "%.*s+%*s", cut, text, padding, "");
+		else
+			fprintf(out, "%*s%.*s+", padding, "", cut, text);
+	} else if (left)
 		fprintf(out, "%-*s", width, text);
 	else
 		fprintf(out, "%*s", width, text);
@@ -396,16 +420,24 @@ void report_field_text(int field, const struct report_row *row, bool raw, int64_
 	fields[field].text(row, raw, now_ms, buf, size);
 }
 
+/*
+ * Every cell is escaped here, whatever field it holds: tags, user and node
+ * names, process names and paths come from users or from report files that
+ * may hold anything, and a control byte would reach the administrator's
+ * terminal, a newline or a '|' would forge a row or a column of -p/-P.
+ */
 void report_print_row(FILE *out, const struct report_format *format, enum report_layout layout,
 		      const struct report_row *row, int64_t now_ms)
 {
-	static char cells[REPORT_MAX_COLUMNS][1024];
+	static char cells[REPORT_MAX_COLUMNS][REPORT_CELL_MAX * VNFS_ESCAPE_GROWTH];
+	char text[REPORT_CELL_MAX];
 	const char *texts[REPORT_MAX_COLUMNS];
 	bool raw = layout != REPORT_LAYOUT_TABLE;
+	enum vnfs_escape_rule rule = raw ? VNFS_ESCAPE_PARSABLE : VNFS_ESCAPE_TERMINAL;
+
 	for (size_t i = 0; i < format->count; i++) {
-		report_field_text(format->columns[i].field, row, raw, now_ms, cells[i],
-				  sizeof(cells[i]));
-		texts[i] = cells[i];
+		report_field_text(format->columns[i].field, row, raw, now_ms, text, sizeof(text));
+		texts[i] = vnfs_escape_string(rule, text, cells[i], sizeof(cells[i]));
 	}
 	print_cells(out, format, layout, texts);
 }

@@ -13,6 +13,8 @@
 #include "report/jobs.h"
 
 #define REPORT_MAX_COLUMNS 64
+/* A field's text before escaping (report_print_row escapes every cell). */
+#define REPORT_CELL_MAX 1024
 #define REPORT_DEFAULT_FORMAT \
 	"JobID,User,Tags,Elapsed,ReadBytes,WriteBytes,ReadOps,WriteOps,MetaOps,Errors,State"
 
@@ -44,14 +46,18 @@ int report_parse_format(const char *text, struct report_format *format, char *er
 void report_print_header(FILE *out, const struct report_format *format,
 			 enum report_layout layout);
 
-/* One row.  now_ms is the end of a running row's Elapsed. */
+/*
+ * One row.  now_ms is the end of a running row's Elapsed.  Every cell is
+ * escaped for the terminal (lib/escape.h), and in -p/-P '|' too, so a field
+ * never adds a row or a column.
+ */
 void report_print_row(FILE *out, const struct report_format *format, enum report_layout layout,
 		      const struct report_row *row, int64_t now_ms);
 
 /* -e/--helpformat: every field name, in columns like sacct. */
 void report_print_field_names(FILE *out);
 
-/* One field's text, as a layout shows it (the table's before width). */
+/* One field's text, as a layout shows it (the table's before width), unescaped. */
 void report_field_text(int field, const struct report_row *row, bool raw, int64_t now_ms,
 		       char *buf, size_t size);
 

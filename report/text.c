@@ -3,14 +3,27 @@
  * histograms (vnfs_histogram_quantile), so p50 and p99 are within a factor
  * of two of the truth and say so in docs/REPORT.md; counts, bytes and total
  * times are exact.
+ *
+ * Every string printed comes through shown(): user, node, tag, process and
+ * mount names and the findings' text came from users or from a report file
+ * that may hold anything, and are escaped for the terminal (lib/escape.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/escape.h"
 #include "report/fields.h"
 #include "report/text.h"
 #include "report/times.h"
+
+/* Room for the longest string of a row (a tag list) once escaped. */
+#define SHOWN_MAX (VNFS_TAGS_BUFFER * VNFS_ESCAPE_GROWTH)
+
+static const char *shown(const char *text, char *buffer, size_t size)
+{
+	return vnfs_escape_string(VNFS_ESCAPE_TERMINAL, text, buffer, size);
+}
 
 static void print_header(FILE *out, const struct report_row *job, const struct report_row *steps,
 			 size_t step_count, int64_t now_ms)
@@ -22,15 +35,18 @@ static void print_header(FILE *out, const struct report_row *job, const struct r
 			  sizeof(elapsed));
 	vnfs_tags_format(&job->tags, tags, sizeof(tags));
 
-	fprintf(out, "Job %u  user %s (%u)  %s\n", job->job_id, job->user, job->uid,
+	char text[SHOWN_MAX];
+	fprintf(out, "Job %u  user %s (%u)  %s\n", job->job_id,
+		shown(job->user, text, sizeof(text)), job->uid,
 		job->running ? "RUNNING" : "COMPLETED");
-	fprintf(out, "Nodes:   %s\n", job->nodes);
-	fprintf(out, "Tags:    %s\n", tags[0] != '\0' ? tags : "(none)");
+	fprintf(out, "Nodes:   %s\n", shown(job->nodes, text, sizeof(text)));
+	fprintf(out, "Tags:    %s\n", tags[0] != '\0' ? shown(tags, text, sizeof(text)) : "(none)");
 	fprintf(out, "Start:   %s  End: %s  Elapsed: %s\n", start, end, elapsed);
 	fprintf(out, "Steps:  ");
 	for (size_t i = 0; i < step_count; i++) {
 		char id[48];
-		fprintf(out, "%s%s", i > 0 ? ", " : " ", report_row_id(&steps[i], id, sizeof(id)));
+		fprintf(out, "%s%s", i > 0 ? ", " : " ",
+			shown(report_row_id(&steps[i], id, sizeof(id)), text, sizeof(text)));
 	}
 	fprintf(out, "%s\n\n", step_count == 0 ? " (none)" : "");
 }
@@ -73,10 +89,11 @@ static void print_processes(FILE *out, const struct report_row *job)
 		"Write ops", "Write bytes", "Other ops");
 	for (size_t i = 0; i < job->process_count; i++) {
 		const struct vnfs_process_record *p = &job->processes[i];
-		char read[32], written[32];
+		char read[32], written[32], name[sizeof(p->comm) * VNFS_ESCAPE_GROWTH];
 		report_format_bytes(p->stats.read_bytes, read, sizeof(read));
 		report_format_bytes(p->stats.write_bytes, written, sizeof(written));
-		fprintf(out, "%-16s %10" PRIu64 " %10s %10" PRIu64 " %11s %10" PRIu64 "\n", p->comm,
+		fprintf(out, "%-16s %10" PRIu64 " %10s %10" PRIu64 " %11s %10" PRIu64 "\n",
+			shown(p->comm, name, sizeof(name)),
 			(uint64_t)p->stats.read_ops, read, (uint64_t)p->stats.write_ops, written,
 			(uint64_t)p->stats.other_ops);
 	}
@@ -91,6 +108,9 @@ static void print_mounts(FILE *out, const struct report_row *job)
 	for (size_t i = 0; i < job->mount_count; i++) {
 		const struct vnfs_mount_record *m = &job->mounts[i];
 		char rsize[32] = "unknown", wsize[32] = "unknown", read[32], written[32], time[32];
+		char mount_point[sizeof(m->mount_point) * VNFS_ESCAPE_GROWTH];
+		char source[sizeof(m->source) * VNFS_ESCAPE_GROWTH];
+		char version[sizeof(m->version) * VNFS_ESCAPE_GROWTH];
 		if (m->rsize != 0)
 			report_format_bytes(m->rsize, rsize, sizeof(rsize));
 		if (m->wsize != 0)
@@ -101,8 +121,12 @@ static void print_mounts(FILE *out, const struct report_row *job)
 		fprintf(out,
 			"  %s (%s, NFSv%s, rsize %s, wsize %s): %" PRIu64 " ops, %" PRIu64
 			" errors, %s, read %s, written %s\n",
-			m->mount_point[0] != '\0' ? m->mount_point : "(unmounted)", m->source,
-			m->version[0] != '\0' ? m->version : "?", rsize, wsize,
+			m->mount_point[0] != '\0' ? shown(m->mount_point, mount_point,
+							   sizeof(mount_point))
+						   : "(unmounted)",
+			shown(m->source, source, sizeof(source)),
+			m->version[0] != '\0' ? shown(m->version, version, sizeof(version)) : "?",
+			rsize, wsize,
 			(uint64_t)m->stats.ops, (uint64_t)m->stats.errors, time, read, written);
 	}
 	fputc('\n', out);
@@ -116,8 +140,10 @@ static void print_findings(FILE *out, const struct report_row *job,
 	fprintf(out, "Findings\n");
 	if (count == 0)
 		fprintf(out, "  none\n");
-	for (size_t i = 0; i < count; i++)
-		fprintf(out, "  - %s\n", findings[i].text);
+	for (size_t i = 0; i < count; i++) {
+		char text[sizeof(findings[i].text) * VNFS_ESCAPE_GROWTH];
+		fprintf(out, "  - %s\n", shown(findings[i].text, text, sizeof(text)));
+	}
 	if (baseline == NULL)
 		fprintf(out, "  (no latency baseline: the node's history was not available)\n");
 }

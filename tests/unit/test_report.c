@@ -23,6 +23,7 @@
 #include "helper/server.h"
 #include "helper/sink.h"
 #include "lib/record_json.h"
+#include "report/fields.h"
 #include "report/findings.h"
 #include "report/jobs.h"
 #include "report/report_files.h"
@@ -703,6 +704,84 @@ static void test_bad_report_file(void **state)
 	report_set_free(&set);
 }
 
+/* ---- hostile names (escaping for the terminal and -p/-P) ------------------ */
+
+/* Prints row under format in layout (and, if long_report, the long report) to a string. */
+static char *printed(const struct report_row *row, const char *format_text,
+		     enum report_layout layout, bool long_report)
+{
+	struct report_format format;
+	char error[512], *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	assert_non_null(out);
+	if (long_report) {
+		report_print_long(out, row, NULL, 0, NULL, START);
+	} else {
+		assert_int_equal(report_parse_format(format_text, &format, error, sizeof(error)), 0);
+		report_print_header(out, &format, layout);
+		report_print_row(out, &format, layout, row, START);
+	}
+	assert_int_equal(fclose(out), 0);
+	return text;
+}
+
+/*
+ * A process name with '|' and a newline (canonical text, as the collector
+ * makes it) and a user, node and mount read back from a hostile report file
+ * (anything at all): -p/-P keep one row of the same columns, and no control
+ * byte reaches the terminal.
+ */
+static void test_hostile_names(void **state)
+{
+	(void)state;
+	struct report_row *row = calloc(1, sizeof(*row));
+	struct vnfs_process_record process = { .stats = { .read_ops = 1 } };
+	struct vnfs_mount_record mount = { .device = 52 };
+	char *text;
+
+	assert_non_null(row);
+	vnfs_text_from_bytes("a|b\nc\x1b", 6, process.comm, sizeof(process.comm));
+	snprintf(mount.mount_point, sizeof(mount.mount_point), "/mnt/\x1b]0;pwn\x07");
+	snprintf(mount.source, sizeof(mount.source), "srv:/\xff");
+	row->job_id = 7;
+	snprintf(row->user, sizeof(row->user), "bob\x1b[31m");
+	snprintf(row->nodes, sizeof(row->nodes), "node1\n7|eve|forged");
+	vnfs_tags_init(&row->tags);
+	row->start_time_ms = START;
+	row->end_time_ms = START + 1000;
+	row->process_count = 1;
+	row->processes = &process;
+	row->mount_count = 1;
+	row->mounts = &mount;
+
+	text = printed(row, "JobID,User,Nodes,TopProcess,Mounts", REPORT_LAYOUT_PARSABLE, false);
+	assert_string_equal(text, "JobID|User|Nodes|TopProcess|Mounts|\n"
+				  "7|bob\\x1b[31m|node1\\x0a7\\x7ceve\\x7cforged|a\\x7cb\\x0ac\\x1b|"
+				  "/mnt/\\x1b]0;pwn\\x07|\n");
+	free(text);
+	text = printed(row, "TopProcess,JobID", REPORT_LAYOUT_PARSABLE2, false);
+	assert_string_equal(text, "TopProcess|JobID\na\\x7cb\\x0ac\\x1b|7\n");
+	free(text);
+	/* The table: '|' is no delimiter there; a cut never splits an escape. */
+	text = printed(row, "TopProcess%6,User%13", REPORT_LAYOUT_TABLE, false);
+	assert_string_equal(text, "TopPr+          User\n"
+				  "------ -------------\n"
+				  "a|b+     bob\\x1b[31m\n");
+	free(text);
+
+	text = printed(row, NULL, REPORT_LAYOUT_TABLE, true);
+	assert_non_null(strstr(text, "Job 7  user bob\\x1b[31m (0)  COMPLETED\n"
+				     "Nodes:   node1\\x0a7|eve|forged\n"));
+	assert_non_null(strstr(text, "\na|b\\x0ac\\x1b              1 "));
+	assert_non_null(strstr(text, "\n  /mnt/\\x1b]0;pwn\\x07 (srv:/\\xff, NFSv?, "));
+	for (const char *c = text; *c; c++)
+		assert_true(*c == '\n' || ((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f));
+	free(text);
+	free(row);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -714,6 +793,7 @@ int main(void)
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_findings),       cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_report_files),   cmocka_unit_test(test_bad_report_file),
+		cmocka_unit_test(test_hostile_names),
 	};
 	return cmocka_run_group_tests(tests, setup_history, teardown_history);
 }
