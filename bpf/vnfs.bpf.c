@@ -89,6 +89,28 @@ struct {
 	__type(value, struct vnfs_unattributed_stats);
 } unattributed_stats SEC(".maps");
 
+/* breakdown_entries[slot]: rows the slot's step created in breakdown_stats,
+ * held to VNFS_MAX_BREAKDOWN_ENTRIES_PER_STEP (see vnfs.h); zeroed by the
+ * helper with the slot's rows when the slot is reset. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VNFS_MAX_STEPS);
+	__type(key, __u32);
+	__type(value, __u64);
+} breakdown_entries SEC(".maps");
+
+/* unattributed_entries[0]: rows of their own in unattributed_stats, held to
+ * VNFS_MAX_UNATTRIBUTED_NAMED_ENTRIES.  The helper maps it and lowers it
+ * with an atomic subtraction when it folds rows away (an update through the
+ * syscall would overwrite what a probe adds meanwhile). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} unattributed_entries SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, VNFS_HEALTH_COUNTERS);
@@ -118,12 +140,17 @@ struct folio___with_order {
 	unsigned char _folio_order;
 } __attribute__((preserve_access_index));
 
-static __always_inline void health_add(__u32 counter)
+static __always_inline void health_add_n(__u32 counter, __u64 events)
 {
 	__u64 *value = bpf_map_lookup_elem(&health, &counter);
 
 	if (value)
-		__sync_fetch_and_add(value, 1);
+		__sync_fetch_and_add(value, events);
+}
+
+static __always_inline void health_add(__u32 counter)
+{
+	health_add_n(counter, 1);
 }
 
 /* floor(log2(value)), 0 for 0, clamped to the last bucket.  Without
@@ -167,6 +194,35 @@ static __always_inline void *lookup_or_insert(void *map, const void *key, const 
 	if (!value)
 		health_add(full_counter);
 	return value;
+}
+
+/*
+ * Inserts a new row for key in map and counts it in *created (the rows made
+ * so far under one bound, which the caller checked).  Returns the row, or
+ * NULL when the map is full (a health event).  The count moves only for a
+ * row this call inserted; another CPU inserting the same key first is found
+ * by the lookup.  The check and the insert are not one atomic step (BPF's
+ * fetch-and-add needs a newer instruction set than this build targets), so
+ * CPUs racing at the bound may each add one row.
+ */
+static __always_inline void *insert_counted(void *map, const void *key, const void *zero,
+					    __u64 *created, __u32 full_counter)
+{
+	void *value;
+
+	if (bpf_map_update_elem(map, key, zero, BPF_NOEXIST) == 0)
+		__sync_fetch_and_add(created, 1);
+	value = bpf_map_lookup_elem(map, key);
+	if (!value)
+		health_add(full_counter);
+	return value;
+}
+
+/* The process name of the rows that take what is beyond a bound. */
+static __always_inline void set_other_comm(char *comm)
+{
+	__builtin_memset(comm, 0, VNFS_COMM_LEN);
+	__builtin_memcpy(comm, VNFS_OTHER_COMM, sizeof(VNFS_OTHER_COMM));
 }
 
 /* The slot of the nearest registered ancestor (or the cgroup itself): the
@@ -337,6 +393,25 @@ static __always_inline void remember_call(struct vnfs_task_state *state, __u32 h
 	state->start_ns[operation] = bpf_ktime_get_ns();
 }
 
+/* A row for a key not in unattributed_stats yet: its own while the node has
+ * fewer than VNFS_MAX_UNATTRIBUTED_NAMED_ENTRIES, else its uid's [other]
+ * row (key is changed to that row's). */
+static __always_inline struct vnfs_unattributed_stats *
+new_unattributed_row(struct vnfs_unattributed_key *key)
+{
+	__u32 zero = 0;
+	__u64 *created = bpf_map_lookup_elem(&unattributed_entries, &zero);
+
+	if (created && *created < VNFS_MAX_UNATTRIBUTED_NAMED_ENTRIES)
+		return insert_counted(&unattributed_stats, key, &unattributed_zero, created,
+				      VNFS_HEALTH_UNATTRIBUTED_FULL);
+	key->cgroup_id = 0;
+	set_other_comm(key->comm);
+	health_add(VNFS_HEALTH_UNATTRIBUTED_OTHER);
+	return lookup_or_insert(&unattributed_stats, key, &unattributed_zero,
+				VNFS_HEALTH_UNATTRIBUTED_FULL);
+}
+
 /* Global, as registered_ancestor_slot: checked once, not once per path. */
 __noinline int count_unattributed(__u64 cgroup_id, const struct vnfs_pending_call *call)
 {
@@ -347,8 +422,9 @@ __noinline int count_unattributed(__u64 cgroup_id, const struct vnfs_pending_cal
 		return 0;
 	key.uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	stats = lookup_or_insert(&unattributed_stats, &key, &unattributed_zero,
-				 VNFS_HEALTH_UNATTRIBUTED_FULL);
+	stats = bpf_map_lookup_elem(&unattributed_stats, &key);
+	if (!stats)
+		stats = new_unattributed_row(&key);
 	if (!stats || call->operation >= VNFS_OP_COUNT)
 		return 0;
 	__sync_fetch_and_add(&stats->count[call->operation], 1);
@@ -404,6 +480,24 @@ struct breakdown_sum {
 	struct vnfs_breakdown_stats stats;
 };
 
+/* A row for a key not in breakdown_stats yet: its own while its step has
+ * made fewer than VNFS_MAX_BREAKDOWN_ENTRIES_PER_STEP, else the step's
+ * [other] row on the same mount (key is changed to that row's). */
+static __always_inline struct vnfs_breakdown_stats *
+new_breakdown_row(struct vnfs_breakdown_key *key, const struct breakdown_sum *sum)
+{
+	__u32 slot = key->slot;
+	__u64 *created = bpf_map_lookup_elem(&breakdown_entries, &slot);
+
+	if (created && *created < VNFS_MAX_BREAKDOWN_ENTRIES_PER_STEP)
+		return insert_counted(&breakdown_stats, key, &breakdown_zero, created,
+				      VNFS_HEALTH_BREAKDOWN_FULL);
+	set_other_comm(key->comm);
+	health_add_n(VNFS_HEALTH_BREAKDOWN_OTHER,
+		     sum->stats.read_ops + sum->stats.write_ops + sum->stats.other_ops);
+	return lookup_or_insert(&breakdown_stats, key, &breakdown_zero, VNFS_HEALTH_BREAKDOWN_FULL);
+}
+
 /* Adds sum to the breakdown row {slot, device, name}.  Global, as
  * registered_ancestor_slot: one copy per program instead of two. */
 __noinline int flush_breakdown(const struct vnfs_task_state *state, __u32 slot,
@@ -416,7 +510,9 @@ __noinline int flush_breakdown(const struct vnfs_task_state *state, __u32 slot,
 		return 0;
 	key.device = sum->device;
 	__builtin_memcpy(key.comm, state->comm, sizeof(key.comm));
-	stats = lookup_or_insert(&breakdown_stats, &key, &breakdown_zero, VNFS_HEALTH_BREAKDOWN_FULL);
+	stats = bpf_map_lookup_elem(&breakdown_stats, &key);
+	if (!stats)
+		stats = new_breakdown_row(&key, sum);
 	if (!stats)
 		return 0;
 	__sync_fetch_and_add(&stats->read_ops, sum->stats.read_ops);

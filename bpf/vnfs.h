@@ -34,7 +34,9 @@
 
 #include "operations.h"
 
-#define VNFS_ABI_VERSION 4
+/* 5: breakdown_entries, unattributed_entries, the "[other]" rows and three
+ * health counters (per-step and overall bounds on the rows, issue 13). */
+#define VNFS_ABI_VERSION 5
 
 /* Job steps tracked at once on a node (slots), and map capacities. */
 #define VNFS_MAX_STEPS 1024
@@ -42,6 +44,43 @@
 #define VNFS_MAX_CACHED_CGROUPS 8192
 #define VNFS_MAX_BREAKDOWN_ENTRIES (16 * VNFS_MAX_STEPS)
 #define VNFS_MAX_UNATTRIBUTED_ENTRIES 4096
+
+/*
+ * Rows one step may create in breakdown_stats (process name x mount).  Names
+ * are the user's to choose (prctl(PR_SET_NAME) in a loop), and the map is
+ * shared by every step of the node: without a bound one step fills it and
+ * every other step loses its breakdown.  64 is four times the map's average
+ * share (16,384 / 1,024 steps) and more than a real step shows (a few tools
+ * on a few mounts); 256 steps must all be at the bound to fill the map.
+ * Beyond it, a step's calls of a new name go to its row {slot, device,
+ * VNFS_OTHER_COMM}: its totals still add up, per process and per mount.
+ * Counted per slot in breakdown_entries; several tasks of one step creating
+ * rows at the same instant on different CPUs may each pass the check, so
+ * the bound can be passed by at most one row per CPU.
+ */
+#define VNFS_MAX_BREAKDOWN_ENTRIES_PER_STEP 64
+
+/*
+ * Unattributed rows {cgroup, uid, comm} of their own the node may hold (any
+ * user can make them: a task in no registered cgroup that renames itself).
+ * Beyond it, a call of a new row goes to its uid's row {0, uid,
+ * VNFS_OTHER_COMM}: per uid the totals still add up.  The rest of the map
+ * (1,024 rows) is for those per-uid rows and the helper's {0, uid,
+ * VNFS_EXPIRED_COMM} rows, into which it folds rows whose cgroup is gone or
+ * that did not move for VNFS_UNATTRIBUTED_IDLE_MS (helper/probes.c); it
+ * then lowers unattributed_entries[0], the count of rows of their own.
+ */
+#define VNFS_MAX_UNATTRIBUTED_NAMED_ENTRIES (VNFS_MAX_UNATTRIBUTED_ENTRIES - 1024)
+
+/* Process names of the rows above.  Cgroup id 0 is no cgroup's (the root's
+ * is 1), so the unattributed ones never meet a task's own row; a process
+ * that names itself "[other]" shares its step's [other] row. */
+#define VNFS_OTHER_COMM "[other]"
+#define VNFS_EXPIRED_COMM "[expired]"
+_Static_assert(sizeof(VNFS_EXPIRED_COMM) <= 16 && sizeof(VNFS_OTHER_COMM) <= 16,
+	       "the marker names fit a comm (VNFS_COMM_LEN)");
+_Static_assert(VNFS_MAX_UNATTRIBUTED_NAMED_ENTRIES < VNFS_MAX_UNATTRIBUTED_ENTRIES,
+	       "room is left for the [other] and [expired] rows");
 
 /* cgroup levels searched for a registered ancestor (level 0 is the root). */
 #define VNFS_MAX_CGROUP_DEPTH 16
@@ -160,6 +199,9 @@ enum vnfs_health_counter {
 	VNFS_HEALTH_UNATTRIBUTED_FULL, /* unattributed_stats had no room */
 	VNFS_HEALTH_TASK_STATE_FAILED, /* no task storage: call not timed */
 	VNFS_HEALTH_UNMATCHED_EXIT,    /* exit seen without its entry */
+	VNFS_HEALTH_BREAKDOWN_OTHER,   /* calls in a step's [other] row (64 rows made) */
+	VNFS_HEALTH_UNATTRIBUTED_OTHER, /* calls in a uid's [other] row (3,072 rows made) */
+	VNFS_HEALTH_UNATTRIBUTED_EXPIRED, /* rows the helper folded into [expired] ones */
 	VNFS_HEALTH_COUNTERS
 };
 

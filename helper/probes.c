@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <mntent.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -59,6 +60,22 @@
 #define STEP_ACTIVITY_MAPPING_SIZE (sizeof(__u64) * VNFS_MAX_STEPS)
 _Static_assert(STEP_ACTIVITY_MAPPING_SIZE % 4096 == 0, "step_activity fills whole pages");
 
+/* include/linux/exportfs.h, not in the UAPI headers: the file handle type
+ * of a kernfs node, whose 64-bit id is a cgroup2 cgroup's id. */
+#define FILEID_KERNFS 0xfe
+
+/* The unattributed_entries map as mmapped: one page (the kernel rounds an
+ * mmapable array up to whole pages). */
+#define UNATTRIBUTED_ENTRIES_MAPPING_SIZE 4096
+
+/* An unattributed row as the last expiry pass saw it: its calls, and since
+ * when they have not moved. */
+struct watched_row {
+	struct vnfs_unattributed_key key;
+	uint64_t calls;
+	int64_t still_since_ms;
+};
+
 /* Indices of the pinned abi map. */
 enum { ABI_VERSION, ABI_STEP_STATS_SIZE };
 
@@ -88,6 +105,12 @@ struct vnfs_probes {
 	char pin_dir[PATH_MAX];
 	struct bpf_link *exit_drain_link; /* drain_at_exit on sched_process_exit */
 	volatile __u64 *step_activity; /* mmapped step_activity map */
+	__u64 *unattributed_entries;   /* mmapped read-write: [0] rows of their own */
+	struct watched_row *watched;   /* unattributed rows at the last expiry pass */
+	size_t watched_count;
+	int64_t next_expiry_ms;        /* when the walk next looks for rows to expire */
+	int cgroup_root_fd;            /* cgroup2 root for open_by_handle_at, -1 none */
+	bool cgroup_root_tried;
 	pthread_mutex_t registry_lock;
 	struct kernel_btf kernel_btf; /* while opening: the targets' BTF objects */
 };
@@ -1033,6 +1056,13 @@ static int finish_open(struct vnfs_probes *probes, char *error, size_t error_siz
 		return -1;
 	}
 	probes->step_activity = mapping;
+	mapping = mmap(NULL, UNATTRIBUTED_ENTRIES_MAPPING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(skeleton->maps.unattributed_entries), 0);
+	if (mapping == MAP_FAILED) {
+		snprintf(error, error_size, "cannot map unattributed_entries: %s", strerror(errno));
+		return -1;
+	}
+	probes->unattributed_entries = mapping;
 	return 0;
 map_error:
 	snprintf(error, error_size, "cannot write the pinned abi map: %s", strerror(errno));
@@ -1070,6 +1100,7 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 		return -1;
 	}
 	pthread_mutex_init(&probes->registry_lock, NULL);
+	probes->cgroup_root_fd = -1;
 	probes->mode = options->mode;
 	probes->pin = options->pin;
 	snprintf(probes->pin_dir, sizeof(probes->pin_dir), "%s",
@@ -1160,6 +1191,11 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 	release_link(probes->exit_drain_link, probes->pin);
 	if (probes->step_activity)
 		munmap((void *)probes->step_activity, STEP_ACTIVITY_MAPPING_SIZE);
+	if (probes->unattributed_entries)
+		munmap(probes->unattributed_entries, UNATTRIBUTED_ENTRIES_MAPPING_SIZE);
+	if (probes->cgroup_root_fd >= 0)
+		close(probes->cgroup_root_fd);
+	free(probes->watched);
 	vnfs_bpf__destroy(probes->skeleton);
 	kernel_btf_free(&probes->kernel_btf);
 	pthread_mutex_destroy(&probes->registry_lock);
@@ -1455,14 +1491,267 @@ static int call_unattributed(const void *key, const void *value, void *walk)
 	return unattributed_walk->fn(key, value, unattributed_walk->context);
 }
 
+static int64_t monotonic_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
 int vnfs_probes_for_each_unattributed(struct vnfs_probes *probes, vnfs_unattributed_fn fn,
 				      void *context)
 {
 	struct unattributed_walk walk = { fn, context };
+	struct vnfs_unattributed_expiry expired;
+	int64_t now = monotonic_ms();
+	int status;
 
-	return for_each_entry(bpf_map__fd(probes->skeleton->maps.unattributed_stats),
-			      sizeof(struct vnfs_unattributed_key),
-			      sizeof(struct vnfs_unattributed_stats), call_unattributed, &walk);
+	status = for_each_entry(bpf_map__fd(probes->skeleton->maps.unattributed_stats),
+				sizeof(struct vnfs_unattributed_key),
+				sizeof(struct vnfs_unattributed_stats), call_unattributed, &walk);
+	/* After the walk: the caller saw the rows once more as they were, and
+	 * sees their calls in the [expired] rows from the next walk on. */
+	if (status == 0 && now >= probes->next_expiry_ms) {
+		probes->next_expiry_ms = now + VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS;
+		if (vnfs_probes_expire_unattributed(probes, now, VNFS_UNATTRIBUTED_IDLE_MS,
+						    &expired) != 0)
+			vnfs_warning("looking for unattributed rows to expire failed: tried again in "
+				     "%d s", VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS / 1000);
+	}
+	return status;
+}
+
+/* ------------------------------------------------ unattributed row expiry */
+
+/* Every row of unattributed_stats, read whole. */
+struct unattributed_row {
+	struct vnfs_unattributed_key key;
+	struct vnfs_unattributed_stats stats;
+};
+
+struct unattributed_rows {
+	struct unattributed_row *rows;
+	size_t count, capacity;
+};
+
+static int collect_unattributed(const void *key, const void *value, void *context)
+{
+	struct unattributed_rows *collected = context;
+
+	if (collected->count == collected->capacity) {
+		size_t capacity = collected->capacity ? 2 * collected->capacity : 64;
+		struct unattributed_row *rows = realloc(collected->rows, capacity * sizeof(*rows));
+
+		if (!rows)
+			return -1;
+		collected->rows = rows;
+		collected->capacity = capacity;
+	}
+	memcpy(&collected->rows[collected->count].key, key, sizeof(struct vnfs_unattributed_key));
+	memcpy(&collected->rows[collected->count].stats, value,
+	       sizeof(struct vnfs_unattributed_stats));
+	collected->count++;
+	return 0;
+}
+
+static int by_unattributed_key(const void *left, const void *right)
+{
+	return memcmp(left, right, sizeof(struct vnfs_unattributed_key));
+}
+
+_Static_assert(offsetof(struct unattributed_row, key) == 0, "rows sort by their key");
+_Static_assert(offsetof(struct watched_row, key) == 0, "watched rows sort by their key");
+
+static uint64_t unattributed_calls(const struct vnfs_unattributed_stats *stats)
+{
+	uint64_t calls = 0;
+
+	for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
+		calls += stats->count[operation];
+	return calls;
+}
+
+static bool has_comm(const struct vnfs_unattributed_key *key, const char *comm)
+{
+	return key->cgroup_id == 0 && strncmp(key->comm, comm, VNFS_COMM_LEN) == 0;
+}
+
+/* The cgroup2 hierarchy the probes' cgroup ids come from (wherever it is
+ * mounted: /sys/fs/cgroup, .../unified on hybrid systems), or -1. */
+static int cgroup_root(struct vnfs_probes *probes)
+{
+	struct mntent *mount;
+	FILE *mounts;
+
+	if (probes->cgroup_root_tried)
+		return probes->cgroup_root_fd;
+	probes->cgroup_root_tried = true;
+	mounts = setmntent("/proc/self/mounts", "re");
+	while (mounts && probes->cgroup_root_fd < 0 && (mount = getmntent(mounts)) != NULL)
+		if (strcmp(mount->mnt_type, "cgroup2") == 0)
+			probes->cgroup_root_fd =
+				open(mount->mnt_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mounts)
+		endmntent(mounts);
+	if (probes->cgroup_root_fd < 0)
+		vnfs_warning("no cgroup2 hierarchy found: unattributed rows expire only when idle");
+	return probes->cgroup_root_fd;
+}
+
+/* 1 when the cgroup of id no longer exists, 0 when it does or that cannot
+ * be told.  A cgroup2 id is the file handle of its directory (kernfs). */
+static int cgroup_is_gone(struct vnfs_probes *probes, uint64_t id)
+{
+	union {
+		struct file_handle handle;
+		char space[sizeof(struct file_handle) + sizeof(uint64_t)];
+	} buffer;
+	int root = cgroup_root(probes), fd;
+
+	if (root < 0 || id == 0)
+		return 0;
+	buffer.handle.handle_bytes = sizeof(uint64_t);
+	buffer.handle.handle_type = FILEID_KERNFS;
+	memcpy(buffer.handle.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(root, &buffer.handle, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno == ESTALE || errno == ENOENT;
+}
+
+static void add_unattributed_stats(struct vnfs_unattributed_stats *total,
+				   const struct vnfs_unattributed_stats *part)
+{
+	for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
+		total->count[operation] += part->count[operation];
+	total->errors += part->errors;
+	total->read_bytes += part->read_bytes;
+	total->write_bytes += part->write_bytes;
+}
+
+/* Adds 1 to a health counter the probes never write (no race with them). */
+static void helper_health_add(struct vnfs_probes *probes, __u32 counter)
+{
+	int fd = bpf_map__fd(probes->skeleton->maps.health);
+	__u64 value = 0;
+
+	if (bpf_map_lookup_elem(fd, &counter, &value) != 0)
+		return;
+	value++;
+	if (bpf_map_update_elem(fd, &counter, &value, BPF_ANY) != 0)
+		vnfs_debug("cannot count an expired row: %s", strerror(errno));
+}
+
+/*
+ * Moves row's counts into its uid's [expired] row and deletes it.  The row
+ * is read again first: what a probe added since the walk goes along (a probe
+ * adding between that read and the delete would be lost; the row is idle or
+ * its cgroup gone, so none should).  Returns 0, or -1 with nothing changed.
+ */
+static int fold_into_expired(struct vnfs_probes *probes, const struct unattributed_row *row)
+{
+	int fd = bpf_map__fd(probes->skeleton->maps.unattributed_stats);
+	struct vnfs_unattributed_key expired_key = { .uid = row->key.uid };
+	struct vnfs_unattributed_stats current, before = { 0 }, after;
+
+	memcpy(expired_key.comm, VNFS_EXPIRED_COMM, sizeof(VNFS_EXPIRED_COMM));
+	if (bpf_map_lookup_elem(fd, &row->key, &current) != 0)
+		return -1;
+	if (bpf_map_lookup_elem(fd, &expired_key, &before) != 0 && errno != ENOENT)
+		return -1;
+	after = before;
+	add_unattributed_stats(&after, &current);
+	if (bpf_map_update_elem(fd, &expired_key, &after, BPF_ANY) != 0)
+		return -1; /* full: the row stays as it is */
+	if (bpf_map_delete_elem(fd, &row->key) != 0) {
+		if (bpf_map_update_elem(fd, &expired_key, &before, BPF_ANY) != 0)
+			vnfs_error("unattributed uid %u: a row is counted twice (its [expired] row "
+				   "could not be restored: %s)", row->key.uid, strerror(errno));
+		return -1;
+	}
+	/* One row of its own fewer: room for a new one (see vnfs.h). */
+	if (row->key.cgroup_id != 0 && probes->unattributed_entries)
+		__atomic_fetch_sub(probes->unattributed_entries, 1, __ATOMIC_RELAXED);
+	helper_health_add(probes, VNFS_HEALTH_UNATTRIBUTED_EXPIRED);
+	return 0;
+}
+
+/* What the last pass knew of key, or NULL. */
+static const struct watched_row *find_watched(const struct vnfs_probes *probes,
+					      const struct vnfs_unattributed_key *key)
+{
+	return bsearch(key, probes->watched, probes->watched_count, sizeof(*probes->watched),
+		       by_unattributed_key);
+}
+
+/* Decides for one row: 1 when it is to expire (*gone says why), else 0
+ * with its watch entry filled in. */
+static int should_expire(struct vnfs_probes *probes, const struct unattributed_row *row,
+			 int64_t now_ms, int64_t idle_ms, struct watched_row *watch, bool *gone)
+{
+	const struct watched_row *before = find_watched(probes, &row->key);
+
+	watch->key = row->key;
+	watch->calls = unattributed_calls(&row->stats);
+	watch->still_since_ms =
+		before && before->calls == watch->calls ? before->still_since_ms : now_ms;
+	*gone = false;
+	if (has_comm(&row->key, VNFS_EXPIRED_COMM))
+		return 0; /* where the others go */
+	*gone = cgroup_is_gone(probes, row->key.cgroup_id) == 1;
+	return *gone || now_ms - watch->still_since_ms >= idle_ms;
+}
+
+int vnfs_probes_expire_unattributed(struct vnfs_probes *probes, int64_t now_ms, int64_t idle_ms,
+				    struct vnfs_unattributed_expiry *result)
+{
+	struct unattributed_rows collected = { 0 };
+	struct watched_row *watched;
+	size_t kept = 0;
+	bool gone;
+
+	memset(result, 0, sizeof(*result));
+	if (!probes || for_each_entry(bpf_map__fd(probes->skeleton->maps.unattributed_stats),
+				      sizeof(struct vnfs_unattributed_key),
+				      sizeof(struct vnfs_unattributed_stats), collect_unattributed,
+				      &collected) != 0) {
+		free(collected.rows);
+		return -1;
+	}
+	watched = calloc(collected.count ? collected.count : 1, sizeof(*watched));
+	if (!watched) {
+		free(collected.rows);
+		return -1;
+	}
+	for (size_t i = 0; i < collected.count; i++) {
+		const struct unattributed_row *row = &collected.rows[i];
+
+		if (!should_expire(probes, row, now_ms, idle_ms, &watched[kept], &gone)) {
+			kept++;
+		} else if (fold_into_expired(probes, row) == 0) {
+			result->gone += gone;
+			result->idle += !gone;
+		} else {
+			result->failed++;
+			kept++;
+		}
+	}
+	qsort(watched, kept, sizeof(*watched), by_unattributed_key);
+	free(probes->watched);
+	probes->watched = watched;
+	probes->watched_count = kept;
+	free(collected.rows);
+	if (result->gone + result->idle > 0)
+		vnfs_info("unattributed: %u rows folded into their uid's %s row (%u of removed "
+			  "cgroups, %u idle)", result->gone + result->idle, VNFS_EXPIRED_COMM,
+			  result->gone, result->idle);
+	if (result->failed > 0)
+		vnfs_warning("unattributed: %u rows to expire could not be folded (map full?): "
+			     "kept", result->failed);
+	return 0;
 }
 
 /* Keys of one slot collected during a walk, deleted after it (deleting
@@ -1525,9 +1814,13 @@ int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot)
 	    bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.step_activity), &key,
 				&no_activity, BPF_ANY) != 0)
 		return -1;
-	return delete_slot_entries(bpf_map__fd(probes->skeleton->maps.breakdown_stats),
-				   sizeof(struct vnfs_breakdown_key),
-				   sizeof(struct vnfs_breakdown_stats), slot);
+	if (delete_slot_entries(bpf_map__fd(probes->skeleton->maps.breakdown_stats),
+				sizeof(struct vnfs_breakdown_key), sizeof(struct vnfs_breakdown_stats),
+				slot) != 0)
+		return -1;
+	/* After the rows: the slot's next step may make its own 64. */
+	return bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.breakdown_entries), &key,
+				   &no_activity, BPF_ANY);
 }
 
 int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_HEALTH_COUNTERS])

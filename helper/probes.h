@@ -69,8 +69,9 @@ uint64_t vnfs_probes_step_activity(const struct vnfs_probes *probes, uint32_t sl
 int vnfs_probes_read_step_stats(const struct vnfs_probes *probes, uint32_t slot,
 				struct vnfs_step_stats *stats);
 
-/* Zeroes a slot's counters and activity and deletes its process and mount entries, for
- * the slot's next step.  Returns 0 or -1. */
+/* Zeroes a slot's counters and activity, deletes its process and mount entries
+ * and zeroes its count of them (VNFS_MAX_BREAKDOWN_ENTRIES_PER_STEP), for the
+ * slot's next step.  Returns 0 or -1. */
 int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot);
 
 /* The walks below call fn per entry (or group); a nonzero return from fn
@@ -86,8 +87,37 @@ typedef int (*vnfs_unattributed_fn)(const struct vnfs_unattributed_key *key,
 int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_process_fn process_fn,
 				   void *process_context, vnfs_mount_fn mount_fn,
 				   void *mount_context);
+/* Calls fn per unattributed row.  Every VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS,
+ * after the walk, also expires rows (vnfs_probes_expire_unattributed with
+ * VNFS_UNATTRIBUTED_IDLE_MS). */
 int vnfs_probes_for_each_unattributed(struct vnfs_probes *probes, vnfs_unattributed_fn fn,
 				      void *context);
+
+/* An unattributed row whose calls have not moved for this long is folded
+ * away: a name storm's rows stop taking room once it is over, and a task
+ * that calls again gets a new row.  Long enough that a row of a periodic
+ * job (cron every few minutes) keeps its own. */
+#define VNFS_UNATTRIBUTED_IDLE_MS (15 * 60 * 1000)
+/* How often the walk above looks for rows to expire: each look reads the
+ * whole map and asks the kernel once per row whether its cgroup exists. */
+#define VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS (60 * 1000)
+
+struct vnfs_unattributed_expiry {
+	uint32_t gone;   /* rows folded: their cgroup no longer exists */
+	uint32_t idle;   /* rows folded: no call for idle_ms */
+	uint32_t failed; /* rows to fold that stayed (the [expired] row had no room) */
+};
+
+/*
+ * Folds every unattributed row whose cgroup no longer exists, or whose calls
+ * have not moved for idle_ms (as seen by the calls of this function, at
+ * monotonic times now_ms), into its uid's {0, uid, VNFS_EXPIRED_COMM} row,
+ * and deletes it: nothing counted is lost, and the per-uid sums stay.  Each
+ * folded row counts in the health counter VNFS_HEALTH_UNATTRIBUTED_EXPIRED.
+ * The [expired] rows themselves never expire.  Returns 0 or -1.
+ */
+int vnfs_probes_expire_unattributed(struct vnfs_probes *probes, int64_t now_ms, int64_t idle_ms,
+				    struct vnfs_unattributed_expiry *result);
 
 /* The BPF side's health counters (enum vnfs_health_counter). */
 int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_HEALTH_COUNTERS]);

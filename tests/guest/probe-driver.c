@@ -7,7 +7,8 @@
  *
  *   probe-driver [--mode auto|fentry|kprobe] [--pin-dir DIR] [--keep-pins]
  *                [--register CGROUP_DIR=SLOT]... [--unregister CGROUP_DIR]...
- *                [--reset SLOT]... [--show SLOT]... [-- COMMAND ARG...]
+ *                [--reset SLOT]... [--show SLOT]... [--expire-idle-ms MS]
+ *                [-- COMMAND ARG...]
  *
  * Without --pin-dir nothing is pinned and the probes go when it exits.  With
  * --pin-dir the pins are removed at exit unless --keep-pins (restart tests).
@@ -21,6 +22,8 @@
  *   unattributed CGROUP_ID UID COMM OPERATION COUNT   (one per nonzero op)
  *   unattributed_bytes CGROUP_ID UID COMM errors read_bytes write_bytes
  *   health INDEX VALUE
+ *   expired GONE IDLE FAILED   (with --expire-idle-ms: what the expiry of
+ *                               unattributed rows did, after the workload)
  *   timing open|close MILLISECONDS
  * Slots named by --register, --reset or --show are printed.
  */
@@ -215,11 +218,27 @@ static int print_everything(struct vnfs_probes *probes)
 	return 0;
 }
 
+/* One expiry pass over the unattributed rows, as the helper's walk makes
+ * every minute, with the suite's idle time. */
+static int expire_unattributed(struct vnfs_probes *probes, long idle_ms)
+{
+	struct vnfs_unattributed_expiry expired;
+
+	if (vnfs_probes_expire_unattributed(probes, (int64_t)now_ms(), idle_ms, &expired) != 0) {
+		fprintf(stderr, "probe-driver: expiring unattributed rows failed: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	printf("expired %u %u %u\n", expired.gone, expired.idle, expired.failed);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: probe-driver [--mode auto|fentry|kprobe] [--pin-dir DIR] "
 			"[--keep-pins] [--register CGROUP_DIR=SLOT]... [--unregister CGROUP_DIR]... "
-			"[--reset SLOT]... [--show SLOT]... [-- COMMAND ARG...]\n");
+			"[--reset SLOT]... [--show SLOT]... [--expire-idle-ms MS] "
+			"[-- COMMAND ARG...]\n");
 }
 
 int main(int argc, char **argv)
@@ -232,6 +251,7 @@ int main(int argc, char **argv)
 		{ "unregister", required_argument, NULL, 'u' },
 		{ "reset", required_argument, NULL, 's' },
 		{ "show", required_argument, NULL, 'w' },
+		{ "expire-idle-ms", required_argument, NULL, 'e' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -241,7 +261,9 @@ int main(int argc, char **argv)
 	uint32_t resets[MAX_CGROUPS], shown;
 	double started, opened, closing;
 	size_t reset_count = 0;
-	bool keep_pins = false, verbose = false;
+	bool keep_pins = false, verbose = false, expire = false;
+	long expire_idle_ms = 0;
+	char *end;
 	struct vnfs_probes *probes;
 	char error[8192];
 	int option, status = 0;
@@ -286,6 +308,13 @@ int main(int argc, char **argv)
 				return usage(), 2;
 			slot_in_use[shown] = true;
 			break;
+		case 'e':
+			errno = 0;
+			expire_idle_ms = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || expire_idle_ms < 0)
+				return usage(), 2;
+			expire = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -326,6 +355,8 @@ int main(int argc, char **argv)
 			status = 1;
 		}
 	}
+	if (expire && expire_unattributed(probes, expire_idle_ms) != 0)
+		status = 1;
 	if (print_everything(probes) != 0)
 		status = 1;
 	closing = now_ms();

@@ -301,6 +301,7 @@ static void test_unpin_removes_links_and_maps(void **state)
 
 static void test_null_probes_are_refused(void **state)
 {
+	struct vnfs_unattributed_expiry expired;
 	struct vnfs_step_stats stats;
 	uint32_t slot = 7;
 
@@ -312,7 +313,46 @@ static void test_null_probes_are_refused(void **state)
 	assert_int_equal(vnfs_probes_step_activity(NULL, 0), 0);
 	assert_int_equal(vnfs_probes_read_step_stats(NULL, 0, &stats), -1);
 	assert_int_equal(vnfs_probes_attach_method(NULL, VNFS_OP_READ), VNFS_ATTACH_NONE);
+	assert_int_equal(vnfs_probes_reset_slot(NULL, 0), -1);
+	memset(&expired, 0xff, sizeof(expired));
+	assert_int_equal(vnfs_probes_expire_unattributed(NULL, 0, 0, &expired), -1);
+	assert_int_equal(expired.gone + expired.idle + expired.failed, 0);
 	vnfs_probes_close(NULL);
+}
+
+/* Pins of the previous ABI (4: no bound on the breakdown and unattributed
+ * rows, no breakdown_entries map) are replaced, not reused: the new
+ * programs need maps the old pins lack. */
+static void test_pins_of_abi_4_are_replaced(void **state)
+{
+	struct bpffs *bpffs = *state;
+	char path[160], expected[128];
+	__u32 key, value;
+	char *error;
+	int fd;
+
+	assert_int_equal(VNFS_ABI_VERSION, 5);
+	assert_int_equal(mkdir(bpffs->pin_dir, 0700), 0);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "abi", sizeof(__u32), sizeof(__u32), 2, NULL);
+	assert_true(fd >= 0);
+	key = 0;
+	value = 4;
+	assert_int_equal(bpf_map_update_elem(fd, &key, &value, BPF_ANY), 0);
+	key = 1;
+	value = sizeof(struct vnfs_step_stats); /* unchanged: the version alone tells */
+	assert_int_equal(bpf_map_update_elem(fd, &key, &value, BPF_ANY), 0);
+	snprintf(path, sizeof(path), "%s/abi", bpffs->pin_dir);
+	assert_int_equal(bpf_obj_pin(fd, path), 0);
+	close(fd);
+
+	logged[0] = '\0';
+	vnfs_log_set_sink(capture_log);
+	error = open_must_fail(VNFS_PROBE_AUTO, bpffs->pin_dir, true);
+	vnfs_log_set_sink(NULL);
+	snprintf(expected, sizeof(expected), "pinned maps have ABI v4, this helper v5: replacing");
+	assert_non_null(strstr(logged, expected));
+	assert_int_equal(access(path, F_OK), -1);
+	free(error);
 }
 
 int main(void)
@@ -328,6 +368,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_start_leaves_no_pins, mount_bpffs,
 						unmount_bpffs),
 		cmocka_unit_test_setup_teardown(test_pins_of_another_abi_are_replaced, mount_bpffs,
+						unmount_bpffs),
+		cmocka_unit_test_setup_teardown(test_pins_of_abi_4_are_replaced, mount_bpffs,
 						unmount_bpffs),
 		cmocka_unit_test_setup_teardown(test_unpin_of_missing_dir_succeeds, mount_bpffs,
 						unmount_bpffs),

@@ -1,8 +1,9 @@
 /*
  * test_registry.c — slot allocation, release, reuse, full, idempotent
- * re-registration, the per-job and per-user step limits, and persistence in real files under a temp directory:
- * a restart, a kill -9 (a forked child kills itself), one appended line per
- * change, compaction (one whole file, no temporary left), a tail cut short, corrupt lines, a failed write, and
+ * re-registration, the per-job and per-user step limits, and persistence in
+ * real files under a temp directory: a restart, a kill -9 (a forked child
+ * kills itself), one appended line per change, compaction (one whole file,
+ * no temporary left), a tail cut short, corrupt lines, a failed write, and
  * the migration of an older helper's registry.json.
  */
 #include <dirent.h>

@@ -116,6 +116,24 @@ def extras(directory):
     leftover = os.open(f"{directory}/leftover", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     assert os.write(leftover, b"x" * 100) == 100            # write 1
 
+def rename_storm(path, prefix, count):
+    """One 4 KiB write per name: prefix-open opens, then prefix0000... each
+    write once, so every name but the first makes one row of its own."""
+    name_process(f"{prefix}-open")
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+    for i in range(int(count)):
+        name_process(f"{prefix}{i:04d}")
+        assert os.write(fd, b"s" * 4096) == 4096
+    os.close(fd)
+
+def storm(cgroup, path, prefix, count, remove):
+    """rename_storm in cgroup; with remove == "remove", the cgroup is
+    removed afterwards (its unattributed rows then expire)."""
+    ok = in_cgroup(cgroup, rename_storm, path, prefix, count)
+    if remove == "remove":
+        os.rmdir(cgroup)
+    sys.exit(0 if ok else 1)
+
 def in_cgroup(cgroup, part, *arguments):
     """Runs part in a child process moved into cgroup; True if it succeeded."""
     child = os.fork()
@@ -155,7 +173,8 @@ def nested(*cgroup_path_counts):
 def other_operations(cgroup, directory):
     sys.exit(0 if in_cgroup(cgroup, extras, directory) else 1)
 
-{"versions": versions, "nested": nested, "other_operations": other_operations}[sys.argv[1]](*sys.argv[2:])
+{"versions": versions, "nested": nested, "other_operations": other_operations,
+ "storm": storm}[sys.argv[1]](*sys.argv[2:])
 EOF
 
 # prepare: fresh directories and input files on every mount, caches dropped.
@@ -347,7 +366,7 @@ check_workload() {
 	check_eq "$mode: unattributed write calls" \
 		"$(awk '$1 == "unattributed" && $5 == "write" { total += $6 } END { print total + 0 }' "$output")" 4
 	check_eq "$mode: health counters all zero" \
-		"$(awk '$1 == "health" { printf "%s ", $3 }' "$output")" "0 0 0 0 0 "
+		"$(awk '$1 == "health" { printf "%s ", $3 }' "$output")" "0 0 0 0 0 0 0 0 "
 }
 
 # ----------------------------------------------------------------- the runs
@@ -421,6 +440,105 @@ check_op "$output" 11 "extras (slot 11)" flush count 2
 check_op "$output" 11 "extras (slot 11)" close count 2
 mark extras
 
+# ------------------------------------------- bounded rows under a name storm
+# Issue 13: a process renaming itself in a loop filled breakdown_stats
+# (16,384 rows) and unattributed_stats (4,096).  A step makes at most
+# VNFS_MAX_BREAKDOWN_ENTRIES_PER_STEP (64) rows of its own; its calls beyond
+# go to its "[other]" row and still add up.  Health counter indices are enum
+# vnfs_health_counter: 1 breakdown full, 2 unattributed full, 5 calls in a
+# step's [other] row, 6 in a uid's [other] row, 7 rows expired.
+health_of() { # OUTPUT INDEX
+	awk -v index_="$2" '$1 == "health" && $2 == index_ { print $3 }' "$1"
+}
+process_rows() { # OUTPUT SLOT: process rows of the slot
+	awk -v slot="$2" '$1 == "process" && $2 == slot' "$1" | wc -l
+}
+process_sum() { # OUTPUT SLOT COLUMN(4 read_ops .. 8 other_ops; 0: all ops)
+	awk -v slot="$2" -v column="$3" '$1 == "process" && $2 == slot {
+		total += column ? $column : $4 + $6 + $8 } END { print total + 0 }' "$1"
+}
+mkdir -p "$cgroups/storm" "$m/storm"
+output=$VNFS_OUT/driver-storm.txt
+say "name storm: one step renames itself 200 times"
+check "storm: driver and workload ran" \
+	"$driver" --register "$cgroups/storm=12" -- $python "$workload" storm \
+	"$cgroups/storm" "$m/storm/file" storm 200 keep > "$output" 2> "$VNFS_OUT/driver-storm.err"
+# storm-open, then storm0000 .. storm0062: 64 rows; storm0063 .. storm0199
+# (137 writes) and the close at exit in [other].
+check_eq "storm: 64 rows of its own and one [other] row" "$(process_rows "$output" 12)" 65
+check_eq "storm: the 64th row is storm0062's" "$(process_line "$output" 12 storm0062 | cut -d' ' -f3)" 1
+check_eq "storm: storm0063 has no row" "$(process_line "$output" 12 storm0063)" ""
+check_eq "storm: [other] has the 137 writes beyond the bound" \
+	"$(process_line "$output" 12 '[other]' | cut -d' ' -f3,4)" "137 $((137 * 4096))"
+check_op "$output" 12 "storm (slot 12)" write count 200
+check_eq "storm: write calls over the process rows = the step's" \
+	"$(process_sum "$output" 12 6)" "$(op_field "$output" 12 write count)"
+check_eq "storm: write bytes over the process rows = the step's" \
+	"$(process_sum "$output" 12 7)" "$(op_field "$output" 12 write bytes)"
+check_eq "storm: all calls over the process rows = the step's" \
+	"$(process_sum "$output" 12 0)" "$(slot_total "$output" 12 count)"
+check_eq "storm: all calls over the mount rows = the step's" \
+	"$(mount_total "$output" 12 ops)" "$(slot_total "$output" 12 count)"
+check_eq "storm: health counts the [other] row's calls" "$(health_of "$output" 5)" \
+	"$(process_line "$output" 12 '[other]' | awk '{ print $1 + $3 + $5 }')"
+check_eq "storm: breakdown_stats never full" "$(health_of "$output" 1)" 0
+mark storm
+
+# Unattributed: 3,300 names in an unregistered cgroup.  The node keeps
+# VNFS_MAX_UNATTRIBUTED_NAMED_ENTRIES (3,072) rows of their own: ustorm-open
+# and ustorm0000 .. ustorm3070; the 229 writes beyond go to uid 0's
+# {0, 0, [other]} row.  Then the cgroup is removed and one expiry pass folds
+# its 3,072 rows into uid 0's [expired] row: the totals stay.
+unattributed_rows() { # OUTPUT [CGROUP_ID]
+	awk -v id="$2" '$1 == "unattributed_bytes" && (id == "" || $2 == id)' "$1" | wc -l
+}
+unattributed_calls() { # OUTPUT OPERATION [CGROUP_ID COMM]
+	awk -v op="$2" -v id="$3" -v comm="$4" '$1 == "unattributed" && $5 == op &&
+		(id == "" || ($2 == id && $4 == comm)) { total += $6 } END { print total + 0 }' "$1"
+}
+unattributed_row_calls() { # OUTPUT CGROUP_ID COMM: all calls of one row
+	awk -v id="$2" -v comm="$3" '$1 == "unattributed" && $2 == id && $4 == comm {
+		total += $6 } END { print total + 0 }' "$1"
+}
+mkdir -p "$cgroups/ustorm"
+ustorm_id=$(stat -c %i "$cgroups/ustorm")
+output=$VNFS_OUT/driver-ustorm.txt
+say "name storm: an unregistered process renames itself 3,300 times"
+check "ustorm: driver and workload ran" \
+	"$driver" -- $python "$workload" storm "$cgroups/ustorm" "$m/storm/ufile" ustorm 3300 keep \
+	> "$output" 2> "$VNFS_OUT/driver-ustorm.err"
+check_eq "ustorm: 3,072 rows of their own" "$(unattributed_rows "$output" "$ustorm_id")" 3072
+check_eq "ustorm: and one [other] row, nothing else" "$(unattributed_rows "$output")" 3073
+check_eq "ustorm: ustorm3070 has the last row" \
+	"$(unattributed_calls "$output" write "$ustorm_id" ustorm3070)" 1
+check_eq "ustorm: ustorm3071 has none" "$(unattributed_calls "$output" write "$ustorm_id" ustorm3071)" 0
+check_eq "ustorm: [other] has the 229 writes beyond" "$(unattributed_calls "$output" write 0 '[other]')" 229
+check_eq "ustorm: every write counted once" "$(unattributed_calls "$output" write)" 3300
+check_eq "ustorm: health counts the [other] row's calls" "$(health_of "$output" 6)" \
+	"$(unattributed_row_calls "$output" 0 '[other]')"
+check_eq "ustorm: unattributed_stats never full" "$(health_of "$output" 2)" 0
+
+mkdir -p "$cgroups/gone"
+gone_id=$(stat -c %i "$cgroups/gone")
+output=$VNFS_OUT/driver-expire.txt
+say "expiry: the storm's cgroup removed, its rows folded"
+check "expire: driver and workload ran" \
+	"$driver" --expire-idle-ms 900000 -- $python "$workload" storm "$cgroups/gone" \
+	"$m/storm/gfile" gone 3300 remove > "$output" 2> "$VNFS_OUT/driver-expire.err"
+check "expire: the cgroup is gone" test ! -e "$cgroups/gone"
+check_eq "expire: 3,072 rows folded as of a removed cgroup, none idle, none kept" \
+	"$(awk '$1 == "expired" { print $2, $3, $4 }' "$output")" "3072 0 0"
+check_eq "expire: no row of the cgroup left" "$(unattributed_rows "$output" "$gone_id")" 0
+check_eq "expire: [other] and [expired] rows remain" \
+	"$(awk '$1 == "unattributed_bytes" { print $2, $3, $4 }' "$output" | sort | tr '\n' ' ')" \
+	"0 0 [expired] 0 0 [other] "
+check_eq "expire: [expired] has the 3,071 writes of the folded rows" \
+	"$(unattributed_calls "$output" write 0 '[expired]')" 3071
+check_eq "expire: every write still counted once" "$(unattributed_calls "$output" write)" 3300
+check_eq "expire: health counts the expired rows" "$(health_of "$output" 7)" 3072
+check_eq "expire: unattributed_stats never full" "$(health_of "$output" 2)" 0
+mark expire
+
 # ------------------------------------------------- map layout in the kernel
 # What bpftool sees while the probes are loaded (memlock per map is kept in
 # the results for docs/PROBES.md's memory figure).
@@ -431,6 +549,12 @@ check "maps: listed while the probes are loaded" \
 check_eq "maps: step_stats is a mmapable array of 1024 x struct vnfs_step_stats" \
 	"$(awk '$3 == "name" && $4 == "step_stats" { flags = $6; getline; print $1, $2, $3, $4, $5, $6, flags }' "$maps")" \
 	"key 4B value 7552B max_entries 1024 0x400"
+check_eq "maps: breakdown_entries counts rows per slot (1024 x u64)" \
+	"$(awk '$3 == "name" && $4 == "breakdown_entri" { getline; print $1, $2, $3, $4, $5, $6 }' "$maps")" \
+	"key 4B value 8B max_entries 1024"
+check_eq "maps: unattributed_entries is one mmapable u64" \
+	"$(awk '$3 == "name" && $4 == "unattributed_en" { flags = $6; getline; print $1, $2, $3, $4, $5, $6, flags }' "$maps")" \
+	"key 4B value 8B max_entries 1 0x400"
 check_eq "maps: task_state is task storage" \
 	"$(awk '$3 == "name" && $4 == "task_state" { print $2 }' "$maps")" "task_storage"
 mark maps
