@@ -12,16 +12,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/escape.h"
-
 #define NAME_RULE "a name is letters, digits and '_' (not starting with a digit)"
 #define VALUE_RULE "a value is letters, digits and . _ : @ + % -"
 
 /* Tag names and lists shown in messages are cut here, so that a 10 KiB name
  * cannot fill the error buffer and hide the rule that follows it. */
 #define SHOWN_NAME_MAX 40
-/* Room for SHOWN_NAME_MAX bytes escaped, and "...". */
-#define SHOWN_TEXT_SIZE (SHOWN_NAME_MAX * VNFS_ESCAPE_GROWTH + 4)
+/* Room for SHOWN_NAME_MAX bytes escaped as \xNN, and "...". */
+#define SHOWN_TEXT_SIZE (SHOWN_NAME_MAX * 4 + 4)
 
 static bool is_letter(char c)
 {
@@ -77,17 +75,40 @@ bool vnfs_tag_value_valid(const char *value)
 }
 
 /*
- * Writes "tag 'NAME'" for the start of a message: cut if long, and escaped
- * with the log rule (lib/escape.h), since names also arrive from the socket
- * and messages end up in slurmd.log, the helper's log and on terminals.
+ * At most SHOWN_NAME_MAX bytes of what the user typed, for a message, and
+ * "..." if there was more.  Messages end up in slurmd.log, the helper's log
+ * and on terminals, so every byte but printable ASCII is written as \xNN:
+ * the log rule of lib/escape.h, stricter for the non-ASCII characters no tag
+ * may hold anyway.  (Self-contained: test_config links tags.c alone.)
  */
+static const char *quote_prefix(const char *text, size_t length, char *out, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t count = length < SHOWN_NAME_MAX ? length : SHOWN_NAME_MAX;
+	size_t used = 0;
+
+	for (size_t i = 0; i < count && used + 5 <= size; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c >= 0x20 && c < 0x7f) {
+			out[used++] = (char)c;
+			continue;
+		}
+		out[used++] = '\\';
+		out[used++] = 'x';
+		out[used++] = hex[c >> 4];
+		out[used++] = hex[c & 0x0f];
+	}
+	snprintf(out + used, size - used, "%s", length > SHOWN_NAME_MAX ? "..." : "");
+	return out;
+}
+
+/* Writes "tag 'NAME'" for the start of a message, NAME quoted as above. */
 static void format_tag_label(char *label, size_t size, const char *name, size_t name_length)
 {
 	char shown[SHOWN_TEXT_SIZE];
-	size_t count = name_length < SHOWN_NAME_MAX ? name_length : SHOWN_NAME_MAX;
 
-	vnfs_escape(VNFS_ESCAPE_LOG, name, count, shown, sizeof(shown));
-	snprintf(label, size, "tag '%s%s'", shown, name_length > SHOWN_NAME_MAX ? "..." : "");
+	snprintf(label, size, "tag '%s'", quote_prefix(name, name_length, shown, sizeof(shown)));
 }
 
 static int check_name(const char *name, size_t length, char *error, size_t error_size)
@@ -278,7 +299,8 @@ int vnfs_tags_parse(struct vnfs_tag_list *list, const char *text, vnfs_tag_looku
 
 			snprintf(error, error_size,
 				 "empty tag in '%s': expected NAME or NAME=VALUE, comma-separated",
-				 vnfs_quote_prefix(text, SHOWN_NAME_MAX, shown, sizeof(shown)));
+				 quote_prefix(text, strnlen(text, SHOWN_NAME_MAX + 1), shown,
+					      sizeof(shown)));
 			return -1;
 		}
 		if (parse_item(&work, item, length, lookup, context, error, error_size) < 0)
