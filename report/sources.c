@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 #include <sqlite3.h>
 
+#include "lib/escape.h"
 #include "lib/protocol.h"
 #include "lib/record_json.h"
 #include "report/report_files.h"
@@ -604,10 +605,13 @@ static int add_job_object(struct report_set *set, struct json_object *job, const
 	}
 	for (size_t i = 0; i < json_object_array_length(steps); i++) {
 		struct vnfs_step_record record;
-		char message[256];
+		char message[256], safe[256 * VNFS_ESCAPE_GROWTH];
 		if (vnfs_step_record_from_json(json_object_array_get_idx(steps, i), &record, message,
 					       sizeof(message)) < 0) {
-			snprintf(error, error_size, "%s: steps[%zu]: %s", origin, i, message);
+			/* The message may quote the input (an unknown field's name). */
+			snprintf(error, error_size, "%s: steps[%zu]: %s", origin, i,
+				 vnfs_escape_string(VNFS_ESCAPE_TERMINAL, message, safe,
+						    sizeof(safe)));
 			return -1;
 		}
 		if (report_set_take(set, &record) < 0) {
@@ -640,13 +644,7 @@ static int add_job_object(struct report_set *set, struct json_object *job, const
 /* Text from a file (its name, a user name) made harmless on a terminal. */
 static const char *printable(const char *text, char *out, size_t size)
 {
-	size_t i = 0;
-	for (; text[i] != '\0' && i + 1 < size; i++) {
-		unsigned char c = (unsigned char)text[i];
-		out[i] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
-	}
-	out[i] = '\0';
-	return out;
+	return vnfs_escape_string(VNFS_ESCAPE_TERMINAL, text, out, size);
 }
 
 /* Adds one message to error, after those already there ("; " between). */
@@ -734,20 +732,27 @@ static const char *unreadable_kind(const struct stat *st)
 
 /*
  * Reads the whole of a regular file of at most VNFS_REPORT_FILE_MAX_BYTES
- * from fd into a malloc'd buffer.  Reads one byte more than the limit, so a
- * file that grew since fstat is caught too.  Returns the buffer, or NULL
- * with why in *why (errno kept).
+ * from fd (expected_size as fstat saw it) into a malloc'd buffer.  It reads
+ * one byte more than it expects, and on to one byte past the limit if the
+ * file grew since fstat, so such a file is caught too.  Returns the
+ * buffer, or NULL with why in *why.
  */
-static char *read_bounded(int fd, size_t *length, const char **why)
+static char *read_bounded(int fd, size_t expected_size, size_t *length, const char **why)
 {
-	char *buffer = malloc(VNFS_REPORT_FILE_MAX_BYTES + 1);
-	size_t used = 0;
-	if (buffer == NULL) {
-		*why = "out of memory";
-		return NULL;
-	}
-	while (used <= VNFS_REPORT_FILE_MAX_BYTES) {
-		ssize_t n = read(fd, buffer + used, VNFS_REPORT_FILE_MAX_BYTES + 1 - used);
+	const size_t limit = (size_t)VNFS_REPORT_FILE_MAX_BYTES + 1;
+	size_t capacity = expected_size < limit ? expected_size + 1 : limit, used = 0;
+	char *buffer = malloc(capacity);
+	while (buffer != NULL) {
+		if (used == capacity) {
+			if (capacity == limit)
+				break;
+			char *grown = realloc(buffer, limit);
+			if (grown == NULL)
+				break;
+			buffer = grown;
+			capacity = limit;
+		}
+		ssize_t n = read(fd, buffer + used, capacity - used);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -758,6 +763,11 @@ static char *read_bounded(int fd, size_t *length, const char **why)
 		if (n == 0)
 			break;
 		used += (size_t)n;
+	}
+	if (buffer == NULL || (used == capacity && capacity < limit)) {
+		*why = "out of memory";
+		free(buffer);
+		return NULL;
 	}
 	if (used > VNFS_REPORT_FILE_MAX_BYTES) {
 		*why = "larger than " VNFS_REPORT_FILE_MAX_TEXT " now";
@@ -771,6 +781,10 @@ static char *read_bounded(int fd, size_t *length, const char **why)
 /* The one JSON value text holds (whitespace around it allowed), or NULL. */
 static struct json_object *parse_whole(const char *text, size_t length, const char **why)
 {
+	if (length == 0) {
+		*why = "empty";
+		return NULL;
+	}
 	struct json_tokener *tokener = json_tokener_new();
 	if (tokener == NULL) {
 		*why = "out of memory";
@@ -840,12 +854,12 @@ static int open_job_file(int dir_fd, const char *name, const char *origin, struc
 }
 
 /* The records of an open report file, into records (all or none). */
-static int read_job_file(int fd, const char *origin, struct report_set *records, char *error,
-			 size_t error_size)
+static int read_job_file(int fd, size_t size, const char *origin, struct report_set *records,
+			 char *error, size_t error_size)
 {
 	const char *why = NULL;
 	size_t length = 0;
-	char *text = read_bounded(fd, &length, &why);
+	char *text = read_bounded(fd, size, &length, &why);
 	if (text == NULL) {
 		snprintf(error, error_size, "%s: %s: skipped", origin, why);
 		return -1;
@@ -883,7 +897,7 @@ int report_load_job_file(struct report_set *set, int dir_fd, const char *directo
 		return fd == -2 ? 1 : -1;
 	struct report_set records;
 	report_set_init(&records);
-	int rc = read_job_file(fd, origin, &records, error, error_size);
+	int rc = read_job_file(fd, (size_t)st.st_size, origin, &records, error, error_size);
 	close(fd);
 	if (rc == 0)
 		rc = check_records(&records, job_id, &st, origin, error, error_size);
