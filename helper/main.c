@@ -8,6 +8,7 @@
  * SIGHUP reloads); the socket server has its own thread.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <poll.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -42,6 +44,7 @@ struct helper {
 	struct vnfs_collector collector;
 	struct vnfs_server *server;
 	char node[65];
+	int instance_lock;      /* flock'd STATE_DIR/helper.lock, for life */
 };
 
 static void usage(FILE *out)
@@ -391,6 +394,37 @@ static int run(struct helper *helper, const char *config_path)
 	return 0;
 }
 
+/*
+ * One helper per state directory, decided before anything is written: the
+ * registry journal is compacted at load, and two helpers doing that at once
+ * (or one doing it under a running one) would lose steps.  The kernel drops
+ * the lock when the process dies, however it dies.
+ */
+static int take_instance_lock(struct helper *helper)
+{
+	const char *state_dir = helper->config.helper.state_dir;
+	char path[VNFS_PATH_MAX + 16];
+
+	if (mkdir(state_dir, 0755) != 0 && errno != EEXIST) {
+		vnfs_error("cannot create state directory %s: %s", state_dir, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/helper.lock", state_dir);
+	helper->instance_lock = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (helper->instance_lock < 0) {
+		vnfs_error("cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(helper->instance_lock, LOCK_EX | LOCK_NB) != 0) {
+		vnfs_error(errno == EWOULDBLOCK
+				   ? "another vnfs-helper is running with state directory %s (it holds %s)"
+				   : "cannot lock %s: %s",
+			   state_dir, errno == EWOULDBLOCK ? path : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int start(struct helper *helper)
 {
 	struct vnfs_probes_options probe_options = {
@@ -403,12 +437,15 @@ static int start(struct helper *helper)
 		.socket_mode = helper->config.helper.socket_mode,
 		.max_message_bytes = helper->config.helper.max_message_bytes,
 		.client_timeout_ms = 5000,
-		.max_clients = 64,
+		.max_clients = helper->config.helper.max_clients,
+		.max_clients_per_user = helper->config.helper.max_clients_per_user,
 	};
 	struct opened_sinks opened = { .config = &helper->config };
 	char error[4096];
 	int status;
 
+	if (take_instance_lock(helper) != 0)
+		return -1;
 	status = pthread_create(&opened.thread, NULL, open_sinks, &opened);
 	if (status != 0) {
 		vnfs_error("cannot start a thread: %s", strerror(status));
@@ -453,6 +490,8 @@ static void stop(struct helper *helper)
 	vnfs_registry_destroy(&helper->registry);
 	if (helper->probes != NULL)
 		vnfs_probes_close(helper->probes);
+	if (helper->instance_lock >= 0)
+		close(helper->instance_lock);
 }
 
 static int parse_probe_mode(const char *text, enum vnfs_probe_mode *mode)
@@ -492,7 +531,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct helper helper; /* large: keep it off the stack */
+	static struct helper helper = { .instance_lock = -1 }; /* large: off the stack */
 	const char *config_path = VNFS_DEFAULT_CONFIG_PATH, *probe_mode = NULL;
 	bool config_given = false, unload = false;
 	char error[1024];

@@ -7,6 +7,17 @@
  * it: every connection has a deadline (to deliver its request, then to take
  * its reply), input is bounded by max_message_bytes, and sends never block,
  * so a slow or malicious client only ever loses its own connection.
+ *
+ * Root is always served (docs/SECURITY.md).  A quarter of the connections
+ * is kept for root, and one user other than root holds at most
+ * max_clients_per_user of the rest, so nobody can fill the socket and turn
+ * slurmstepd's REGISTER away.  REGISTER and UNREGISTER are answered on this
+ * thread: they touch only the registry and a BPF map, never a file a user
+ * can stall or the collector's lock.  Everything that waits on the
+ * collector or on file, database or network I/O goes to a worker thread:
+ * FINISH (final read, report files, outputs) to root's finisher, QUERY, LIST
+ * and STATUS to the readers' worker.  Each connection has at most one request
+ * in a worker, so a worker's queue never holds more than max_clients.
  */
 #include "helper/server.h"
 
@@ -33,14 +44,20 @@
 
 #define DEFAULT_CLIENT_TIMEOUT_MS 5000
 #define DEFAULT_MAX_CLIENTS 64
+#define DEFAULT_MAX_CLIENTS_PER_USER 8
 #define LISTEN_BACKLOG 128
 #define INITIAL_INPUT_BYTES 4096
 /* After accept() fails for lack of descriptors, stop polling the listening
  * socket this long: it stays readable and would otherwise spin the thread. */
 #define ACCEPT_PAUSE_MS 100
+/* poll_fds[0] the wake-up pipe, [1] the listening socket, [2] the workers'
+ * done pipe; the connections follow. */
+#define FIXED_POLL_FDS 3
 
 struct connection {
 	int fd;                 /* -1: the slot is free */
+	uint64_t serial;        /* unique per accepted connection: a late reply
+				 * never reaches a newer one in the same slot */
 	struct vnfs_peer peer;
 	char *input;            /* grows up to max_message_bytes + 1 */
 	size_t input_capacity;
@@ -52,6 +69,44 @@ struct connection {
 	int64_t deadline_ms;    /* to deliver a request, or to take the reply */
 	bool close_when_sent;   /* after an error reply for bad input */
 	bool peer_closed;       /* the client shut down its side */
+	bool awaiting_worker;   /* its request is with a worker thread */
+};
+
+/* Which thread answers a request type (see the top of this file). */
+enum answerer { ANSWER_INLINE, ANSWER_FINISHER, ANSWER_READER, ANSWERER_COUNT };
+
+static const enum answerer answerer_of[VNFS_REQUEST_TYPES] = {
+	[VNFS_REQUEST_REGISTER] = ANSWER_INLINE,
+	[VNFS_REQUEST_UNREGISTER] = ANSWER_INLINE,
+	[VNFS_REQUEST_FINISH] = ANSWER_FINISHER,
+	[VNFS_REQUEST_QUERY] = ANSWER_READER,
+	[VNFS_REQUEST_LIST] = ANSWER_READER,
+	[VNFS_REQUEST_STATUS] = ANSWER_READER,
+};
+
+/* A request handed to a worker, and later its reply handed back. */
+struct work {
+	struct vnfs_request *request;
+	struct vnfs_peer peer;
+	unsigned connection;    /* index in the server's connections */
+	uint64_t serial;        /* that connection's serial when it asked */
+	struct json_object *reply;
+};
+
+/* A bounded queue of struct work, with its own lock. */
+struct work_queue {
+	pthread_mutex_t lock;
+	struct work *items;
+	unsigned capacity, head, count;
+};
+
+struct worker {
+	struct vnfs_server *server;
+	pthread_t thread;
+	bool started;
+	pthread_cond_t wake;
+	bool stopping;          /* under queue.lock */
+	struct work_queue queue;
 };
 
 struct vnfs_server {
@@ -61,12 +116,17 @@ struct vnfs_server {
 	ino_t socket_inode;
 	int listen_fd;
 	int wake_fds[2];        /* stop writes a byte to wake the thread */
+	int done_fds[2];        /* a worker writes a byte when a reply is ready */
+	unsigned root_reserved; /* connections only root may take */
+	uint64_t next_serial;
+	struct worker workers[ANSWERER_COUNT]; /* [ANSWER_INLINE] unused */
+	struct work_queue done; /* replies from the workers */
 	pthread_t thread;
 	vnfs_request_handler handler;
 	void *context;
 	struct connection *connections;
 	struct pollfd *poll_fds;
-	unsigned *poll_slots;   /* poll_fds[i + 2] watches connections[poll_slots[i]] */
+	unsigned *poll_slots;   /* poll_fds[i + FIXED_POLL_FDS] watches connections[poll_slots[i]] */
 	int64_t accept_paused_until_ms;
 };
 
@@ -161,7 +221,9 @@ static const char *root_only_action(enum vnfs_request_type type)
 
 /*
  * A non-root caller only sees a job it owns: the handler put the owner in
- * "uid" and this decides, so no handler can forget the check.
+ * "uid" and this decides, so no handler can forget the check.  A job that is
+ * not here and a job of another user get the same answer, so nobody learns
+ * which jobs run on the node (root gets the handler's own message).
  */
 static struct json_object *enforce_owner(struct json_object *reply,
 					 const struct vnfs_request *request,
@@ -169,9 +231,12 @@ static struct json_object *enforce_owner(struct json_object *reply,
 {
 	struct json_object *ok, *owner;
 
-	if (peer->uid == 0 || !json_object_object_get_ex(reply, "ok", &ok) ||
-	    !json_object_get_boolean(ok))
+	if (peer->uid == 0)
 		return reply;
+	if (!json_object_object_get_ex(reply, "ok", &ok) || !json_object_get_boolean(ok)) {
+		json_object_put(reply);
+		return vnfs_reply_error(VNFS_QUERY_NOT_HERE_FORMAT, request->job_id);
+	}
 	if (!json_object_object_get_ex(reply, "uid", &owner) ||
 	    !json_object_is_type(owner, json_type_int)) {
 		vnfs_error("socket: the reply to query job %u has no owner uid: refused to uid %u",
@@ -181,24 +246,42 @@ static struct json_object *enforce_owner(struct json_object *reply,
 					request->job_id);
 	}
 	if (json_object_get_int64(owner) != (int64_t)peer->uid) {
+		vnfs_debug("socket: uid %u asked for job %u of uid %lld: answered as not here",
+			   (unsigned)peer->uid, request->job_id,
+			   (long long)json_object_get_int64(owner));
 		json_object_put(reply);
-		return vnfs_reply_error("permission denied: job %u belongs to another user",
-					request->job_id);
+		return vnfs_reply_error(VNFS_QUERY_NOT_HERE_FORMAT, request->job_id);
 	}
 	return reply;
 }
 
-static struct json_object *answer(struct vnfs_server *server, struct connection *connection,
-				  const char *line, size_t length)
+/* The handler's reply to an authorized request, on whichever thread runs it. */
+static struct json_object *respond(struct vnfs_server *server, const struct vnfs_request *request,
+				   const struct vnfs_peer *peer)
+{
+	struct json_object *reply = server->handler(server->context, request, peer);
+
+	if (reply == NULL) {
+		vnfs_error("socket: no reply to the %s request", vnfs_request_type_name(request->type));
+		return vnfs_reply_error("internal error: the helper produced no reply");
+	}
+	if (request->type == VNFS_REQUEST_QUERY)
+		reply = enforce_owner(reply, request, peer);
+	return reply;
+}
+
+/* Decodes and authorizes one request; NULL with *reply set when refused. */
+static struct vnfs_request *admit(struct vnfs_server *server, struct connection *connection,
+				  const char *line, size_t length, struct json_object **reply)
 {
 	struct vnfs_request *request = malloc(sizeof(*request));
-	struct json_object *reply;
 	const char *action;
 	char error[512];
 
 	if (request == NULL) {
 		connection->close_when_sent = true;
-		return vnfs_reply_error("internal error: out of memory");
+		*reply = vnfs_reply_error("internal error: out of memory");
+		return NULL;
 	}
 	if (vnfs_request_decode(line, length, server->options.max_message_bytes, request, error,
 				sizeof(error)) < 0) {
@@ -206,27 +289,198 @@ static struct json_object *answer(struct vnfs_server *server, struct connection 
 			   (long)connection->peer.pid, (unsigned)connection->peer.uid, error);
 		free(request);
 		connection->close_when_sent = true;
-		return vnfs_reply_error("%s", error);
+		*reply = vnfs_reply_error("%s", error);
+		return NULL;
 	}
-
 	action = root_only_action(request->type);
 	if (action != NULL && connection->peer.uid != 0) {
 		vnfs_info("socket: refused %s for job %u from uid %u (pid %ld)",
 			  vnfs_request_type_name(request->type), request->job_id,
 			  (unsigned)connection->peer.uid, (long)connection->peer.pid);
 		free(request);
-		return vnfs_reply_error("permission denied: only root may %s", action);
+		*reply = vnfs_reply_error("permission denied: only root may %s", action);
+		return NULL;
 	}
+	return request;
+}
 
-	reply = server->handler(server->context, request, &connection->peer);
-	if (reply == NULL) {
-		vnfs_error("socket: no reply to the %s request", vnfs_request_type_name(request->type));
-		reply = vnfs_reply_error("internal error: the helper produced no reply");
-	} else if (request->type == VNFS_REQUEST_QUERY) {
-		reply = enforce_owner(reply, request, &connection->peer);
+/* ---- work queues and workers ---------------------------------------- */
+
+static int work_queue_init(struct work_queue *queue, unsigned capacity)
+{
+	queue->items = calloc(capacity, sizeof(*queue->items));
+	queue->capacity = capacity;
+	queue->head = queue->count = 0;
+	if (queue->items == NULL)
+		return -1;
+	if (pthread_mutex_init(&queue->lock, NULL) != 0) {
+		free(queue->items);
+		queue->items = NULL;
+		return -1;
 	}
-	free(request);
-	return reply;
+	return 0;
+}
+
+/* Lock held.  Never full: each connection has at most one request out. */
+static bool work_queue_push(struct work_queue *queue, const struct work *work)
+{
+	if (queue->count == queue->capacity)
+		return false;
+	queue->items[(queue->head + queue->count++) % queue->capacity] = *work;
+	return true;
+}
+
+/* Lock held. */
+static bool work_queue_pop(struct work_queue *queue, struct work *work)
+{
+	if (queue->count == 0)
+		return false;
+	*work = queue->items[queue->head];
+	queue->head = (queue->head + 1) % queue->capacity;
+	queue->count--;
+	return true;
+}
+
+/* Frees what is left (at stop) and the queue itself. */
+static void work_queue_destroy(struct work_queue *queue)
+{
+	struct work work;
+
+	if (queue->items == NULL)
+		return;
+	while (work_queue_pop(queue, &work)) {
+		free(work.request);
+		json_object_put(work.reply);
+	}
+	free(queue->items);
+	queue->items = NULL;
+	pthread_mutex_destroy(&queue->lock);
+}
+
+/* Hands a finished work back to the socket thread and wakes it. */
+static void post_reply(struct vnfs_server *server, struct work *work)
+{
+	char byte = 0;
+	bool posted;
+
+	free(work->request);
+	work->request = NULL;
+	pthread_mutex_lock(&server->done.lock);
+	posted = work_queue_push(&server->done, work);
+	pthread_mutex_unlock(&server->done.lock);
+	if (!posted) { /* cannot happen: at most one work per connection */
+		vnfs_error("socket: no room for a reply: dropped");
+		json_object_put(work->reply);
+		return;
+	}
+	/* The pipe is non-blocking: a full pipe already has a wake-up in it. */
+	while (write(server->done_fds[1], &byte, 1) < 0 && errno == EINTR)
+		;
+}
+
+static void *worker_thread(void *argument)
+{
+	struct worker *worker = argument;
+	struct work work;
+
+	for (;;) {
+		pthread_mutex_lock(&worker->queue.lock);
+		while (!worker->stopping && worker->queue.count == 0)
+			pthread_cond_wait(&worker->wake, &worker->queue.lock);
+		if (worker->stopping) {
+			pthread_mutex_unlock(&worker->queue.lock);
+			return NULL;
+		}
+		work_queue_pop(&worker->queue, &work);
+		pthread_mutex_unlock(&worker->queue.lock);
+		work.reply = respond(worker->server, work.request, &work.peer);
+		post_reply(worker->server, &work);
+	}
+}
+
+static bool worker_submit(struct worker *worker, const struct work *work)
+{
+	bool queued;
+
+	pthread_mutex_lock(&worker->queue.lock);
+	queued = work_queue_push(&worker->queue, work);
+	if (queued)
+		pthread_cond_signal(&worker->wake);
+	pthread_mutex_unlock(&worker->queue.lock);
+	return queued;
+}
+
+/* Answers one request: here for root's control requests, else through the
+ * worker that owns its type (the reply then comes back in deliver_replies). */
+static void answer(struct vnfs_server *server, struct connection *connection, const char *line,
+		   size_t length)
+{
+	struct json_object *reply = NULL;
+	struct vnfs_request *request = admit(server, connection, line, length, &reply);
+	enum answerer answerer;
+	struct work work;
+
+	if (request == NULL) {
+		queue_reply(server, connection, reply);
+		return;
+	}
+	answerer = answerer_of[request->type];
+	if (answerer == ANSWER_INLINE) {
+		queue_reply(server, connection, respond(server, request, &connection->peer));
+		free(request);
+		return;
+	}
+	work = (struct work){
+		.request = request,
+		.peer = connection->peer,
+		.connection = (unsigned)(connection - server->connections),
+		.serial = connection->serial,
+	};
+	if (!worker_submit(&server->workers[answerer], &work)) {
+		free(request);
+		connection->close_when_sent = true;
+		queue_reply(server, connection, vnfs_reply_error("internal error: the helper is busy"));
+		return;
+	}
+	connection->awaiting_worker = true;
+	/* The worker always answers; a client that gives up hangs up, which
+	 * poll reports, and its reply is then dropped. */
+	connection->deadline_ms = INT64_MAX;
+}
+
+static int start_worker(struct vnfs_server *server, struct worker *worker, char *error,
+			size_t error_size)
+{
+	int result;
+
+	worker->server = server;
+	if (work_queue_init(&worker->queue, server->options.max_clients) < 0 ||
+	    pthread_cond_init(&worker->wake, NULL) != 0)
+		return vnfs_fail(error, error_size, "out of memory for a worker thread");
+	result = pthread_create(&worker->thread, NULL, worker_thread, worker);
+	if (result != 0)
+		return vnfs_fail(error, error_size, "cannot start a worker thread: %s",
+				 strerror(result));
+	worker->started = true;
+	return 0;
+}
+
+/* Joins the worker.  One stuck in a handler (a report_dir on a hung NFS
+ * server) holds the stop until it returns, as any thread in the kernel would. */
+static void stop_worker(struct worker *worker)
+{
+	if (worker->queue.items == NULL)
+		return;
+	if (worker->started) {
+		pthread_mutex_lock(&worker->queue.lock);
+		worker->stopping = true;
+		pthread_cond_signal(&worker->wake);
+		pthread_mutex_unlock(&worker->queue.lock);
+		pthread_join(worker->thread, NULL);
+		worker->started = false;
+	}
+	pthread_cond_destroy(&worker->wake);
+	work_queue_destroy(&worker->queue);
 }
 
 /* ---- reading and writing -------------------------------------------- */
@@ -295,13 +549,16 @@ static void drop_line(struct connection *connection, size_t length)
  */
 static void process_input(struct vnfs_server *server, struct connection *connection)
 {
-	while (connection->fd >= 0 && connection->output == NULL && !connection->close_when_sent) {
+	while (connection->fd >= 0 && connection->output == NULL && !connection->awaiting_worker &&
+	       !connection->close_when_sent) {
 		char *line;
 		size_t length;
 
 		if (take_line(connection, &line, &length)) {
-			queue_reply(server, connection, answer(server, connection, line, length));
+			answer(server, connection, line, length);
 			drop_line(connection, length);
+			if (connection->awaiting_worker)
+				return;
 		} else if (connection->input_used > server->options.max_message_bytes) {
 			connection->close_when_sent = true;
 			queue_reply(server, connection,
@@ -325,6 +582,39 @@ static void process_input(struct vnfs_server *server, struct connection *connect
 		}
 		if (!flush_output(server, connection))
 			return;
+	}
+}
+
+/* Replies the workers finished: each goes to its connection if that is
+ * still the one that asked, and is dropped otherwise. */
+static void deliver_replies(struct vnfs_server *server)
+{
+	char bytes[64];
+	struct work work;
+
+	while (read(server->done_fds[0], bytes, sizeof(bytes)) > 0)
+		;
+	for (;;) {
+		struct connection *connection;
+		bool taken;
+
+		pthread_mutex_lock(&server->done.lock);
+		taken = work_queue_pop(&server->done, &work);
+		pthread_mutex_unlock(&server->done.lock);
+		if (!taken)
+			return;
+		connection = &server->connections[work.connection];
+		if (connection->fd < 0 || connection->serial != work.serial ||
+		    !connection->awaiting_worker) {
+			json_object_put(work.reply);
+			continue;
+		}
+		connection->awaiting_worker = false;
+		queue_reply(server, connection, work.reply);
+		if (connection->output == NULL)
+			connection_close(connection);
+		else if (flush_output(server, connection))
+			process_input(server, connection);
 	}
 }
 
@@ -383,6 +673,11 @@ static void read_input(struct vnfs_server *server, struct connection *connection
 static void handle_events(struct vnfs_server *server, struct connection *connection,
 			  short revents)
 {
+	if (connection->awaiting_worker) {
+		if (revents & (POLLERR | POLLHUP | POLLNVAL))
+			connection_close(connection); /* gave up: its reply is dropped */
+		return;
+	}
 	if (connection->output != NULL) {
 		if ((revents & (POLLOUT | POLLERR | POLLHUP)) && flush_output(server, connection))
 			process_input(server, connection);
@@ -424,31 +719,62 @@ static struct connection *free_slot(struct vnfs_server *server)
 	return NULL;
 }
 
+/*
+ * Why a new connection from uid is turned away, or NULL to take it: the
+ * socket is full; or, for anyone but root, the share not kept for root is
+ * full, or uid already holds its own share.
+ */
+static const char *refusal(const struct vnfs_server *server, uid_t uid, char *message,
+			   size_t size)
+{
+	unsigned total = 0, not_root = 0, of_uid = 0;
+
+	for (unsigned i = 0; i < server->options.max_clients; i++) {
+		const struct connection *connection = &server->connections[i];
+
+		if (connection->fd < 0)
+			continue;
+		total++;
+		not_root += connection->peer.uid != 0;
+		of_uid += connection->peer.uid == uid;
+	}
+	if (total >= server->options.max_clients ||
+	    (uid != 0 && not_root >= server->options.max_clients - server->root_reserved)) {
+		snprintf(message, size, "too many clients (%u connected): try again later", total);
+		return message;
+	}
+	if (uid != 0 && of_uid >= server->options.max_clients_per_user) {
+		snprintf(message, size,
+			 "too many connections from uid %u (at most %u at once): try again later",
+			 (unsigned)uid, server->options.max_clients_per_user);
+		return message;
+	}
+	return NULL;
+}
+
 static void accept_one(struct vnfs_server *server, int fd)
 {
 	struct ucred credentials;
 	socklen_t size = sizeof(credentials);
 	struct connection *connection;
+	char message[128];
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) < 0) {
 		vnfs_warning("socket: cannot read the peer's credentials: %s", strerror(errno));
 		close(fd);
 		return;
 	}
-	connection = free_slot(server);
-	if (connection == NULL) {
-		char message[128];
-
-		snprintf(message, sizeof(message),
-			 "too many clients (%u connected): try again later",
-			 server->options.max_clients);
+	if (refusal(server, credentials.uid, message, sizeof(message)) != NULL ||
+	    (connection = free_slot(server)) == NULL) {
 		send_parting_error(fd, message);
-		vnfs_warning("socket: %u clients connected: refused pid %ld",
-			     server->options.max_clients, (long)credentials.pid);
+		/* debug, not warning: a flood of these must not flood the log */
+		vnfs_debug("socket: refused pid %ld uid %u: %s", (long)credentials.pid,
+			   (unsigned)credentials.uid, message);
 		close(fd);
 		return;
 	}
 	connection->fd = fd;
+	connection->serial = ++server->next_serial;
 	connection->peer.pid = credentials.pid;
 	connection->peer.uid = credentials.uid;
 	connection->peer.gid = credentials.gid;
@@ -479,11 +805,12 @@ static void accept_all(struct vnfs_server *server)
 /* Fills the poll set; returns how many entries, and the poll timeout. */
 static nfds_t build_poll_set(struct vnfs_server *server, int64_t now, int *timeout_ms)
 {
-	nfds_t count = 2;
+	nfds_t count = FIXED_POLL_FDS;
 	int64_t nearest = INT64_MAX;
 
 	server->poll_fds[0] = (struct pollfd){ .fd = server->wake_fds[0], .events = POLLIN };
 	server->poll_fds[1] = (struct pollfd){ .fd = server->listen_fd, .events = POLLIN };
+	server->poll_fds[2] = (struct pollfd){ .fd = server->done_fds[0], .events = POLLIN };
 	if (now < server->accept_paused_until_ms) {
 		server->poll_fds[1].fd = -1;
 		nearest = server->accept_paused_until_ms;
@@ -493,11 +820,13 @@ static nfds_t build_poll_set(struct vnfs_server *server, int64_t now, int *timeo
 
 		if (connection->fd < 0)
 			continue;
+		/* Waiting on a worker: only a hang-up matters (always reported). */
 		server->poll_fds[count] = (struct pollfd){
 			.fd = connection->fd,
-			.events = connection->output ? POLLOUT : POLLIN,
+			.events = connection->awaiting_worker ? 0
+				  : connection->output ? POLLOUT : POLLIN,
 		};
-		server->poll_slots[count - 2] = i;
+		server->poll_slots[count - FIXED_POLL_FDS] = i;
 		count++;
 		if (connection->deadline_ms < nearest)
 			nearest = connection->deadline_ms;
@@ -530,10 +859,13 @@ static void *server_thread(void *argument)
 		}
 		if (server->poll_fds[0].revents != 0)
 			break; /* vnfs_server_stop */
+		if (server->poll_fds[2].revents & POLLIN)
+			deliver_replies(server);
 		if (server->poll_fds[1].revents & POLLIN)
 			accept_all(server);
-		for (nfds_t i = 2; i < count; i++) {
-			struct connection *connection = &server->connections[server->poll_slots[i - 2]];
+		for (nfds_t i = FIXED_POLL_FDS; i < count; i++) {
+			struct connection *connection =
+				&server->connections[server->poll_slots[i - FIXED_POLL_FDS]];
 
 			if (server->poll_fds[i].revents != 0 &&
 			    connection->fd == server->poll_fds[i].fd)
@@ -673,11 +1005,29 @@ static int apply_defaults(struct vnfs_server *server, const struct vnfs_server_o
 		server->options.client_timeout_ms = DEFAULT_CLIENT_TIMEOUT_MS;
 	if (server->options.max_clients == 0)
 		server->options.max_clients = DEFAULT_MAX_CLIENTS;
+	if (server->options.max_clients_per_user == 0)
+		server->options.max_clients_per_user = DEFAULT_MAX_CLIENTS_PER_USER;
+	server->root_reserved = server->options.max_clients / 4;
+	if (server->root_reserved == 0)
+		server->root_reserved = 1;
 	return 0;
 }
 
+static void close_pipe(int fds[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
+
+/* After the socket thread: the workers may still post replies until joined. */
 static void destroy(struct vnfs_server *server)
 {
+	for (int i = 0; i < ANSWERER_COUNT; i++)
+		stop_worker(&server->workers[i]);
+	work_queue_destroy(&server->done);
 	if (server->connections != NULL) {
 		for (unsigned i = 0; i < server->options.max_clients; i++)
 			connection_close(&server->connections[i]);
@@ -686,30 +1036,32 @@ static void destroy(struct vnfs_server *server)
 		close(server->listen_fd);
 		remove_own_socket(server);
 	}
-	if (server->wake_fds[0] >= 0)
-		close(server->wake_fds[0]);
-	if (server->wake_fds[1] >= 0)
-		close(server->wake_fds[1]);
+	close_pipe(server->wake_fds);
+	close_pipe(server->done_fds);
 	free(server->connections);
 	free(server->poll_fds);
 	free(server->poll_slots);
 	free(server);
 }
 
-/* The thread takes no signals: they belong to the daemon's main loop. */
-static int start_thread(struct vnfs_server *server, char *error, size_t error_size)
+/* The threads take no signals: they belong to the daemon's main loop. */
+static int start_threads(struct vnfs_server *server, char *error, size_t error_size)
 {
 	sigset_t all, previous;
-	int result;
+	int result = 0;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &previous);
-	result = pthread_create(&server->thread, NULL, server_thread, server);
+	for (int i = ANSWER_INLINE + 1; i < ANSWERER_COUNT && result == 0; i++)
+		result = start_worker(server, &server->workers[i], error, error_size);
+	if (result == 0) {
+		result = pthread_create(&server->thread, NULL, server_thread, server);
+		if (result != 0)
+			vnfs_fail(error, error_size, "cannot start the socket thread: %s",
+				  strerror(result));
+	}
 	pthread_sigmask(SIG_SETMASK, &previous, NULL);
-	if (result != 0)
-		return vnfs_fail(error, error_size, "cannot start the socket thread: %s",
-			    strerror(result));
-	return 0;
+	return result == 0 ? 0 : -1;
 }
 
 int vnfs_server_start(struct vnfs_server **result, const struct vnfs_server_options *options,
@@ -722,6 +1074,7 @@ int vnfs_server_start(struct vnfs_server **result, const struct vnfs_server_opti
 		return vnfs_fail(error, error_size, "out of memory");
 	server->listen_fd = -1;
 	server->wake_fds[0] = server->wake_fds[1] = -1;
+	server->done_fds[0] = server->done_fds[1] = -1;
 	server->handler = handler;
 	server->context = context;
 	if (apply_defaults(server, options, error, error_size) < 0) {
@@ -729,27 +1082,32 @@ int vnfs_server_start(struct vnfs_server **result, const struct vnfs_server_opti
 		return -1;
 	}
 	server->connections = calloc(server->options.max_clients, sizeof(*server->connections));
-	server->poll_fds = calloc(server->options.max_clients + 2, sizeof(*server->poll_fds));
+	server->poll_fds = calloc(server->options.max_clients + FIXED_POLL_FDS,
+				  sizeof(*server->poll_fds));
 	server->poll_slots = calloc(server->options.max_clients, sizeof(*server->poll_slots));
-	if (server->connections == NULL || server->poll_fds == NULL || server->poll_slots == NULL) {
+	if (server->connections == NULL || server->poll_fds == NULL || server->poll_slots == NULL ||
+	    work_queue_init(&server->done, server->options.max_clients) < 0) {
 		destroy(server);
 		return vnfs_fail(error, error_size, "out of memory for %u clients",
 			    options->max_clients);
 	}
 	for (unsigned i = 0; i < server->options.max_clients; i++)
 		server->connections[i].fd = -1;
-	if (pipe2(server->wake_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+	if (pipe2(server->wake_fds, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    pipe2(server->done_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
 		vnfs_fail(error, error_size, "pipe: %s", strerror(errno));
 		destroy(server);
 		return -1;
 	}
 	if (open_listening_socket(server, error, error_size) < 0 ||
-	    start_thread(server, error, error_size) < 0) {
+	    start_threads(server, error, error_size) < 0) {
 		destroy(server);
 		return -1;
 	}
-	vnfs_info("socket: listening on %s (mode %04o, at most %u clients)", server->socket_path,
-		  server->options.socket_mode, server->options.max_clients);
+	vnfs_info("socket: listening on %s (mode %04o, at most %u clients, %u of them kept for "
+		  "root, %u per user)", server->socket_path, server->options.socket_mode,
+		  server->options.max_clients, server->root_reserved,
+		  server->options.max_clients_per_user);
 	*result = server;
 	return 0;
 }

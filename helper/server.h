@@ -6,11 +6,15 @@
  * Authorization (docs/PROTOCOL.md) is the server's job, from SO_PEERCRED:
  *   REGISTER, UNREGISTER, FINISH   only from uid 0; others never reach the handler.
  *   QUERY    the handler answers with the job's owner in the reply's "uid"
- *            field; the server replaces the reply with "permission denied"
- *            when the caller is neither root nor that owner (and when an ok
- *            reply lacks "uid": it fails closed).
+ *            field; when the caller is neither root nor that owner, the server
+ *            answers VNFS_QUERY_NOT_HERE_FORMAT, the same as for a job that is
+ *            not here (and an ok reply that lacks "uid" fails closed).
  *   LIST     the handler gets the peer and lists only what it may see.
  *   STATUS   anyone.
+ *
+ * Threads: REGISTER and UNREGISTER are handled on the socket thread; FINISH
+ * on root's finisher thread; QUERY, LIST and STATUS on the readers' thread.
+ * The handler must therefore be safe to call from three threads at once.
  */
 #ifndef VNFS_SERVER_H
 #define VNFS_SERVER_H
@@ -22,6 +26,10 @@
 
 struct json_object;
 struct vnfs_server;
+
+/* What a caller other than root hears of a job that is not here and of a job
+ * of another user alike, so nobody learns which jobs run on the node. */
+#define VNFS_QUERY_NOT_HERE_FORMAT "job %u is not running on this node"
 
 struct vnfs_peer {
 	pid_t pid;
@@ -42,7 +50,8 @@ struct vnfs_server_options {
 	unsigned socket_mode;       /* e.g. 0666: users may QUERY their own jobs */
 	size_t max_message_bytes;   /* request bound; 0 = VNFS_DEFAULT_MAX_MESSAGE */
 	int client_timeout_ms;      /* to send a request / take a reply; <= 0 = 5000 */
-	unsigned max_clients;       /* connections at once; 0 = 64 */
+	unsigned max_clients;       /* connections at once; 0 = 64; a quarter kept for root */
+	unsigned max_clients_per_user; /* of them, one uid other than root's; 0 = 8 */
 };
 
 /*

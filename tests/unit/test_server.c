@@ -42,7 +42,16 @@ struct fixture {
 	unsigned calls;
 	struct vnfs_peer last_peer;
 	enum vnfs_request_type last_type;
+	/* While holding, FINISH of job HELD_FINISH_JOB and QUERY of job
+	 * HELD_QUERY_JOB wait in the handler: a report_dir on a stalled server,
+	 * a query stuck behind the collector. */
+	bool holding;
+	unsigned held;             /* handlers waiting now */
+	pthread_cond_t changed;
 };
+
+#define HELD_FINISH_JOB 500
+#define HELD_QUERY_JOB 501
 
 /* ---- the handler: a small fake registry of jobs --------------------- */
 
@@ -94,6 +103,16 @@ static struct json_object *handler(void *context, const struct vnfs_request *req
 	fixture->calls++;
 	fixture->last_peer = *peer;
 	fixture->last_type = request->type;
+	if ((request->type == VNFS_REQUEST_FINISH && request->job_id == HELD_FINISH_JOB) ||
+	    (request->type == VNFS_REQUEST_QUERY && request->job_id == HELD_QUERY_JOB)) {
+		fixture->held++;
+		pthread_cond_broadcast(&fixture->changed);
+		while (fixture->holding)
+			pthread_cond_wait(&fixture->changed, &fixture->lock);
+		fixture->held--;
+		pthread_mutex_unlock(&fixture->lock);
+		return vnfs_reply_ok(object_with("uid", json_object_new_int(0)));
+	}
 	pthread_mutex_unlock(&fixture->lock);
 
 	switch (request->type) {
@@ -117,7 +136,7 @@ static struct json_object *handler(void *context, const struct vnfs_request *req
 /* ---- fixtures ------------------------------------------------------- */
 
 static int start_server(struct fixture *fixture, size_t max_message, int timeout_ms,
-			unsigned max_clients)
+			unsigned max_clients, unsigned max_clients_per_user)
 {
 	struct vnfs_server_options options = {
 		.socket_path = fixture->socket_path,
@@ -125,6 +144,7 @@ static int start_server(struct fixture *fixture, size_t max_message, int timeout
 		.max_message_bytes = max_message,
 		.client_timeout_ms = timeout_ms,
 		.max_clients = max_clients,
+		.max_clients_per_user = max_clients_per_user,
 	};
 	char error[256];
 	mode_t saved_umask = umask(077); /* the modes must not depend on it */
@@ -154,6 +174,7 @@ static struct fixture *new_fixture(void)
 	snprintf(fixture->socket_path, sizeof(fixture->socket_path), "%s/run/vnfs/helper.sock",
 		 fixture->directory);
 	pthread_mutex_init(&fixture->lock, NULL);
+	pthread_cond_init(&fixture->changed, NULL);
 	return fixture;
 }
 
@@ -161,7 +182,7 @@ static int setup_with(void **state, size_t max_message, int timeout_ms, unsigned
 {
 	struct fixture *fixture = new_fixture();
 
-	if (fixture == NULL || start_server(fixture, max_message, timeout_ms, max_clients) < 0)
+	if (fixture == NULL || start_server(fixture, max_message, timeout_ms, max_clients, 0) < 0)
 		return -1;
 	*state = fixture;
 	return 0;
@@ -183,6 +204,17 @@ static int setup_slow_reader(void **state)
 	return setup_with(state, 0, 1500, 8);
 }
 
+/* 16 connections, 4 of them kept for root, 8 per user. */
+static int setup_shares(void **state)
+{
+	struct fixture *fixture = new_fixture();
+
+	if (fixture == NULL || start_server(fixture, 0, 5000, 16, 8) < 0)
+		return -1;
+	*state = fixture;
+	return 0;
+}
+
 static int teardown(void **state)
 {
 	struct fixture *fixture = *state;
@@ -195,6 +227,7 @@ static int teardown(void **state)
 	rmdir(path);
 	rmdir(fixture->directory);
 	pthread_mutex_destroy(&fixture->lock);
+	pthread_cond_destroy(&fixture->changed);
 	free(fixture);
 	return 0;
 }
@@ -689,10 +722,11 @@ static void test_non_root_is_limited(void **state)
 		"-1|permission denied: only root may register steps\n"
 		"-1|permission denied: only root may unregister steps\n"
 		"-1|permission denied: only root may finish jobs\n"
-		"-1|permission denied: job 42 belongs to another user\n"
+		/* not yours and not here: one answer */
+		"-1|job 42 is not running on this node\n"
 		"0|{\"v\":1,\"ok\":true,\"job\":43,\"uid\":65534}\n"
 		"-1|internal error: job 44 has no recorded owner\n"
-		"-1|job 45 is not known\n"
+		"-1|job 45 is not running on this node\n"
 		"0|{\"v\":1,\"ok\":true,\"peer_uid\":65534}\n"
 		"0|{\"v\":1,\"ok\":true,\"status\":\"running\"}\n";
 	char output[2048];
@@ -870,6 +904,187 @@ static void test_client_times_out_on_stalled_helper(void **state)
 	unlink(path);
 }
 
+/* ---- root is always served ------------------------------------------ */
+
+/*
+ * In a child running as uid: opens count connections, each proven held by a
+ * STATUS round trip, and writes one line per connection to out ("held" or
+ * the helper's refusal); then holds them until release_fd reads end of file.
+ */
+static void hold_connections(const char *socket_path, uid_t uid, int count, int out_fd,
+			     int release_fd)
+{
+	const char status[] = "{\"v\":1,\"type\":\"status\"}\n";
+	FILE *out = fdopen(out_fd, "w");
+	char byte;
+
+	if (out == NULL || setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+	    setresuid(uid, uid, uid) < 0)
+		_exit(2);
+	for (int i = 0; i < count; i++) {
+		struct sockaddr_un address = { .sun_family = AF_UNIX };
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		char line[256];
+		ssize_t length;
+
+		snprintf(address.sun_path, sizeof(address.sun_path), "%s", socket_path);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof(address)) < 0)
+			_exit(3);
+		/* A refused connection may be closed before this arrives. */
+		(void)!send(fd, status, sizeof(status) - 1, MSG_NOSIGNAL);
+		length = raw_read_line(fd, line, sizeof(line), 4000);
+		if (length < 0)
+			_exit(4);
+		fprintf(out, "%s\n", strstr(line, "\"ok\":true") ? "held" : line);
+	}
+	fclose(out);
+	while (read(release_fd, &byte, 1) > 0)
+		;
+	_exit(0);
+}
+
+/* Starts hold_connections in a child; *release is the pipe end to close. */
+static pid_t start_holder(const char *socket_path, uid_t uid, int count, FILE **lines,
+			  int *release)
+{
+	int out[2], release_pipe[2];
+	pid_t child;
+
+	assert_int_equal(pipe(out), 0);
+	assert_int_equal(pipe(release_pipe), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		close(out[0]);
+		close(release_pipe[1]);
+		hold_connections(socket_path, uid, count, out[1], release_pipe[0]);
+	}
+	close(out[1]);
+	close(release_pipe[0]);
+	*lines = fdopen(out[0], "r");
+	assert_non_null(*lines);
+	*release = release_pipe[1];
+	return child;
+}
+
+static void expect_lines(FILE *lines, int held, const char *refusal)
+{
+	char line[512];
+
+	for (int i = 0; i < held; i++) {
+		assert_non_null(fgets(line, sizeof(line), lines));
+		assert_string_equal(line, "held\n");
+	}
+	assert_non_null(fgets(line, sizeof(line), lines));
+	assert_string_equal(line, refusal);
+	assert_null(fgets(line, sizeof(line), lines));
+	fclose(lines);
+}
+
+static void end_holder(pid_t child, int release)
+{
+	int status;
+
+	close(release);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_root_is_served_while_users_hold_connections(void **state)
+{
+	struct fixture *fixture = *state;
+	struct vnfs_request request = simple_request(VNFS_REQUEST_REGISTER, 42);
+	struct json_object *replies[4];
+	char error[256];
+	FILE *lines;
+	int release_nobody, release_other;
+	pid_t nobody, other;
+
+	/* One user: 8 connections, the 9th is refused by the per-user share. */
+	nobody = start_holder(fixture->socket_path, NOBODY, 9, &lines, &release_nobody);
+	expect_lines(lines, 8, "{\"v\":1,\"ok\":false,\"error\":\"too many connections from "
+			       "uid 65534 (at most 8 at once): try again later\"}\n");
+	/* Another: 4 more fill the 12 not kept for root; the 5th is refused. */
+	other = start_holder(fixture->socket_path, NOBODY - 1, 5, &lines, &release_other);
+	expect_lines(lines, 4, "{\"v\":1,\"ok\":false,\"error\":\"too many clients (12 "
+			       "connected): try again later\"}\n");
+	/* Root still has its four: each REGISTER answered, ok. */
+	request.has_step = true;
+	request.uid = 1001;
+	request.cgroup_id = 99;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &replies[i],
+						  error, sizeof(error)),
+				 0);
+	for (int i = 0; i < 4; i++)
+		json_object_put(replies[i]);
+	/* The second child inherited the first one's release pipe: it goes first. */
+	end_holder(other, release_other);
+	end_holder(nobody, release_nobody);
+}
+
+struct background_call {
+	const char *socket_path;
+	struct vnfs_request request;
+	pthread_t thread;
+	int result;
+	char error[256];
+};
+
+static void *call_in_background(void *argument)
+{
+	struct background_call *call = argument;
+	struct json_object *reply = NULL;
+
+	call->result = vnfs_client_call(call->socket_path, &call->request, 30000, &reply,
+					call->error, sizeof(call->error));
+	json_object_put(reply);
+	return NULL;
+}
+
+/*
+ * A FINISH stuck in its handler (report_dir on a stalled NFS server) and a
+ * user's QUERY stuck behind the collector do not delay root's REGISTER: it is
+ * answered while both still wait (with the old single thread it timed out).
+ */
+static void test_register_does_not_wait_for_finish_or_queries(void **state)
+{
+	struct fixture *fixture = *state;
+	struct background_call finish = { .socket_path = fixture->socket_path };
+	struct background_call query = { .socket_path = fixture->socket_path };
+	struct vnfs_request request = simple_request(VNFS_REQUEST_REGISTER, 42);
+	struct json_object *reply = NULL;
+	char error[256];
+
+	fixture->holding = true;
+	finish.request = simple_request(VNFS_REQUEST_FINISH, HELD_FINISH_JOB);
+	query.request = simple_request(VNFS_REQUEST_QUERY, HELD_QUERY_JOB);
+	assert_int_equal(pthread_create(&finish.thread, NULL, call_in_background, &finish), 0);
+	assert_int_equal(pthread_create(&query.thread, NULL, call_in_background, &query), 0);
+	pthread_mutex_lock(&fixture->lock);
+	while (fixture->held < 2)
+		pthread_cond_wait(&fixture->changed, &fixture->lock);
+	pthread_mutex_unlock(&fixture->lock);
+
+	request.has_step = true;
+	request.uid = 1001;
+	request.cgroup_id = 99;
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
+					  sizeof(error)),
+			 0);
+	json_object_put(reply);
+	pthread_mutex_lock(&fixture->lock);
+	assert_int_equal(fixture->held, 2); /* both still waiting */
+	fixture->holding = false;
+	pthread_cond_broadcast(&fixture->changed);
+	pthread_mutex_unlock(&fixture->lock);
+	pthread_join(finish.thread, NULL);
+	pthread_join(query.thread, NULL);
+	assert_int_equal(finish.result, 0);
+	assert_int_equal(query.result, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -887,6 +1102,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_too_many_clients, setup_small, teardown),
 		cmocka_unit_test_setup_teardown(test_many_clients, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_non_root_is_limited, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_is_served_while_users_hold_connections,
+						setup_shares, teardown),
+		cmocka_unit_test_setup_teardown(test_register_does_not_wait_for_finish_or_queries,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_and_busy_sockets, setup, teardown),
 		cmocka_unit_test(test_client_cannot_reach),
 		cmocka_unit_test_setup_teardown(test_client_times_out_on_stalled_helper, setup,
