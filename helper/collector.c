@@ -20,15 +20,20 @@
 #include <json-c/json.h>
 
 #include "helper/probes.h"
+#include "helper/report_writer.h"
 #include "lib/log.h"
 #include "lib/record_json.h"
-#include "report/report_files.h"
 
 int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_config *config,
 			struct vnfs_probes *probes, struct vnfs_registry *registry, const char *node,
 			char *error, size_t error_size)
 {
+	gid_t admin_gid;
+
 	memset(collector, 0, sizeof(*collector));
+	if (vnfs_config_admin_gid(config, &admin_gid, error, error_size) != 0 ||
+	    vnfs_report_writer_start(&collector->report_writer, admin_gid, error, error_size) != 0)
+		return -1;
 	collector->config = config;
 	collector->probes = probes;
 	collector->registry = registry;
@@ -40,6 +45,8 @@ int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_conf
 	    collector->counters == NULL || pthread_mutex_init(&collector->lock, NULL) != 0 ||
 	    vnfs_mounts_init(&collector->mounts, NULL) != 0) {
 		snprintf(error, error_size, "collector: out of memory");
+		vnfs_report_writer_stop(collector->report_writer);
+		collector->report_writer = NULL;
 		free(collector->snapshot);
 		free(collector->records);
 		free(collector->counters);
@@ -63,6 +70,9 @@ int vnfs_collector_add_sink(struct vnfs_collector *collector, const struct vnfs_
 
 void vnfs_collector_destroy(struct vnfs_collector *collector)
 {
+	/* What is queued is written first: a stop loses no report. */
+	vnfs_report_writer_stop(collector->report_writer);
+	collector->report_writer = NULL;
 	for (unsigned i = 0; i < collector->sink_count; i++)
 		collector->sinks[i].close(collector->sinks[i].state);
 	vnfs_mounts_destroy(&collector->mounts);
@@ -408,16 +418,39 @@ static uint32_t select_job(const struct vnfs_collector *collector, uint32_t coun
 	return selected;
 }
 
+/*
+ * Renders the job's report files and queues them for the writer thread: no
+ * file I/O under the lock (report_dir may be on a stalled NFS server).  With
+ * ticket, the caller waits for them once it has let go of the lock.
+ */
+static void queue_report_files(struct vnfs_collector *collector, const struct vnfs_job *job,
+			       const char *report_dir, struct vnfs_report_ticket **ticket)
+{
+	struct vnfs_report_destination destination = {
+		.report_dir = report_dir,
+		.job_id = job->job_id,
+		.owner_uid = job->uid,
+		.node = collector->node,
+	};
+	struct vnfs_report_files files;
+	char error[512];
+
+	if (vnfs_report_render(job, &files, error, sizeof(error)) != 0 ||
+	    vnfs_report_writer_submit(collector->report_writer, &files, &destination, ticket, error,
+				      sizeof(error)) != 0)
+		vnfs_error("job %u: report files not written: %s", job->job_id, error);
+}
+
 /* Final read done by the caller: report, sinks, release.  Lock held. */
 static struct json_object *finish_job_locked(struct vnfs_collector *collector, uint32_t job_id,
-					     uint32_t count, const char *report_dir)
+					     uint32_t count, const char *report_dir,
+					     struct vnfs_report_ticket **ticket)
 {
 	struct vnfs_step_record *steps = calloc(VNFS_MAX_STEPS, sizeof(*steps));
 	uint32_t *slots = calloc(VNFS_MAX_STEPS, sizeof(*slots));
 	struct json_object *json = NULL;
 	struct vnfs_job job;
 	uint32_t selected;
-	char error[512];
 
 	if (steps == NULL || slots == NULL) {
 		vnfs_error("job %u: out of memory for its final read", job_id);
@@ -430,8 +463,8 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 	}
 	fill_job(collector, job_id, selected, steps, &job);
 	json = vnfs_job_to_json(&job);
-	if (report_dir[0] != '\0' && vnfs_report_write_files(&job, report_dir, error, sizeof(error)) != 0)
-		vnfs_error("job %u: report files not written: %s", job_id, error);
+	if (report_dir[0] != '\0')
+		queue_report_files(collector, &job, report_dir, ticket);
 	for (unsigned i = 0; i < collector->sink_count; i++)
 		collector->sinks[i].job_finished(collector->sinks[i].state, &job);
 	for (uint32_t i = 0; i < selected; i++) {
@@ -511,7 +544,7 @@ static void finish_due_jobs(struct vnfs_collector *collector, uint32_t count, in
 			continue;
 		finished[finished_count++] = job_id;
 		json_object_put(finish_job_locked(collector, job_id, count,
-						  collector->config->helper.report_dir));
+						  collector->config->helper.report_dir, NULL));
 	}
 }
 
@@ -553,7 +586,9 @@ struct json_object *vnfs_collector_finish_job(struct vnfs_collector *collector, 
 					      const char *report_dir, int64_t now_ms, char *error,
 					      size_t error_size)
 {
+	struct vnfs_report_ticket *ticket = NULL;
 	struct json_object *json = NULL;
+	char files_error[512];
 	uint32_t count;
 
 	pthread_mutex_lock(&collector->lock);
@@ -563,11 +598,18 @@ struct json_object *vnfs_collector_finish_job(struct vnfs_collector *collector, 
 		count = read_all(collector, now_ms);
 		json = finish_job_locked(collector, job_id, count,
 					 report_dir && report_dir[0] ? report_dir
-								     : collector->config->helper.report_dir);
+								     : collector->config->helper.report_dir,
+					 &ticket);
 		if (json == NULL)
 			snprintf(error, error_size, "job %u: final read failed", job_id);
 	}
 	pthread_mutex_unlock(&collector->lock);
+	/* The reply means the files are there; waiting here, on the FINISH
+	 * worker and without the lock, delays nobody else's requests. */
+	if (ticket != NULL &&
+	    vnfs_report_writer_wait(collector->report_writer, ticket, files_error,
+				    sizeof(files_error)) != 0)
+		vnfs_debug("job %u: FINISH answered without its report files", job_id);
 	return json;
 }
 

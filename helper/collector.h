@@ -6,8 +6,10 @@
  * the counters of the steps that counted calls since the last interval,
  * groups the process and mount breakdowns by slot, and
  * hands the same vnfs_interval to every sink.  When a job finishes it does the
- * job's final read, writes its report files, tells the sinks, and releases the
- * job's slots.  One mutex serialises all of it, so sinks never run twice at once.
+ * job's final read, renders its report files for the report writer's thread
+ * (helper/report_writer.h: no file I/O under the lock), tells the sinks, and
+ * releases the job's slots.  One mutex serialises all of it, so sinks never
+ * run twice at once.
  */
 #ifndef VNFS_COLLECTOR_H
 #define VNFS_COLLECTOR_H
@@ -21,6 +23,7 @@
 #include "helper/sink.h"
 
 struct vnfs_probes;
+struct vnfs_report_writer;
 struct json_object;
 
 struct vnfs_collector {
@@ -33,6 +36,7 @@ struct vnfs_collector {
 	unsigned sink_count;
 	struct vnfs_sink sinks[VNFS_MAX_SINKS];
 	struct vnfs_helper_health health;
+	struct vnfs_report_writer *report_writer; /* owned: report files' I/O */
 
 	/* uid -> user name, so a thousand steps do not re-read the user
 	 * database every interval (round-robin replacement). */

@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1142,4 +1143,26 @@ int vnfs_config_load(struct vnfs_config *config, const char *path, bool missing_
 	free(state->config);
 	free(state);
 	return result;
+}
+
+int vnfs_config_admin_gid(const struct vnfs_config *config, gid_t *gid, char *error,
+			  size_t error_size)
+{
+	struct group entry, *found = NULL;
+	char buffer[4096];
+	int status;
+
+	*gid = (gid_t)-1;
+	if (config->helper.admin_group[0] == '\0')
+		return 0;
+	status = getgrnam_r(config->helper.admin_group, &entry, buffer, sizeof(buffer), &found);
+	if (status != 0 || found == NULL) {
+		snprintf(error, error_size, "%s: [helper] admin_group: '%s' is %s",
+			 config->source_path[0] ? config->source_path : "built-in defaults",
+			 config->helper.admin_group,
+			 status != 0 ? strerror(status) : "not a group on this node");
+		return -1;
+	}
+	*gid = found->gr_gid;
+	return 0;
 }

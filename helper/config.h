@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* SYSCONFDIR comes from configure (--sysconfdir), so an installed helper
  * reads the file `make install` put there. */
@@ -121,5 +122,12 @@ void vnfs_config_defaults(struct vnfs_config *config);
  */
 int vnfs_config_load(struct vnfs_config *config, const char *path, bool missing_ok,
 		     char *error, size_t error_size);
+
+/*
+ * The id of [helper] admin_group: (gid_t)-1 when none is set.  Returns 0, or
+ * -1 with a message naming the file when the group does not exist here.
+ */
+int vnfs_config_admin_gid(const struct vnfs_config *config, gid_t *gid, char *error,
+			  size_t error_size);
 
 #endif /* VNFS_CONFIG_H */
