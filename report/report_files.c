@@ -91,6 +91,52 @@ out:
 	return text;
 }
 
+/* ---- bounds ---------------------------------------------------------------- */
+
+void vnfs_report_json_measure(const char *text, size_t length, struct vnfs_report_json_size *size)
+{
+	/* Not a parser: only strings are told apart, so that their commas and
+	 * braces are not counted. */
+	bool in_string = false, escaped = false;
+	size->objects = 0;
+	size->values = 1;
+	for (size_t i = 0; i < length; i++) {
+		char c = text[i];
+		if (in_string) {
+			if (escaped)
+				escaped = false;
+			else if (c == '\\')
+				escaped = true;
+			else if (c == '"')
+				in_string = false;
+			continue;
+		}
+		if (c == '"')
+			in_string = true;
+		else if (c == '{')
+			size->objects++, size->values++;
+		else if (c == '[' || c == ',')
+			size->values++;
+	}
+}
+
+int vnfs_report_json_check(size_t length, const struct vnfs_report_json_size *size, char *why,
+			   size_t why_size)
+{
+	if (length > VNFS_REPORT_FILE_MAX_BYTES)
+		snprintf(why, why_size, "%zu bytes, more than %s", length,
+			 VNFS_REPORT_FILE_MAX_TEXT);
+	else if (size->objects > VNFS_REPORT_FILE_MAX_OBJECTS)
+		snprintf(why, why_size, "%zu JSON objects, more than %u", size->objects,
+			 VNFS_REPORT_FILE_MAX_OBJECTS);
+	else if (size->values > VNFS_REPORT_FILE_MAX_VALUES)
+		snprintf(why, why_size, "%zu JSON values, more than %u", size->values,
+			 VNFS_REPORT_FILE_MAX_VALUES);
+	else
+		return 0;
+	return -1;
+}
+
 void vnfs_report_files_free(struct vnfs_report_files *files)
 {
 	free(files->json);
@@ -109,10 +155,12 @@ int vnfs_report_render(const struct vnfs_job *job, struct vnfs_report_files *fil
 		return -1;
 	}
 	/* A file vnfs-report would refuse to read is not worth writing. */
-	if (files->json_length > VNFS_REPORT_FILE_MAX_BYTES) {
-		snprintf(error, error_size,
-			 "job %u: JSON report of %zu bytes is over the %u bytes vnfs-report reads",
-			 job->job_id, files->json_length, VNFS_REPORT_FILE_MAX_BYTES);
+	struct vnfs_report_json_size size;
+	char why[128];
+	vnfs_report_json_measure(files->json, files->json_length, &size);
+	if (vnfs_report_json_check(files->json_length, &size, why, sizeof(why)) < 0) {
+		snprintf(error, error_size, "job %u: JSON report not written: %s (vnfs-report "
+			 "would not read it)", job->job_id, why);
 		vnfs_report_files_free(files);
 		return -1;
 	}

@@ -23,14 +23,44 @@
 
 /*
  * The largest report file vnfs-report reads, and so the largest the helper
- * writes.  A job of VNFS_MAX_STEPS steps, each about 5 KiB of JSON, plus
- * VNFS_MAX_BREAKDOWN_ENTRIES process and mount entries of about 150 bytes,
- * comes to about 7.5 MiB: twice that leaves room, while a hostile file
- * (a symlink to /dev/zero, a huge array) costs the reader a bounded time
- * and memory.
+ * writes, in bytes and in JSON values.  json-c builds every value as an
+ * object of its own (a JSON object with its hash table is some 600 bytes),
+ * so it is the count of values, far more than the bytes, that sets what a
+ * hostile file costs the reader: 16 MiB of "{}," took 27 s and 3.7 GB.
+ * Both are counted before anything is parsed (vnfs_report_json_measure).
+ *
+ * A step's record is about 25 JSON objects and, with the sparse histograms
+ * the helper writes, 300 to 500 values: the bounds hold a job of 500 to 650
+ * steps on one node (max_steps_per_job is 256 by default), while a file at
+ * both bounds costs about 0.1 s of CPU and 50 MB to read (wall time on a
+ * host busy with other work: up to 0.7 s).  The bytes bound only
+ * stops huge strings and /dev/zero-like files.
  */
 #define VNFS_REPORT_FILE_MAX_BYTES (16u * 1024 * 1024)
 #define VNFS_REPORT_FILE_MAX_TEXT "16 MiB" /* the same, for messages */
+#define VNFS_REPORT_FILE_MAX_OBJECTS 16384u
+#define VNFS_REPORT_FILE_MAX_VALUES 262144u
+
+/* An upper bound of the JSON objects and of all values (objects too) in a text. */
+struct vnfs_report_json_size {
+	size_t objects;
+	size_t values;
+};
+
+/*
+ * Counts text's objects ('{') and values (',' '{' '[' outside strings, plus
+ * one) without parsing it: linear, no allocation, an upper bound for any
+ * text json-c accepts.
+ */
+void vnfs_report_json_measure(const char *text, size_t length, struct vnfs_report_json_size *size);
+
+/*
+ * Whether a text of length bytes and that size is within the bounds above.
+ * Returns 0, or -1 with what is over (e.g. "20000 JSON objects, more than
+ * 16384") in why.
+ */
+int vnfs_report_json_check(size_t length, const struct vnfs_report_json_size *size, char *why,
+			   size_t why_size);
 
 /* A job's two files, rendered and not yet written. */
 struct vnfs_report_files {

@@ -641,6 +641,22 @@ static int add_job_object(struct report_set *set, struct json_object *job, const
  */
 #define REPORT_MAX_DIRECTORY_ENTRIES 65536
 
+/*
+ * What all the files of one job directory may cost together, in JSON
+ * objects and values (report_files.h has the costs): as much as one file,
+ * so that vnfs-report spends well under a second on a directory whatever it
+ * holds.  That is 500 to 650 step records over all the job's nodes; the
+ * files past it are skipped, each with a message.
+ */
+#define REPORT_JOB_MAX_OBJECTS ((size_t)VNFS_REPORT_FILE_MAX_OBJECTS)
+#define REPORT_JOB_MAX_VALUES ((size_t)VNFS_REPORT_FILE_MAX_VALUES)
+
+/* What the files of a job directory not read yet may still cost. */
+struct report_budget {
+	size_t objects;
+	size_t values;
+};
+
 /* Text from a file (its name, a user name) made harmless on a terminal. */
 static const char *printable(const char *text, char *out, size_t size)
 {
@@ -853,15 +869,46 @@ static int open_job_file(int dir_fd, const char *name, const char *origin, struc
 	return fd;
 }
 
+/*
+ * Whether text may be parsed: within one file's bounds and what is left of
+ * the directory's budget, which it then takes.  Counted, not parsed, so a
+ * text that is over costs nothing more.
+ */
+static int spend_budget(const char *text, size_t length, struct report_budget *budget,
+			const char *origin, char *error, size_t error_size)
+{
+	struct vnfs_report_json_size size;
+	char why[128];
+	vnfs_report_json_measure(text, length, &size);
+	if (vnfs_report_json_check(length, &size, why, sizeof(why)) < 0) {
+		snprintf(error, error_size, "%s: %s: skipped", origin, why);
+		return -1;
+	}
+	if (size.objects > budget->objects || size.values > budget->values) {
+		snprintf(error, error_size,
+			 "%s: skipped, the files read before it took what one job directory may "
+			 "hold (%zu JSON objects, %zu values)", origin, REPORT_JOB_MAX_OBJECTS,
+			 REPORT_JOB_MAX_VALUES);
+		return -1;
+	}
+	budget->objects -= size.objects;
+	budget->values -= size.values;
+	return 0;
+}
+
 /* The records of an open report file, into records (all or none). */
-static int read_job_file(int fd, size_t size, const char *origin, struct report_set *records,
-			 char *error, size_t error_size)
+static int read_job_file(int fd, size_t size, const char *origin, struct report_budget *budget,
+			 struct report_set *records, char *error, size_t error_size)
 {
 	const char *why = NULL;
 	size_t length = 0;
 	char *text = read_bounded(fd, size, &length, &why);
 	if (text == NULL) {
 		snprintf(error, error_size, "%s: %s: skipped", origin, why);
+		return -1;
+	}
+	if (spend_budget(text, length, budget, origin, error, error_size) < 0) {
+		free(text);
 		return -1;
 	}
 	struct json_object *job = parse_whole(text, length, &why);
@@ -886,8 +933,9 @@ static int move_records(struct report_set *to, struct report_set *from)
 	return rc;
 }
 
-int report_load_job_file(struct report_set *set, int dir_fd, const char *directory,
-			 const char *name, uint32_t job_id, char *error, size_t error_size)
+static int load_job_file(struct report_set *set, int dir_fd, const char *directory,
+			 const char *name, uint32_t job_id, struct report_budget *budget,
+			 char *error, size_t error_size)
 {
 	char safe[256], origin[4096 + 256];
 	snprintf(origin, sizeof(origin), "%s/%s", directory, printable(name, safe, sizeof(safe)));
@@ -897,7 +945,8 @@ int report_load_job_file(struct report_set *set, int dir_fd, const char *directo
 		return fd == -2 ? 1 : -1;
 	struct report_set records;
 	report_set_init(&records);
-	int rc = read_job_file(fd, (size_t)st.st_size, origin, &records, error, error_size);
+	int rc = read_job_file(fd, (size_t)st.st_size, origin, budget, &records, error,
+			       error_size);
 	close(fd);
 	if (rc == 0)
 		rc = check_records(&records, job_id, &st, origin, error, error_size);
@@ -907,6 +956,13 @@ int report_load_job_file(struct report_set *set, int dir_fd, const char *directo
 	}
 	report_set_free(&records);
 	return rc;
+}
+
+int report_load_job_file(struct report_set *set, int dir_fd, const char *directory,
+			 const char *name, uint32_t job_id, char *error, size_t error_size)
+{
+	struct report_budget budget = { REPORT_JOB_MAX_OBJECTS, REPORT_JOB_MAX_VALUES };
+	return load_job_file(set, dir_fd, directory, name, job_id, &budget, error, error_size);
 }
 
 static bool has_suffix(const char *name, const char *suffix)
@@ -963,6 +1019,7 @@ int report_load_files(struct report_set *set, const char *report_dir, uint32_t j
 	error[0] = '\0';
 	int result = 0;
 	size_t entries = 0;
+	struct report_budget budget = { REPORT_JOB_MAX_OBJECTS, REPORT_JOB_MAX_VALUES };
 	struct dirent *entry;
 	while ((entry = readdir(dir)) != NULL) {
 		if (++entries > REPORT_MAX_DIRECTORY_ENTRIES) {
@@ -975,8 +1032,8 @@ int report_load_files(struct report_set *set, const char *report_dir, uint32_t j
 			continue;
 		char message[1024];
 		/* 1: not ours to read (another user's data, mode 0640): nothing to say. */
-		if (report_load_job_file(set, dirfd(dir), directory, entry->d_name, job_id, message,
-					 sizeof(message)) < 0) {
+		if (load_job_file(set, dirfd(dir), directory, entry->d_name, job_id, &budget,
+				  message, sizeof(message)) < 0) {
 			add_message(error, error_size, "%s", message);
 			result = -1; /* keep reading the other nodes */
 		}

@@ -378,6 +378,63 @@ static void test_foreign_job_dir_refused(void **state)
 	assert_mode_owner(path, 0755, NOBODY, NOBODY);
 }
 
+/* A job of more steps than a report file may hold is refused before any I/O. */
+static void test_too_large_to_write(void **state)
+{
+	(void)state;
+	enum { STEPS = 700 }; /* 29 objects each: over VNFS_REPORT_FILE_MAX_OBJECTS */
+	struct history_step *steps = calloc(STEPS, sizeof(*steps));
+	struct vnfs_step_record *records = calloc(STEPS, sizeof(*records));
+	assert_non_null(steps);
+	assert_non_null(records);
+	for (uint32_t i = 0; i < STEPS; i++) {
+		history_step_init(&steps[i], 31, i, NOBODY, "nobody", "node1", START, 1);
+		records[i] = steps[i].record;
+	}
+	struct vnfs_job job = { .job_id = 31, .uid = NOBODY, .user = "nobody", .node = "node1",
+				.start_time_ms = START, .step_count = STEPS, .steps = records };
+	struct json_object *json = vnfs_job_to_json(&job);
+	const char *text = json_object_to_json_string_ext(json, JSON_C_TO_STRING_PLAIN);
+	size_t objects = 0; /* no string of the fixture holds a brace */
+	for (const char *c = text; *c != '\0'; c++)
+		objects += *c == '{';
+	json_object_put(json);
+	assert_true(objects > VNFS_REPORT_FILE_MAX_OBJECTS);
+
+	struct vnfs_report_files files;
+	char error[512], expected[512];
+	assert_int_equal(vnfs_report_render(&job, &files, error, sizeof(error)), -1);
+	snprintf(expected, sizeof(expected),
+		 "job 31: JSON report not written: %zu JSON objects, more than 16384 (vnfs-report "
+		 "would not read it)", objects);
+	assert_string_equal(error, expected);
+	assert_null(files.json);
+	assert_null(files.text);
+	free(records);
+	free(steps);
+}
+
+/* Commas and braces inside strings are not counted; the count is an upper bound. */
+static void test_json_measure(void **state)
+{
+	(void)state;
+	struct vnfs_report_json_size size;
+	const char *text = "{\"a,{\\\"[\":[1,2],\"b\\\\\":{}}";
+	vnfs_report_json_measure(text, strlen(text), &size);
+	assert_int_equal(size.objects, 2);
+	/* {}, [], 1, 2, {}, and one more for the empty {} (exact when none is empty) */
+	assert_int_equal(size.values, 6);
+	char why[128];
+	assert_int_equal(vnfs_report_json_check(strlen(text), &size, why, sizeof(why)), 0);
+	size.values = VNFS_REPORT_FILE_MAX_VALUES + 1;
+	assert_int_equal(vnfs_report_json_check(strlen(text), &size, why, sizeof(why)), -1);
+	assert_string_equal(why, "262145 JSON values, more than 262144");
+	assert_int_equal(vnfs_report_json_check(VNFS_REPORT_FILE_MAX_BYTES + 1, &size, why,
+						sizeof(why)),
+			 -1);
+	assert_string_equal(why, "16777217 bytes, more than 16 MiB");
+}
+
 /* ---- the reader ---------------------------------------------------------- */
 
 /* report_dir/<job_id>, root's, made as the writer makes it, with one good file. */
@@ -578,6 +635,71 @@ static void test_hostile_names_and_text(void **state)
 	report_set_free(&set);
 }
 
+/* "{\"steps\":[{},{},...]}" with count objects in the array. */
+static void write_objects(const char *path, size_t count)
+{
+	FILE *file = fopen(path, "w");
+	assert_non_null(file);
+	fputs("{\"steps\":[", file);
+	for (size_t i = 0; i < count; i++)
+		fputs(i > 0 ? ",{}" : "{}", file);
+	fputs("]}", file);
+	assert_int_equal(fclose(file), 0);
+}
+
+static void test_too_many_values(void **state)
+{
+	(void)state;
+	char path[256], error[2048], expected[512];
+	struct report_set set;
+	make_job_dir(32);
+	write_objects(path_of(path, sizeof(path), "reports/32/objects.json"), 20000);
+	assert_int_equal(load(32, &set, error, sizeof(error)), -1);
+	snprintf(expected, sizeof(expected),
+		 "%s/32/objects.json: 20001 JSON objects, more than 16384: skipped", report_dir);
+	assert_string_equal(error, expected);
+	assert_int_equal(set.count, 1);
+	report_set_free(&set);
+	assert_int_equal(unlink(path), 0);
+
+	FILE *file = fopen(path_of(path, sizeof(path), "reports/32/numbers.json"), "w");
+	assert_non_null(file);
+	fputs("{\"steps\":[0", file);
+	for (int i = 1; i < 300000; i++)
+		fputs(",0", file);
+	fputs("]}", file);
+	assert_int_equal(fclose(file), 0);
+	assert_int_equal(load(32, &set, error, sizeof(error)), -1);
+	snprintf(expected, sizeof(expected),
+		 "%s/32/numbers.json: 300002 JSON values, more than 262144: skipped", report_dir);
+	assert_string_equal(error, expected);
+	assert_int_equal(set.count, 1);
+	report_set_free(&set);
+}
+
+/* Files each within bounds, together over what one job directory may cost. */
+static void test_directory_budget(void **state)
+{
+	(void)state;
+	char path[256], error[2048], expected[512];
+	struct report_set set;
+	assert_int_equal(mkdir(path_of(path, sizeof(path), "reports/33"), 0755), 0);
+	write_objects(path_of(path, sizeof(path), "reports/33/p.json"), 9000);
+	write_objects(path_of(path, sizeof(path), "reports/33/q.json"), 9000);
+	assert_int_equal(load(33, &set, error, sizeof(error)), -1);
+	assert_int_equal(set.count, 0);
+	report_set_free(&set);
+	/* Whichever readdir gives first is parsed (and has no valid step), the other not. */
+	const char *budget = ": skipped, the files read before it took what one job directory "
+			     "may hold (16384 JSON objects, 262144 values)";
+	const char *parsed = ": steps[0]: missing field 'job'";
+	const char *first = strstr(error, "/33/p.json: steps") != NULL ? "p" : "q";
+	const char *second = first[0] == 'p' ? "q" : "p";
+	snprintf(expected, sizeof(expected), "%s/33/%s.json%s; %s/33/%s.json%s", report_dir, first,
+		 parsed, report_dir, second, budget);
+	assert_string_equal(error, expected);
+}
+
 /*
  * Records naming no node once made add_node spin forever: strstr finds ""
  * at every position and the search never moved on.
@@ -653,12 +775,16 @@ int main(void)
 		cmocka_unit_test(test_symlink_at_file_not_followed),
 		cmocka_unit_test(test_symlink_job_dir_refused),
 		cmocka_unit_test(test_foreign_job_dir_refused),
+		cmocka_unit_test(test_too_large_to_write),
+		cmocka_unit_test(test_json_measure),
 		cmocka_unit_test(test_fifo_not_opened),
 		cmocka_unit_test(test_symlink_to_dev_zero),
 		cmocka_unit_test(test_oversized_file),
 		cmocka_unit_test(test_record_of_another_job),
 		cmocka_unit_test(test_record_of_another_user),
 		cmocka_unit_test(test_hostile_names_and_text),
+		cmocka_unit_test(test_too_many_values),
+		cmocka_unit_test(test_directory_budget),
 		cmocka_unit_test(test_empty_node_names),
 		cmocka_unit_test(test_hostile_directory_is_quick),
 	};
