@@ -10,9 +10,12 @@
  *   - a refusal says why;
  *   - accepted arguments are within what plugin_args.h promises (absolute
  *     paths that fit, timeout in range, valid envs= names);
- *   - tags the resolver accepted are accepted again by vnfs_plugin_collect_tags,
- *     which plugin_args.h says cannot fail on them, and match its result.
+ *   - tags the resolver accepted are accepted again by vnfs_plugin_collect_tags
+ *     (unless envs= values and they are too many together), and its result
+ *     is what plugin_args.h says: envs= values, then the user's tags except
+ *     those named like an envs= variable (the administrator's names win).
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +70,62 @@ static void check_args(const struct vnfs_plugin_args *args)
 		abort();
 }
 
+static bool is_env_name(const struct vnfs_plugin_args *args, const char *name)
+{
+	for (unsigned i = 0; i < args->env_count; i++)
+		if (strcmp(args->envs[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Could envs= values and the user's tags exceed the list's bounds together? */
+static bool too_many(const struct vnfs_plugin_args *args, struct environment *environment,
+		     const struct vnfs_tag_list *user)
+{
+	size_t count = user->count, bytes = user->used;
+
+	for (unsigned i = 0; i < args->env_count; i++) {
+		const char *value = lookup(args->envs[i], environment);
+
+		if (value != NULL) {
+			count++;
+			bytes += strlen(args->envs[i]) + strlen(value) + 2;
+		}
+	}
+	return count > VNFS_MAX_TAGS || bytes > VNFS_TAGS_BUFFER;
+}
+
+/*
+ * plugin_args.h: the administrator's envs= names win.  A user tag named like
+ * one is ignored (the envs= value, if any, stays); every other user tag is in
+ * the result with its value; nothing else is but envs= values.
+ */
+static void check_collected(const struct vnfs_plugin_args *args,
+			    struct environment *environment, const struct vnfs_tag_list *user,
+			    const struct vnfs_tag_list *tags)
+{
+	const char *name, *value, *found;
+
+	for (unsigned i = 0; vnfs_tags_get(user, i, &name, &value); i++) {
+		found = vnfs_tags_find(tags, name);
+		if (is_env_name(args, name)) {
+			const char *admin = lookup(name, environment);
+
+			if (found != NULL && (admin == NULL || strcmp(found, admin) != 0))
+				abort();
+		} else if (found == NULL || strcmp(found, value) != 0) {
+			abort();
+		}
+	}
+	for (unsigned i = 0; vnfs_tags_get(tags, i, &name, &value); i++) {
+		const char *admin = lookup(name, environment);
+
+		if (is_env_name(args, name) ? admin == NULL || strcmp(admin, value) != 0
+					    : vnfs_tags_find(user, name) == NULL)
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -119,23 +178,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (user_tags != NULL &&
 	    vnfs_plugin_resolve_tags(user_tags, lookup, &environment, resolved, sizeof(resolved),
 				     error, sizeof(error)) == 0) {
-		if (vnfs_plugin_collect_tags(args, lookup, &environment, resolved, tags, warning,
-					     sizeof(warning), error, sizeof(error)) != 0)
-			abort();
-		/* The user's tags win on a clash, so each of them is in the result
-		 * with the value the resolver gave it. */
 		vnfs_tags_init(direct);
 		if (resolved[0] != '\0' &&
 		    vnfs_tags_parse(direct, resolved, NULL, NULL, error, sizeof(error)) != 0)
 			abort();
-		for (unsigned i = 0; i < direct->count; i++) {
-			const char *name, *value, *found;
-
-			if (!vnfs_tags_get(direct, i, &name, &value))
+		if (vnfs_plugin_collect_tags(args, lookup, &environment, resolved, tags, warning,
+					     sizeof(warning), error, sizeof(error)) != 0) {
+			/* Allowed only when envs= values and the user's tags are
+			 * too many together. */
+			if (error[0] == '\0' || !too_many(args, &environment, direct))
 				abort();
-			found = vnfs_tags_find(tags, name);
-			if (found == NULL || strcmp(found, value) != 0)
-				abort();
+		} else {
+			check_collected(args, &environment, direct, tags);
 		}
 	} else if (user_tags != NULL && error[0] == '\0') {
 		abort();
