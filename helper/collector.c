@@ -28,11 +28,9 @@ int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_conf
 			struct vnfs_probes *probes, struct vnfs_registry *registry, const char *node,
 			char *error, size_t error_size)
 {
-	gid_t admin_gid;
-
 	memset(collector, 0, sizeof(*collector));
-	if (vnfs_config_admin_gid(config, &admin_gid, error, error_size) != 0 ||
-	    vnfs_report_writer_start(&collector->report_writer, admin_gid, error, error_size) != 0)
+	if (vnfs_report_writer_start(&collector->report_writer, config->helper.admin_gid, error,
+				     error_size) != 0)
 		return -1;
 	collector->config = config;
 	collector->probes = probes;

@@ -96,6 +96,7 @@ static const char *const probe_modes[] = { "auto", "fentry", "kprobe", NULL };
 			    char *, size_t)
 DECLARE_PARSER(parse_string);
 DECLARE_PARSER(parse_name);
+DECLARE_PARSER(parse_group);
 DECLARE_PARSER(parse_path);
 DECLARE_PARSER(parse_optional_path);
 DECLARE_PARSER(parse_url);
@@ -145,7 +146,8 @@ static const struct config_key config_keys[] = {
 	  .max = 7 * SECONDS_PER_DAY, .default_text = "300s" },
 	{ "helper", "max_message_bytes", parse_size, FIELD(helper.max_message_bytes),
 	  .min = 4 * KIB, .max = 16 * MIB, .default_text = "65536" },
-	{ "helper", "admin_group", parse_name, FIELD(helper.admin_group), .default_text = "" },
+	{ "helper", "admin_group", parse_group, FIELD(helper.admin_group),
+	  .aux_offset = offsetof(struct vnfs_config, helper.admin_gid), .default_text = "" },
 	{ "helper", "max_clients", parse_uint, FIELD(helper.max_clients),
 	  .min = 8, .max = 4096, .default_text = "64" },
 	{ "helper", "max_clients_per_user", parse_uint, FIELD(helper.max_clients_per_user),
@@ -162,6 +164,8 @@ static const struct config_key config_keys[] = {
 	  .max = 36500, .default_text = "90" },
 	{ "sqlite", "write_interval", parse_duration_s, FIELD(sqlite.write_interval_s),
 	  .max = 3600, .default_text = "30s" },
+	{ "sqlite", "wal_limit", parse_size, FIELD(sqlite.wal_limit_bytes),
+	  .min = MIB, .max = 64 * GIB, .default_text = "16M" },
 
 	{ "prometheus", "enabled", parse_bool, FIELD(prometheus.enabled), .default_text = "true" },
 	{ "prometheus", "listen", parse_listen, FIELD(prometheus.listen_address),
@@ -173,10 +177,6 @@ static const struct config_key config_keys[] = {
 	  .min = 1, .max = 100000000, .default_text = "200000" },
 	{ "prometheus", "tag_labels", parse_tag_list,
 	  LIST(prometheus.tag_labels, prometheus.tag_label_count), .default_text = "" },
-
-	{ "jsonlog", "enabled", parse_bool, FIELD(jsonlog.enabled), .default_text = "false" },
-	{ "jsonlog", "path", parse_path, FIELD(jsonlog.path),
-	  .default_text = "/var/log/vnfs/vnfs.jsonl" },
 	{ "prometheus", "max_connections", parse_uint, FIELD(prometheus.max_connections),
 	  .min = 2, .max = 4096, .default_text = "64" },
 	{ "prometheus", "max_connections_per_address", parse_uint,
@@ -191,6 +191,10 @@ static const struct config_key config_keys[] = {
 	{ "prometheus", "basic_auth_users", parse_basic_auth_list,
 	  LIST(prometheus.basic_auth_users, prometheus.basic_auth_user_count),
 	  .default_text = "" },
+
+	{ "jsonlog", "enabled", parse_bool, FIELD(jsonlog.enabled), .default_text = "false" },
+	{ "jsonlog", "path", parse_path, FIELD(jsonlog.path),
+	  .default_text = "/var/log/vnfs/vnfs.jsonl" },
 	{ "jsonlog", "max_size", parse_size, FIELD(jsonlog.max_bytes),
 	  .min = 64 * KIB, .max = TIB, .default_text = "100M" },
 	{ "jsonlog", "keep", parse_uint, FIELD(jsonlog.keep), .max = 1000, .default_text = "5" },
@@ -374,6 +378,28 @@ static int parse_name(const struct config_key *key, const char *name, const char
 	return store_bounded_string(key, value, base + key->offset, problem, problem_size);
 }
 
+/* A group name, resolved now so that a typo is an error naming its line. */
+static int parse_group(const struct config_key *key, const char *name, const char *value,
+		       char *base, char *problem, size_t problem_size)
+{
+	gid_t *gid = (gid_t *)(base + key->aux_offset);
+	struct group entry, *found = NULL;
+	char buffer[4096];
+	int status;
+
+	if (parse_name(key, name, value, base, problem, problem_size) < 0)
+		return -1;
+	*gid = (gid_t)-1;
+	if (value[0] == '\0')
+		return 0;
+	status = getgrnam_r(value, &entry, buffer, sizeof(buffer), &found);
+	if (status != 0 || found == NULL)
+		return problem_at(problem, problem_size, "'%s' is not a group on this node%s%s",
+				  value, status != 0 ? ": " : "", status != 0 ? strerror(status) : "");
+	*gid = found->gr_gid;
+	return 0;
+}
+
 static int parse_path(const struct config_key *key, const char *name, const char *value,
 		      char *base, char *problem, size_t problem_size)
 {
@@ -385,10 +411,6 @@ static int parse_path(const struct config_key *key, const char *name, const char
 	return store_bounded_string(key, value, base + key->offset, problem, problem_size);
 }
 
-static int parse_url(const struct config_key *key, const char *name, const char *value,
-		     char *base, char *problem, size_t problem_size)
-{
-	(void)name;
 /* A path, or "" for none (tls_cert_file = ). */
 static int parse_optional_path(const struct config_key *key, const char *name, const char *value,
 			       char *base, char *problem, size_t problem_size)
@@ -400,6 +422,10 @@ static int parse_optional_path(const struct config_key *key, const char *name, c
 	return parse_path(key, name, value, base, problem, problem_size);
 }
 
+static int parse_url(const struct config_key *key, const char *name, const char *value,
+		     char *base, char *problem, size_t problem_size)
+{
+	(void)name;
 	bool has_scheme = strncmp(value, "http://", 7) == 0 || strncmp(value, "https://", 8) == 0;
 
 	for (const char *c = value; *c; c++) {
@@ -711,10 +737,6 @@ static int parse_header_list(const struct config_key *key, const char *name, con
 	return list_append(key, value, base, problem, problem_size);
 }
 
-/* property.NAME = VALUE, handed to librdkafka unchanged; a repeated NAME replaces. */
-static int parse_property(const struct config_key *key, const char *name, const char *value,
-			  char *base, char *problem, size_t problem_size)
-{
 /* crypt(3)'s base64 alphabet: what follows the prefix of a hash. */
 static bool crypt_base64(const char *text, size_t length)
 {
@@ -815,6 +837,10 @@ static int parse_basic_auth_list(const struct config_key *key, const char *name,
 	return result;
 }
 
+/* property.NAME = VALUE, handed to librdkafka unchanged; a repeated NAME replaces. */
+static int parse_property(const struct config_key *key, const char *name, const char *value,
+			  char *base, char *problem, size_t problem_size)
+{
 	const char *property = name + strlen(key->name);
 	struct vnfs_key_value *entries = (struct vnfs_key_value *)(base + key->offset);
 	size_t count, slot;
@@ -1056,10 +1082,6 @@ static void check_required_keys(struct load_state *state)
 	}
 }
 
-static int parse_file(struct load_state *state, char *error, size_t error_size)
-{
-	int result = ini_parse_stream(read_line, state, handle_key, state);
-
 /*
  * [prometheus] TLS takes both files or neither.  Their lines are kept in the
  * config, so the helper can name them when it cannot read a file at start.
@@ -1084,6 +1106,10 @@ static void check_prometheus_tls(struct load_state *state)
 		     state->path, state->line_number, given->name, missing->name);
 }
 
+static int parse_file(struct load_state *state, char *error, size_t error_size)
+{
+	int result = ini_parse_stream(read_line, state, handle_key, state);
+
 	free(state->line);
 	state->line = NULL;
 	if (result == -2) {
@@ -1097,12 +1123,12 @@ static void check_prometheus_tls(struct load_state *state)
 	}
 	if (state->error_line == 0)
 		check_required_keys(state);
+	if (state->error_line == 0)
+		check_prometheus_tls(state);
 	if (state->error_line != 0) {
 		snprintf(error, error_size, "%s", state->error);
 		return -1;
 	}
-	if (state->error_line == 0)
-		check_prometheus_tls(state);
 	return 0;
 }
 
@@ -1143,26 +1169,4 @@ int vnfs_config_load(struct vnfs_config *config, const char *path, bool missing_
 	free(state->config);
 	free(state);
 	return result;
-}
-
-int vnfs_config_admin_gid(const struct vnfs_config *config, gid_t *gid, char *error,
-			  size_t error_size)
-{
-	struct group entry, *found = NULL;
-	char buffer[4096];
-	int status;
-
-	*gid = (gid_t)-1;
-	if (config->helper.admin_group[0] == '\0')
-		return 0;
-	status = getgrnam_r(config->helper.admin_group, &entry, buffer, sizeof(buffer), &found);
-	if (status != 0 || found == NULL) {
-		snprintf(error, error_size, "%s: [helper] admin_group: '%s' is %s",
-			 config->source_path[0] ? config->source_path : "built-in defaults",
-			 config->helper.admin_group,
-			 status != 0 ? strerror(status) : "not a group on this node");
-		return -1;
-	}
-	*gid = found->gr_gid;
-	return 0;
 }

@@ -51,6 +51,7 @@ struct vnfs_config {
 		uint32_t finished_job_grace_s; /* keep a finished job's slots this long */
 		uint32_t max_message_bytes;  /* socket request size bound */
 		char admin_group[33];        /* may read every user's data; "" = root only */
+		gid_t admin_gid;             /* its id, resolved at load; (gid_t)-1 = none */
 		uint32_t max_clients;        /* socket connections at once */
 		uint32_t max_clients_per_user; /* of them, one non-root uid's */
 		uint32_t max_steps_per_job;  /* running + ended steps of one job (slots) */
@@ -62,6 +63,7 @@ struct vnfs_config {
 		char path[VNFS_PATH_MAX];
 		uint32_t retention_days;     /* 0 = keep forever */
 		uint32_t write_interval_s;   /* running steps' rows, at most this often */
+		uint64_t wal_limit_bytes;    /* beyond it, samples wait for a checkpoint */
 	} sqlite;
 
 	struct {
@@ -72,8 +74,6 @@ struct vnfs_config {
 		uint32_t max_series;         /* cap; beyond it series are dropped and counted */
 		size_t tag_label_count;      /* tags exported as labels */
 		char tag_labels[VNFS_CONFIG_MAX_LIST][65];
-	} prometheus;
-
 		uint32_t max_connections;    /* scrapes served at once */
 		uint32_t max_connections_per_address; /* of them, from one client address */
 		uint32_t connection_timeout_s; /* an idle connection is closed after this */
@@ -83,6 +83,8 @@ struct vnfs_config {
 		unsigned tls_key_file_line;
 		size_t basic_auth_user_count; /* none: no authentication */
 		char basic_auth_users[VNFS_CONFIG_MAX_LIST][VNFS_BASIC_AUTH_ENTRY_MAX]; /* name:hash */
+	} prometheus;
+
 	struct {
 		bool enabled;
 		char path[VNFS_PATH_MAX];
@@ -122,12 +124,5 @@ void vnfs_config_defaults(struct vnfs_config *config);
  */
 int vnfs_config_load(struct vnfs_config *config, const char *path, bool missing_ok,
 		     char *error, size_t error_size);
-
-/*
- * The id of [helper] admin_group: (gid_t)-1 when none is set.  Returns 0, or
- * -1 with a message naming the file when the group does not exist here.
- */
-int vnfs_config_admin_gid(const struct vnfs_config *config, gid_t *gid, char *error,
-			  size_t error_size);
 
 #endif /* VNFS_CONFIG_H */

@@ -12,8 +12,17 @@
  *
  * The schema is versioned with PRAGMA user_version and migrated on open by a
  * table of steps: migration i takes the database from version i to i + 1.
+ *
+ * The history holds every user's jobs, so the database and its -wal and -shm
+ * files are 0640, root's, of [helper] admin_group: a user cannot read other
+ * users' jobs from it, nor hold a read transaction that stops checkpoints.
+ * An administrator's reader still can, and the write-ahead log then grows
+ * with every write; past [sqlite] wal_limit running steps' samples wait
+ * (superseded anyway by the next, cumulative, ones) until a checkpoint
+ * succeeds, so the log stays bounded whatever a reader does.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -246,6 +256,9 @@ struct sqlite_sink {
 	struct pending_job *pending[MAX_PENDING_JOBS];
 	size_t pending_count;
 	uint64_t dropped;
+	uint64_t wal_limit_bytes;
+	bool wal_over_limit;        /* for logging state changes */
+	gid_t admin_gid;            /* (gid_t)-1: root's group */
 	uint64_t lost_jobs;         /* finished jobs pushed out of the queue */
 	uint64_t failed_writes;     /* consecutive, for logging state changes */
 };
@@ -693,12 +706,51 @@ static void apply_retention(struct sqlite_sink *sink, int64_t now)
 			  sink->retention_days);
 }
 
+static uint64_t wal_bytes(const struct sqlite_sink *sink)
+{
+	char path[VNFS_PATH_MAX + 8];
+	struct stat status;
+
+	snprintf(path, sizeof(path), "%s-wal", sink->path);
+	return stat(path, &status) == 0 ? (uint64_t)status.st_size : 0;
+}
+
+/*
+ * False while the write-ahead log is over its limit and a checkpoint cannot
+ * bring it back (a reader holds a transaction): the interval then waits.
+ * A checkpoint waits at most the busy timeout for readers.
+ */
+static bool wal_has_room(struct sqlite_sink *sink)
+{
+	uint64_t size = wal_bytes(sink);
+
+	if (size > sink->wal_limit_bytes) {
+		sqlite3_wal_checkpoint_v2(sink->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		size = wal_bytes(sink);
+	}
+	bool room = size <= sink->wal_limit_bytes;
+	if (room != !sink->wal_over_limit) {
+		if (room)
+			vnfs_info("sqlite: %s: checkpointed, samples written again", sink->path);
+		else
+			vnfs_warning("sqlite: %s: the write-ahead log holds %" PRIu64 " bytes, over "
+				     "wal_limit, and a reader holds a transaction: running steps' "
+				     "samples wait until it ends", sink->path, size);
+	}
+	sink->wal_over_limit = !room;
+	return room;
+}
+
 static void publish_locked(struct sqlite_sink *sink, const struct vnfs_interval *interval)
 {
 	flush_pending(sink);
 	apply_retention(sink, now_ms());
 	if (interval->time_ms - sink->last_interval_write_ms < sink->write_interval_ms)
 		return;
+	if (!wal_has_room(sink)) {
+		sink->dropped += interval->step_count;
+		return;
+	}
 	sink->last_interval_write_ms = interval->time_ms;
 
 	/* Which steps changed; their new fingerprints apply only on commit. */
@@ -927,9 +979,70 @@ static int make_parent_directory(const char *path, char *error, size_t error_siz
 	return 0;
 }
 
+/*
+ * Opens path (created when missing and create is set) without following a
+ * link, and makes it 0640, root's, of admin_gid, on the descriptor.  SQLite
+ * gives a -wal or -shm file it creates the database's mode and owner.
+ * Returns 0 (also when path is missing and create is not set), or -1.
+ */
+static int restrict_file(const char *path, bool create, gid_t admin_gid, char *error,
+			 size_t error_size)
+{
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+	struct stat status;
+	const char *what = NULL;
+
+	if (fd < 0 && errno == ENOENT && !create)
+		return 0;
+	if (fd < 0)
+		what = "open";
+	else if (fstat(fd, &status) != 0)
+		what = "fstat";
+	else if (!S_ISREG(status.st_mode))
+		what = "(not a regular file) open";
+	else if (geteuid() == 0 && fchown(fd, 0, admin_gid == (gid_t)-1 ? 0 : admin_gid) != 0)
+		what = "fchown";
+	else if (fchmod(fd, 0640) != 0)
+		what = "fchmod";
+	if (fd >= 0)
+		close(fd);
+	if (what != NULL) {
+		snprintf(error, error_size, "sqlite: %s: %s failed: %s", path, what,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int restrict_database_files(const struct sqlite_sink *sink, char *error,
+				   size_t error_size)
+{
+	static const char *const suffixes[] = { "-wal", "-shm" };
+	char path[VNFS_PATH_MAX + 8];
+
+	if (restrict_file(sink->path, true, sink->admin_gid, error, error_size) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", sink->path, suffixes[i]);
+		if (restrict_file(path, false, sink->admin_gid, error, error_size) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* After each checkpoint the log is cut back to this, not left at its peak. */
+static int set_journal_size_limit(struct sqlite_sink *sink, char *error, size_t error_size)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit = %" PRIu64, sink->wal_limit_bytes);
+	return exec(sink->db, sql, error, error_size, sink->path);
+}
+
 static int open_database(struct sqlite_sink *sink, char *error, size_t error_size)
 {
-	if (make_parent_directory(sink->path, error, error_size) < 0)
+	if (make_parent_directory(sink->path, error, error_size) < 0 ||
+	    restrict_database_files(sink, error, error_size) < 0)
 		return -1;
 	int rc = sqlite3_open_v2(sink->path, &sink->db,
 				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -946,6 +1059,7 @@ static int open_database(struct sqlite_sink *sink, char *error, size_t error_siz
 	sqlite3_busy_timeout(sink->db, 2000);
 	if (exec(sink->db, "PRAGMA journal_mode = WAL", error, error_size, sink->path) < 0 ||
 	    exec(sink->db, "PRAGMA synchronous = NORMAL", error, error_size, sink->path) < 0 ||
+	    set_journal_size_limit(sink, error, error_size) < 0 ||
 	    exec(sink->db, "PRAGMA cache_size = " CACHE_SIZE, error, error_size, sink->path) < 0 ||
 	    exec(sink->db, "PRAGMA foreign_keys = ON", error, error_size, sink->path) < 0 ||
 	    migrate(sink->db, sink->path, error, error_size) < 0)
@@ -981,6 +1095,8 @@ int vnfs_sink_sqlite_open(struct vnfs_sink *sink, const struct vnfs_config *conf
 	snprintf(state->path, sizeof(state->path), "%s", config->sqlite.path);
 	state->retention_days = config->sqlite.retention_days;
 	state->write_interval_ms = (int64_t)config->sqlite.write_interval_s * 1000;
+	state->wal_limit_bytes = config->sqlite.wal_limit_bytes;
+	state->admin_gid = config->helper.admin_gid;
 	state->last_interval_write_ms = INT64_MIN / 2;
 	state->last_retention_ms = INT64_MIN / 2;
 	if (open_database(state, error, error_size) < 0) {

@@ -107,8 +107,6 @@ static void assert_defaults(const struct vnfs_config *config)
 	assert_int_equal(config->prometheus.grace_period_s, 300);
 	assert_int_equal(config->prometheus.max_series, 200000);
 	assert_int_equal(config->prometheus.tag_label_count, 0);
-
-	assert_false(config->jsonlog.enabled);
 	assert_int_equal(config->prometheus.max_connections, 64);
 	assert_int_equal(config->prometheus.max_connections_per_address, 8);
 	assert_int_equal(config->prometheus.connection_timeout_s, 30);
@@ -116,6 +114,8 @@ static void assert_defaults(const struct vnfs_config *config)
 	assert_string_equal(config->prometheus.tls_key_file, "");
 	assert_int_equal(config->prometheus.tls_cert_file_line, 0);
 	assert_int_equal(config->prometheus.basic_auth_user_count, 0);
+
+	assert_false(config->jsonlog.enabled);
 	assert_string_equal(config->jsonlog.path, "/var/log/vnfs/vnfs.jsonl");
 	assert_int_equal(config->jsonlog.max_bytes, 100 * 1024 * 1024);
 	assert_int_equal(config->jsonlog.keep, 5);
@@ -343,8 +343,6 @@ static void test_lists_append(void **state)
 	assert_string_equal(config->http.headers[1], "X-Cluster: hpc1");
 }
 
-static void test_list_limit(void **state)
-{
 /* basic_auth_users: a list on one line, the key repeated, both spellings of bcrypt. */
 static void test_basic_auth_users(void **state)
 {
@@ -377,6 +375,8 @@ static void test_basic_auth_users(void **state)
 	assert_int_equal(config->prometheus.tls_key_file_line, 9);
 }
 
+static void test_list_limit(void **state)
+{
 	struct fixture *fixture = *state;
 	char text[512] = "[prometheus]\ntag_labels = T0";
 	char expected[256];
@@ -577,13 +577,6 @@ static const struct bad_case bad_cases[] = {
 	  "not starting with a digit, at most 64 characters)" },
 	{ "[prometheus]\ntag_labels = A\ntag_labels = B, A\n",
 	  ":3: [prometheus] tag_labels: 'A' is listed twice" },
-	/* url, header, property */
-	{ "[http]\nurl = ftp://collector/vnfs\n",
-	  ":2: [http] url: 'ftp://collector/vnfs' is not a URL (use e.g. "
-	  "https://collector.example.org/vnfs)" },
-	{ "[http]\nurl = https://a b/\n",
-	  ":2: [http] url: 'https://a b/' is not a URL (use e.g. https://collector.example.org/vnfs)" },
-	{ "[http]\nheader = Authorization Bearer x\n",
 	/* [prometheus] connection limits, TLS and basic auth */
 	{ "[prometheus]\nmax_connections = 1\n",
 	  ":2: [prometheus] max_connections: '1' is out of range (allowed: 2 to 4096)" },
@@ -622,6 +615,13 @@ static const struct bad_case bad_cases[] = {
 	{ "[prometheus]\nbasic_auth_users = alice:" BCRYPT_HASH "\n"
 	  "basic_auth_users = alice:" YESCRYPT_HASH "\n",
 	  ":3: [prometheus] basic_auth_users: user 'alice' is listed twice" },
+	/* url, header, property */
+	{ "[http]\nurl = ftp://collector/vnfs\n",
+	  ":2: [http] url: 'ftp://collector/vnfs' is not a URL (use e.g. "
+	  "https://collector.example.org/vnfs)" },
+	{ "[http]\nurl = https://a b/\n",
+	  ":2: [http] url: 'https://a b/' is not a URL (use e.g. https://collector.example.org/vnfs)" },
+	{ "[http]\nheader = Authorization Bearer x\n",
 	  ":2: [http] header: 'Authorization Bearer x' is not a header (use e.g. Authorization: "
 	  "Bearer TOKEN)" },
 	{ "[http]\nheader = : value\n",
@@ -724,6 +724,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_value_spellings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lists_append, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_basic_auth_users, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kafka_properties, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enabled_sinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
@@ -732,5 +733,4 @@ int main(void)
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
-		cmocka_unit_test_setup_teardown(test_basic_auth_users, setup, teardown),
 }

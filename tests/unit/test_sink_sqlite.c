@@ -48,6 +48,8 @@ static int setup(void **state)
 	snprintf(f->config.sqlite.path, sizeof(f->config.sqlite.path), "%s", f->path);
 	f->config.sqlite.enabled = true;
 	f->config.sqlite.retention_days = 0;
+	f->config.sqlite.wal_limit_bytes = 16 * 1024 * 1024;
+	f->config.helper.admin_gid = (gid_t)-1;
 	*state = f;
 	return 0;
 }
@@ -484,6 +486,99 @@ static void test_bad_path(void **state)
 	assert_string_equal(error, "sqlite: no database path configured");
 }
 
+/* The history holds every user's jobs: root's and the admin group's only. */
+static void test_files_are_not_world_readable(void **state)
+{
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	struct history_step steps[1];
+	struct vnfs_step_record records[1];
+	const char *suffixes[] = { "", "-wal", "-shm" };
+	char path[160];
+	struct stat status;
+
+	f->config.helper.admin_gid = 65534;
+	open_sink(f, &sink);
+	history_step_init(&steps[0], 8, 0, 1001, "alice", "node1", 1795000000000LL, 1);
+	publish(&sink, steps, 1, records);
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s%s", f->path, suffixes[i]);
+		assert_int_equal(lstat(path, &status), 0);
+		assert_int_equal(status.st_mode & 07777, 0640);
+		if (geteuid() == 0) {
+			assert_int_equal(status.st_uid, 0);
+			assert_int_equal(status.st_gid, 65534);
+		}
+	}
+	sink.close(sink.state);
+}
+
+static off_t wal_size(const struct fixture *f)
+{
+	char path[160];
+	struct stat status;
+
+	snprintf(path, sizeof(path), "%s-wal", f->path);
+	return stat(path, &status) == 0 ? status.st_size : 0;
+}
+
+/*
+ * A reader holding a transaction stops every checkpoint: without a bound the
+ * log grew by every interval (103 MB in the guest).  With wal_limit = 1 MiB,
+ * 40 intervals of 50 changing steps leave it under 1 MiB plus one interval's
+ * writes; the steps' samples wait (counted), and once the reader ends the
+ * next interval checkpoints, truncates the log and writes the latest sample.
+ */
+static void test_wal_bounded_under_a_reader(void **state)
+{
+	enum { STEPS = 50, INTERVALS = 40 };
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	static struct history_step steps[STEPS];
+	static struct vnfs_step_record records[STEPS];
+	const int64_t start = 1795000000000LL;
+	off_t largest = 0, one_interval;
+	uint64_t waited;
+
+	f->config.sqlite.wal_limit_bytes = 1024 * 1024;
+	open_sink(f, &sink);
+	for (int i = 0; i < STEPS; i++)
+		history_step_init(&steps[i], 8, (uint32_t)i, 1001, "alice", "node1", start, 1);
+	publish(&sink, steps, STEPS, records);
+	one_interval = wal_size(f);
+	assert_true(one_interval > 0);
+
+	sqlite3 *reader = open_db(f->path);
+	assert_int_equal(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM steps;", NULL, NULL,
+				      NULL), SQLITE_OK);
+	for (int round = 2; round < INTERVALS + 2; round++) {
+		for (int i = 0; i < STEPS; i++) {
+			history_step_init(&steps[i], 8, (uint32_t)i, 1001, "alice", "node1", start,
+					  (uint64_t)round);
+			steps[i].record.sample_time_ms = start + 60000 + round * 1000;
+		}
+		publish(&sink, steps, STEPS, records);
+		if (wal_size(f) > largest)
+			largest = wal_size(f);
+	}
+	waited = sink.dropped(sink.state);
+	print_message("one interval %lld bytes, largest %lld, waited %llu\n", (long long)one_interval, (long long)largest, (unsigned long long)waited);
+	assert_true(largest <= 1024 * 1024 + one_interval);
+	assert_true(waited > 0);
+	assert_int_equal(waited % STEPS, 0);
+	assert_int_equal(sqlite3_exec(reader, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+
+	publish(&sink, steps, STEPS, records);
+	assert_true(wal_size(f) <= 1024 * 1024);
+	assert_int_equal(sink.dropped(sink.state), waited);
+	char sql[128];
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM steps WHERE job_id = 8 AND "
+		 "sample_time_ms = %lld", (long long)(start + 60000 + (INTERVALS + 1) * 1000));
+	assert_int_equal(query_int(reader, sql), STEPS);
+	sqlite3_close(reader);
+	sink.close(sink.state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +591,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_locked_database, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_are_not_world_readable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wal_bounded_under_a_reader, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
