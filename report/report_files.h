@@ -50,7 +50,7 @@ struct vnfs_report_json_size {
 /*
  * Counts text's objects ('{') and values (',' '{' '[' outside strings, plus
  * one) without parsing it: linear, no allocation, an upper bound for any
- * text json-c accepts.
+ * text json-c accepts (exact when no array or object is empty).
  */
 void vnfs_report_json_measure(const char *text, size_t length, struct vnfs_report_json_size *size);
 
@@ -83,9 +83,12 @@ int vnfs_report_render(const struct vnfs_job *job, struct vnfs_report_files *fil
  * by owner_uid and admin_gid ((gid_t)-1: the group is left as created),
  * flushed to disk, then renamed into place.  Missing directories are
  * created: report_dir 0711 (users cannot list the job ids), its missing
- * parents 0755, the job directory 0755, all root's.  A job directory that
- * is a symlink, not a directory, or writable by anyone but root is refused,
- * never repaired.  Returns 0, or -1 with a message in error.
+ * parents 0755, the job directory 0755, all root's.  No level is followed
+ * through a symlink; report_dir and the job directory must be owned by root
+ * and writable by no group or other, the levels above them too unless
+ * sticky (/tmp).  Anything else is refused with a message naming the path,
+ * never repaired: a job directory an older helper gave to the job's owner
+ * must be removed by hand.  Returns 0, or -1 with a message in error.
  */
 int vnfs_report_store(const struct vnfs_report_files *files, const char *report_dir,
 		      uint32_t job_id, uint32_t owner_uid, gid_t admin_gid, const char *node,

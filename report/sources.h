@@ -86,10 +86,11 @@ int report_load_live(struct report_set *set, const char *socket_path,
 /*
  * Adds every report_dir/<job_id>/<node>.json.  A missing directory is no
  * error.  The directory may hold anything (see sources.c): an entry that is
- * not a regular file, is larger than VNFS_REPORT_FILE_MAX_BYTES, cannot be
- * parsed, or holds records of another job or (unless root owns the file) of
- * another user than the file's owner is skipped, and so is the directory
- * itself when it is a symlink.  Files the caller may not read (another
+ * not a regular file, is over the bounds of report_files.h (bytes, JSON
+ * objects, values; all the directory's files together get one file's
+ * worth), cannot be parsed, or holds records of another job or (unless root
+ * owns the file) of another user than the file's owner is skipped, and so
+ * is the directory itself when it is a symlink.  Files the caller may not read (another
  * user's, mode 0640) are skipped silently.  Returns 0, or -1 after reading
  * all the others, with one message per skipped file in error ("; " between
  * them, as many as fit).
