@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -700,7 +701,7 @@ static bool user_name(uid_t uid, char *name, size_t size)
 static int check_records(const struct report_set *records, uint32_t job_id,
 			 const struct stat *st, const char *origin, char *error, size_t error_size)
 {
-	char owner[64], number[16], safe[64];
+	char owner[64], number[16], safe[sizeof(records->records[0].user) * VNFS_ESCAPE_GROWTH];
 	bool known = st->st_uid != 0 && user_name(st->st_uid, owner, sizeof(owner));
 	snprintf(number, sizeof(number), "%u", (unsigned)st->st_uid);
 	for (size_t i = 0; i < records->count; i++) {
@@ -728,7 +729,7 @@ static int check_records(const struct report_set *records, uint32_t job_id,
 	return 0;
 }
 
-/* Why an entry is not a file to read, or NULL if it is a regular file of a size we read. */
+/* What an entry is when it is not a regular file, or NULL when it is one. */
 static const char *unreadable_kind(const struct stat *st)
 {
 	if (S_ISLNK(st->st_mode))
@@ -854,9 +855,14 @@ static int open_job_file(int dir_fd, const char *name, const char *origin, struc
 					: strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, st) < 0 || (kind = unreadable_kind(st)) != NULL) {
-		snprintf(error, error_size, "%s: is %s, not a report file: skipped", origin,
-			 kind != NULL ? kind : strerror(errno));
+	if (fstat(fd, st) < 0) {
+		snprintf(error, error_size, "%s: %s", origin, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	kind = unreadable_kind(st);
+	if (kind != NULL) {
+		snprintf(error, error_size, "%s: is %s, not a report file: skipped", origin, kind);
 		close(fd);
 		return -1;
 	}
@@ -937,7 +943,7 @@ static int load_job_file(struct report_set *set, int dir_fd, const char *directo
 			 const char *name, uint32_t job_id, struct report_budget *budget,
 			 char *error, size_t error_size)
 {
-	char safe[256], origin[4096 + 256];
+	char safe[(NAME_MAX + 1) * VNFS_ESCAPE_GROWTH], origin[PATH_MAX + sizeof(safe)];
 	snprintf(origin, sizeof(origin), "%s/%s", directory, printable(name, safe, sizeof(safe)));
 	struct stat st;
 	int fd = open_job_file(dir_fd, name, origin, &st, error, error_size);
@@ -1030,7 +1036,7 @@ int report_load_files(struct report_set *set, const char *report_dir, uint32_t j
 		}
 		if (entry->d_name[0] == '.' || !has_suffix(entry->d_name, ".json"))
 			continue;
-		char message[1024];
+		char message[PATH_MAX + 1024];
 		/* 1: not ours to read (another user's data, mode 0640): nothing to say. */
 		if (load_job_file(set, dirfd(dir), directory, entry->d_name, job_id, &budget,
 				  message, sizeof(message)) < 0) {
