@@ -809,10 +809,3 @@ unsigned vnfs_sink_prometheus_connections(const struct vnfs_sink *sink)
 		MHD_get_daemon_info(prometheus->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
 	return info ? info->num_connections : 0;
 }
-
-int vnfs_sink_prometheus_add_connection(const struct vnfs_sink *sink, int fd,
-					const struct sockaddr *address, socklen_t length)
-{
-	const struct prometheus *prometheus = sink->state;
-	return MHD_add_connection(prometheus->daemon, fd, address, length) == MHD_YES ? 0 : -1;
-}
