@@ -7,7 +7,10 @@
 # ancestor cgroup; unregistered I/O only in "unattributed"; the process and
 # mount breakdowns; lock, setattr, link, symlink and listxattr; the map
 # layout as bpftool sees it; pinned maps and links surviving a restart of
-# the loader without losing a call.
+# the loader without losing a call; bounded rows under a name storm (a step
+# makes at most 64 process/mount rows, the node at most 3,072 unattributed
+# rows of their own, beyond them "[other]" rows, and the totals add up) and
+# the expiry of unattributed rows of removed cgroups and idle ones.
 #
 # Run: tests/guest/run --timeout 900 --build BUILD_DIR tests/guest/suites/probes.sh
 # (BUILD_DIR holds tests/guest/probe-driver; without --build, the in-tree one.)
@@ -17,7 +20,7 @@
 # Slots: NFS version number i (0 for v3 .. 3 for v4.2) uses slot 2i for its
 # writer cgroup and 2i+1 for its reader cgroup, so one load of the probes
 # covers all four versions; slots 8, 9 test the ancestor rule, 10 restarts,
-# 11 the remaining operations.
+# 11 the remaining operations, 12 the name storm.
 source /vnfs/src/tests/guest/lib/guest.sh
 
 driver=$VNFS_BUILD/tests/guest/probe-driver
@@ -537,6 +540,19 @@ check_eq "expire: [expired] has the 3,071 writes of the folded rows" \
 check_eq "expire: every write still counted once" "$(unattributed_calls "$output" write)" 3300
 check_eq "expire: health counts the expired rows" "$(health_of "$output" 7)" 3072
 check_eq "expire: unattributed_stats never full" "$(health_of "$output" 2)" 0
+
+# Idle rows: with an idle time of 0 every row of a cgroup that still exists
+# is folded as idle (the [other] row too: it has no cgroup to be gone).
+output=$VNFS_OUT/driver-idle.txt
+check "idle: driver and workload ran" \
+	"$driver" --expire-idle-ms 0 -- $python "$workload" storm "$cgroups/ustorm" \
+	"$m/storm/ifile" idle 5 keep > "$output" 2> "$VNFS_OUT/driver-idle.err"
+check_eq "idle: idle-open and idle0000 .. idle0004 folded as idle" \
+	"$(awk '$1 == "expired" { print $2, $3, $4 }' "$output")" "0 6 0"
+check_eq "idle: only the [expired] row remains" \
+	"$(awk '$1 == "unattributed_bytes" { print $2, $3, $4 }' "$output" | tr '\n' ' ')" "0 0 [expired] "
+check_eq "idle: [expired] has the 5 writes" "$(unattributed_calls "$output" write 0 '[expired]')" 5
+check_eq "idle: health counts the expired rows" "$(health_of "$output" 7)" 6
 mark expire
 
 # ------------------------------------------------- map layout in the kernel
