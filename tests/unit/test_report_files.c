@@ -609,6 +609,15 @@ static void test_hostile_names_and_text(void **state)
 	report_set_free(&set);
 	assert_int_equal(unlink(path), 0);
 
+	/* A message quoting the file's content (an unknown field) is escaped too. */
+	write_text(path, "{\"steps\":[{\"\\u001b]0;owned\\u0007\":1}]}", 0644);
+	assert_int_equal(load(26, &set, error, sizeof(error)), -1);
+	snprintf(expected, sizeof(expected),
+		 "%s/26/a\\x1b[2J.json: steps[0]: unknown field '\\x1b]0;owned\\x07'", report_dir);
+	assert_string_equal(error, expected);
+	report_set_free(&set);
+	assert_int_equal(unlink(path), 0);
+
 	/* A directory named like a report file. */
 	assert_int_equal(mkdir(path_of(path, sizeof(path), "reports/26/d.json"), 0755), 0);
 	assert_int_equal(load(26, &set, error, sizeof(error)), -1);
