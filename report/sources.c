@@ -652,6 +652,14 @@ static int add_job_object(struct report_set *set, struct json_object *job, const
 #define REPORT_JOB_MAX_OBJECTS ((size_t)VNFS_REPORT_FILE_MAX_OBJECTS)
 #define REPORT_JOB_MAX_VALUES ((size_t)VNFS_REPORT_FILE_MAX_VALUES)
 
+/*
+ * What each file costs the budget at least, in values: opening and reading
+ * a file costs about as much as parsing 64 values, so a directory of many
+ * tiny files is bounded too (to 4,096 files read).  Every real report file
+ * holds several hundred values.
+ */
+#define REPORT_FILE_MIN_VALUES 64
+
 /* What the files of a job directory not read yet may still cost. */
 struct report_budget {
 	size_t objects;
@@ -890,6 +898,8 @@ static int spend_budget(const char *text, size_t length, struct report_budget *b
 		snprintf(error, error_size, "%s: %s: skipped", origin, why);
 		return -1;
 	}
+	if (size.values < REPORT_FILE_MIN_VALUES)
+		size.values = REPORT_FILE_MIN_VALUES;
 	if (size.objects > budget->objects || size.values > budget->values) {
 		snprintf(error, error_size,
 			 "%s: skipped, the files read before it took what one job directory may "
@@ -1026,8 +1036,11 @@ int report_load_files(struct report_set *set, const char *report_dir, uint32_t j
 	int result = 0;
 	size_t entries = 0;
 	struct report_budget budget = { REPORT_JOB_MAX_OBJECTS, REPORT_JOB_MAX_VALUES };
+	size_t not_read = 0;
 	struct dirent *entry;
 	while ((entry = readdir(dir)) != NULL) {
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
 		if (++entries > REPORT_MAX_DIRECTORY_ENTRIES) {
 			add_message(error, error_size, "%s: more than %d entries: the rest skipped",
 				    directory, REPORT_MAX_DIRECTORY_ENTRIES);
@@ -1036,6 +1049,11 @@ int report_load_files(struct report_set *set, const char *report_dir, uint32_t j
 		}
 		if (entry->d_name[0] == '.' || !has_suffix(entry->d_name, ".json"))
 			continue;
+		/* Spent: the rest are counted, not even looked at. */
+		if (budget.values < REPORT_FILE_MIN_VALUES || budget.objects == 0) {
+			not_read++;
+			continue;
+		}
 		char message[PATH_MAX + 1024];
 		/* 1: not ours to read (another user's data, mode 0640): nothing to say. */
 		if (load_job_file(set, dirfd(dir), directory, entry->d_name, job_id, &budget,
@@ -1045,6 +1063,13 @@ int report_load_files(struct report_set *set, const char *report_dir, uint32_t j
 		}
 	}
 	closedir(dir);
+	if (not_read > 0) {
+		add_message(error, error_size,
+			    "%s: %zu more .json files not read: the files read before them took "
+			    "what one job directory may hold (%zu JSON objects, %zu values)",
+			    directory, not_read, REPORT_JOB_MAX_OBJECTS, REPORT_JOB_MAX_VALUES);
+		result = -1;
+	}
 	return result;
 }
 

@@ -709,6 +709,25 @@ static void test_directory_budget(void **state)
 	assert_string_equal(error, expected);
 }
 
+/* Many tiny files: each costs the budget 64 values, so 4,096 are read and the rest counted. */
+static void test_many_tiny_files(void **state)
+{
+	(void)state;
+	char path[256], error[2048], expected[512];
+	struct report_set set;
+	assert_int_equal(mkdir(path_of(path, sizeof(path), "reports/34"), 0755), 0);
+	for (int i = 0; i < 5000; i++)
+		write_text(path_of(path, sizeof(path), "reports/34/n%04d.json", i),
+			   "{\"steps\":[]}", 0644);
+	assert_int_equal(load(34, &set, error, sizeof(error)), -1);
+	snprintf(expected, sizeof(expected),
+		 "%s/34: 904 more .json files not read: the files read before them took what one "
+		 "job directory may hold (16384 JSON objects, 262144 values)", report_dir);
+	assert_string_equal(error, expected);
+	assert_int_equal(set.count, 0);
+	report_set_free(&set);
+}
+
 /*
  * Records naming no node once made add_node spin forever: strstr finds ""
  * at every position and the search never moved on.
@@ -794,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_names_and_text),
 		cmocka_unit_test(test_too_many_values),
 		cmocka_unit_test(test_directory_budget),
+		cmocka_unit_test(test_many_tiny_files),
 		cmocka_unit_test(test_empty_node_names),
 		cmocka_unit_test(test_hostile_directory_is_quick),
 	};
