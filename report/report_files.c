@@ -301,11 +301,10 @@ static int open_report_dir(const char *report_dir, char *error, size_t error_siz
 		memcpy(name, at, length);
 		name[length] = '\0';
 		at = rest;
-		if (strcmp(name, ".") == 0)
-			continue;
-		if (strcmp(name, "..") == 0) {
-			snprintf(error, error_size, "report directory %s: '..' is not allowed in it",
-				 report_dir);
+		/* Refused rather than resolved: the last name must be report_dir itself. */
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+			snprintf(error, error_size,
+				 "report directory %s: '.' and '..' are not allowed in it", report_dir);
 			goto fail;
 		}
 		bool created;

@@ -246,8 +246,13 @@ static void test_wrapper_and_bad_arguments(void **state)
 	snprintf(dotted, sizeof(dotted), "%s/../x", report_dir);
 	assert_int_equal(vnfs_report_write_files(&job, dotted, error, sizeof(error)), -1);
 	char expected[256];
-	snprintf(expected, sizeof(expected), "report directory %s: '..' is not allowed in it",
-		 dotted);
+	snprintf(expected, sizeof(expected),
+		 "report directory %s: '.' and '..' are not allowed in it", dotted);
+	assert_string_equal(error, expected);
+	snprintf(dotted, sizeof(dotted), "%s/.", report_dir);
+	assert_int_equal(vnfs_report_write_files(&job, dotted, error, sizeof(error)), -1);
+	snprintf(expected, sizeof(expected),
+		 "report directory %s: '.' and '..' are not allowed in it", dotted);
 	assert_string_equal(error, expected);
 }
 
