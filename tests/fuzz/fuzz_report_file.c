@@ -66,6 +66,16 @@ static void build_format(void)
 	free(format_text);
 }
 
+static char job_dir[96];
+
+/* At exit (libFuzzer ends with exit()), so that runs leave nothing in TMPDIR. */
+static void remove_work(void)
+{
+	unlink(file_path);
+	rmdir(job_dir);
+	rmdir(report_dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -75,9 +85,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		 tmp != NULL && strlen(tmp) < 32 ? tmp : "/tmp");
 	if (mkdtemp(report_dir) == NULL)
 		abort();
-	char job_dir[96];
 	snprintf(job_dir, sizeof(job_dir), "%s/%u", report_dir, FUZZ_JOB);
-	if (mkdir(job_dir, 0755) != 0)
+	if (mkdir(job_dir, 0755) != 0 || atexit(remove_work) != 0)
 		abort();
 	snprintf(file_path, sizeof(file_path), "%s/node.json", job_dir);
 	devnull = fopen("/dev/null", "w");
