@@ -16,18 +16,24 @@
  * ever answered to an input without an Authorization header (no way past
  * the authentication).
  *
- * Build (clang; tests/fuzz/run-fuzz builds the protocol target the same way):
+ * Build (clang), as tests/fuzz/run-fuzz builds its targets, whose line
+ * for this one would be
+ *   fuzz_metrics_http|tests/fuzz/fuzz_metrics_http.c helper/sink_prometheus.c
+ *   helper/metrics.c lib/escape.c lib/log.c lib/tags.c lib/operations.c
+ *   lib/record.c|libmicrohttpd zlib libxcrypt|metrics_http.dict|
+ *   corpus-metrics_http|16384
+ * or by hand, from the top directory:
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' \
  *     -Wall -Wextra -Werror \
  *     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
- *     -I. $(pkg-config --cflags libmicrohttpd zlib) \
+ *     -I. $(pkg-config --cflags libmicrohttpd zlib libxcrypt) \
  *     tests/fuzz/fuzz_metrics_http.c helper/sink_prometheus.c helper/metrics.c \
  *     lib/escape.c lib/log.c lib/tags.c lib/operations.c lib/record.c \
- *     $(pkg-config --libs libmicrohttpd zlib) -lcrypt -lpthread -lm \
+ *     $(pkg-config --libs libmicrohttpd zlib libxcrypt) -lpthread -lm \
  *     -o fuzz_metrics_http
  * Run (WORKDIR: an empty directory, grown as the corpus):
  *   ./fuzz_metrics_http -max_total_time=60 -timeout=10 -max_len=16384 \
- *     -dict=tests/fuzz/metrics_http.dict WORKDIR tests/fuzz/corpus_metrics_http
+ *     -dict=tests/fuzz/metrics_http.dict WORKDIR tests/fuzz/corpus-metrics_http
  */
 #include <arpa/inet.h>
 #include <crypt.h>
