@@ -257,6 +257,15 @@ static int add_user_tags(const struct vnfs_plugin_args *args, const struct vnfs_
 	return 0;
 }
 
+/* The one-line warning about the user's tags that envs= names overrode. */
+static const char *ignored_message(const char *ignored, char *message, size_t size)
+{
+	snprintf(message, size,
+		 "--vnfs-tags: %s ignored: the administrator sets %s (plugstack.conf envs=)",
+		 ignored, strchr(ignored, ',') ? "these tags" : "this tag");
+	return message;
+}
+
 int vnfs_plugin_collect_tags(const struct vnfs_plugin_args *args, vnfs_tag_lookup_fn lookup,
 			     void *context, const char *user_tags, struct vnfs_tag_list *tags,
 			     char *warning, size_t warning_size, char *error, size_t error_size)
@@ -285,11 +294,32 @@ int vnfs_plugin_collect_tags(const struct vnfs_plugin_args *args, vnfs_tag_looku
 	}
 	if (add_user_tags(args, &user, tags, ignored, sizeof(ignored), error, error_size) < 0)
 		return -1;
-	if (ignored[0] && warning_size) {
-		snprintf(message, sizeof(message),
-			 "--vnfs-tags: %s ignored: the administrator sets %s (plugstack.conf envs=)",
-			 ignored, strchr(ignored, ',') ? "these tags" : "this tag");
-		add_warning(warning, warning_size, message);
-	}
+	if (ignored[0] && warning_size)
+		add_warning(warning, warning_size, ignored_message(ignored, message, sizeof(message)));
 	return 0;
+}
+
+const char *vnfs_plugin_ignored_tags_warning(const struct vnfs_plugin_args *args,
+					     const char *user_tags, char *warning,
+					     size_t warning_size)
+{
+	struct vnfs_tag_list *user = malloc(sizeof(*user)), *kept = malloc(sizeof(*kept));
+	char ignored[VNFS_TAGS_BUFFER], reason[512];
+
+	if (warning_size)
+		warning[0] = '\0';
+	/* Out of memory: no warning; the tags registered are the same either way. */
+	if (user && kept && user_tags && *user_tags) {
+		vnfs_tags_init(user);
+		vnfs_tags_init(kept);
+		/* Text that does not parse gets its own error where it is used. */
+		if (vnfs_tags_parse(user, user_tags, NULL, NULL, reason, sizeof(reason)) == 0 &&
+		    add_user_tags(args, user, kept, ignored, sizeof(ignored), reason,
+				  sizeof(reason)) == 0 &&
+		    ignored[0] && warning_size)
+			ignored_message(ignored, warning, warning_size);
+	}
+	free(user);
+	free(kept);
+	return warning;
 }

@@ -82,4 +82,14 @@ int vnfs_plugin_collect_tags(const struct vnfs_plugin_args *args, vnfs_tag_looku
 			     void *context, const char *user_tags, struct vnfs_tag_list *tags,
 			     char *warning, size_t warning_size, char *error, size_t error_size);
 
+/*
+ * The same one-line warning about user tags named like envs= variables, for
+ * where the user typed --vnfs-tags (srun, sbatch, salloc: user_tags is the
+ * text vnfs_plugin_resolve_tags produced), so the user sees it at once.
+ * Empty if there are none.  Returns warning.
+ */
+const char *vnfs_plugin_ignored_tags_warning(const struct vnfs_plugin_args *args,
+					     const char *user_tags, char *warning,
+					     size_t warning_size);
+
 #endif /* VNFS_PLUGIN_ARGS_H */

@@ -340,6 +340,15 @@ static void test_collect_tags(void **state)
 	assert_string_equal(warning, "--vnfs-tags: ACCOUNT ignored: the administrator sets this "
 				     "tag (plugstack.conf envs=)");
 
+	/* The same warning where the user typed the tags, nothing without a clash. */
+	assert_string_equal(vnfs_plugin_ignored_tags_warning(&args, "QUEUE=cpu,RUN=3,ACCOUNT=x",
+							     text, sizeof(text)),
+			    "--vnfs-tags: QUEUE, ACCOUNT ignored: the administrator sets these "
+			    "tags (plugstack.conf envs=)");
+	assert_string_equal(vnfs_plugin_ignored_tags_warning(&args, "RUN=3", text, sizeof(text)),
+			    "");
+	assert_string_equal(vnfs_plugin_ignored_tags_warning(&args, "", text, sizeof(text)), "");
+
 	/* Corrupt carried text is refused, not half-used. */
 	assert_int_equal(vnfs_plugin_collect_tags(&args, fake_environment, environment,
 						  "A=1,B C=2", &tags, warning, sizeof(warning),
