@@ -483,6 +483,7 @@ static void test_per_address_limit(void **state)
 	/* 127.0.0.1 holds its four: another address still scrapes... */
 	struct reply reply = fetch_path(fixture, "http", "/metrics", "127.0.0.2", NULL);
 	assert_metrics(&reply);
+	wait_for_connections(fixture, 4);
 	/* ...and a fifth connection from 127.0.0.1 is refused. */
 	reply = fetch_path(fixture, "http", "/metrics", "127.0.0.1", NULL);
 	assert_refused(&reply);
@@ -507,6 +508,8 @@ static void test_overall_limit(void **state)
 	wait_for_connections(fixture, 3);
 	struct reply reply = fetch_path(fixture, "http", "/metrics", "127.0.0.2", NULL);
 	assert_metrics(&reply);
+	/* That scrape's connection gone, so that the four counted next are the idle ones. */
+	wait_for_connections(fixture, 3);
 
 	fixture->idle[3] = connect_idle(port_of(fixture), "127.0.0.3");
 	wait_for_connections(fixture, 4);
