@@ -453,6 +453,11 @@ static void key_location(const struct vnfs_config *config, const char *key, unsi
 static int load_users(struct prometheus *prometheus, const struct vnfs_config *config,
 		      char *error, size_t error_size)
 {
+	if (config->prometheus.basic_auth_user_count > VNFS_CONFIG_MAX_LIST) {
+		snprintf(error, error_size, "prometheus: basic_auth_users: more than %d users",
+			 VNFS_CONFIG_MAX_LIST);
+		return -1;
+	}
 	for (size_t i = 0; i < config->prometheus.basic_auth_user_count; i++) {
 		const char *entry = config->prometheus.basic_auth_users[i];
 		struct basic_auth_user *user = &prometheus->users[i];
