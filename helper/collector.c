@@ -21,6 +21,7 @@
 
 #include "helper/probes.h"
 #include "helper/report_writer.h"
+#include "lib/escape.h"
 #include "lib/log.h"
 #include "lib/record_json.h"
 
@@ -121,8 +122,9 @@ static int add_process(const struct vnfs_process_key *key, const struct vnfs_pro
 		return -ENOMEM;
 	collector->process_capacity = capacity;
 	position = collector->process_count++;
-	memcpy(collector->processes[position].comm, key->comm, VNFS_COMM_LEN);
-	collector->processes[position].comm[VNFS_COMM_LEN - 1] = '\0';
+	/* The kernel's bytes become the one canonical text every output starts from. */
+	vnfs_process_name_text(key->comm, collector->processes[position].comm,
+			       sizeof(collector->processes[position].comm));
 	collector->processes[position].stats = *stats;
 	collector->process_slots[position] = key->slot;
 	return 0;
@@ -169,8 +171,7 @@ static int add_unattributed(const struct vnfs_unattributed_key *key,
 	record = &collector->unattributed[collector->unattributed_count++];
 	record->cgroup_id = key->cgroup_id;
 	record->uid = key->uid;
-	memcpy(record->comm, key->comm, VNFS_COMM_LEN);
-	record->comm[VNFS_COMM_LEN - 1] = '\0';
+	vnfs_process_name_text(key->comm, record->comm, sizeof(record->comm));
 	record->stats = *stats;
 	return 0;
 }
@@ -654,7 +655,7 @@ struct json_object *vnfs_collector_list(struct vnfs_collector *collector, uint32
 		const struct vnfs_step_record *record = &collector->records[i];
 		bool running = collector->snapshot[i].state == VNFS_STEP_RUNNING;
 		struct json_object *entry;
-		char step_name[24];
+		char step_name[24], user_text[sizeof(record->user) * VNFS_ESCAPE_GROWTH];
 
 		if (uid != UINT32_MAX && record->uid != uid)
 			continue;
@@ -663,7 +664,8 @@ struct json_object *vnfs_collector_list(struct vnfs_collector *collector, uint32
 		json_object_object_add(entry, "step", json_object_new_string(
 			vnfs_step_name(record->step_id, step_name, sizeof(step_name))));
 		json_object_object_add(entry, "uid", json_object_new_int64(record->uid));
-		json_object_object_add(entry, "user", json_object_new_string(record->user));
+		json_object_object_add(entry, "user", json_object_new_string(vnfs_json_text(
+			record->user, user_text, sizeof(user_text))));
 		json_object_object_add(entry, "running", json_object_new_boolean(running));
 		json_object_array_add(jobs, entry);
 	}

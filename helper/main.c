@@ -460,6 +460,8 @@ static int start(struct helper *helper)
 			       sizeof(error)) != 0 ||
 	    vnfs_registry_load(&helper->registry, error, sizeof(error)) != 0)
 		vnfs_error("%s", error);
+	vnfs_registry_set_limits(&helper->registry, helper->config.helper.max_steps_per_job,
+				 helper->config.helper.max_steps_per_user);
 	reconcile_registry(helper);
 	if (vnfs_collector_init(&helper->collector, &helper->config, helper->probes,
 				&helper->registry, helper->node, error, sizeof(error)) != 0) {

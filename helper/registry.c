@@ -55,6 +55,7 @@
 
 #include <json-c/json.h>
 
+#include "lib/escape.h"
 #include "lib/log.h"
 
 #define JOURNAL_NAME "registry.journal"
@@ -145,6 +146,7 @@ void vnfs_registry_destroy(struct vnfs_registry *registry)
 
 static struct json_object *step_to_json(const struct vnfs_step *step, uint32_t slot)
 {
+	char cgroup_text[sizeof(step->cgroup_path) * VNFS_ESCAPE_GROWTH];
 	struct json_object *object = json_object_new_object();
 	struct json_object *tags;
 	const char *name, *value;
@@ -159,7 +161,8 @@ static struct json_object *step_to_json(const struct vnfs_step *step, uint32_t s
 	json_object_object_add(object, "step", json_object_new_int64(step->step_id));
 	json_object_object_add(object, "uid", json_object_new_int64(step->uid));
 	json_object_object_add(object, "cgroup_id", json_object_new_uint64(step->cgroup_id));
-	json_object_object_add(object, "cgroup_path", json_object_new_string(step->cgroup_path));
+	json_object_object_add(object, "cgroup_path", json_object_new_string(vnfs_json_text(
+		step->cgroup_path, cgroup_text, sizeof(cgroup_text))));
 	json_object_object_add(object, "start_ms", json_object_new_int64(step->start_time_ms));
 	json_object_object_add(object, "end_ms", json_object_new_int64(step->end_time_ms));
 	tags = json_object_new_object();

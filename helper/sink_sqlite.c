@@ -442,8 +442,9 @@ static int write_breakdowns(struct sqlite_sink *sink, sqlite3_int64 step,
 	int rc;
 	for (size_t i = 0; i < record->process_count; i++) {
 		const struct vnfs_process_record *p = &record->processes[i];
-		char comm[VNFS_COMM_LEN];
-		snprintf(comm, sizeof(comm), "%.*s", VNFS_COMM_LEN - 1, p->comm);
+		/* The canonical text (lib/escape.h), whole: it may be longer than comm. */
+		char comm[VNFS_PROCESS_NAME_TEXT_MAX];
+		snprintf(comm, sizeof(comm), "%s", p->comm);
 		sqlite3_stmt *s = sink->statements[UPSERT_PROCESS];
 		sqlite3_bind_int64(s, 1, step);
 		bind_text(s, 2, comm);

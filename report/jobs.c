@@ -197,7 +197,7 @@ static int merge_processes(struct report_row *row, const struct vnfs_step_record
 		const struct vnfs_process_record *from = &record->processes[p];
 		struct vnfs_process_record *to = NULL;
 		for (size_t i = 0; i < row->process_count && to == NULL; i++)
-			if (strncmp(row->processes[i].comm, from->comm, VNFS_COMM_LEN) == 0)
+			if (strcmp(row->processes[i].comm, from->comm) == 0)
 				to = &row->processes[i];
 		if (to == NULL) {
 			struct vnfs_process_record *grown = realloc(
@@ -207,8 +207,7 @@ static int merge_processes(struct report_row *row, const struct vnfs_step_record
 			row->processes = grown;
 			to = &row->processes[row->process_count++];
 			memset(to, 0, sizeof(*to));
-			memcpy(to->comm, from->comm, VNFS_COMM_LEN);
-			to->comm[VNFS_COMM_LEN - 1] = '\0';
+			snprintf(to->comm, sizeof(to->comm), "%s", from->comm);
 		}
 		to->stats.read_ops += from->stats.read_ops;
 		to->stats.read_bytes += from->stats.read_bytes;
@@ -299,7 +298,7 @@ static int compare_processes_by_bytes(const void *a, const void *b)
 	uint64_t oy = y->stats.read_ops + y->stats.write_ops + y->stats.other_ops;
 	if (ox != oy)
 		return ox > oy ? -1 : 1;
-	return strncmp(x->comm, y->comm, VNFS_COMM_LEN);
+	return strcmp(x->comm, y->comm);
 }
 
 static void finish_row(struct report_row *row)

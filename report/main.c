@@ -440,6 +440,12 @@ static bool load_live(const struct options *options, struct report_set *live)
 	return true;
 }
 
+/* A user outside the administrators' group may not read the history. */
+static bool history_closed_to_caller(const char *path)
+{
+	return geteuid() != 0 && access(path, R_OK) != 0 && errno == EACCES;
+}
+
 /*
  * Walks the jobs of every source in job order, one job in memory at a time:
  * the history's, the helper's and those named with -j (found perhaps only in
@@ -453,8 +459,13 @@ static int run(const struct options *options, struct output_state *state)
 	bool live_answered = load_live(options, &live);
 
 	struct report_database *database = NULL;
-	if (report_database_open(&database, options->database_path, &options->filter, error,
-				 sizeof(error)) < 0) {
+	if (history_closed_to_caller(options->database_path)) {
+		/* Not an error: the history holds every user's jobs (docs/SECURITY.md). */
+		complain("note: the history %s is readable by root and the administrators' group "
+			 "only; showing running jobs, and finished ones named with -j from their "
+			 "report files", options->database_path);
+	} else if (report_database_open(&database, options->database_path, &options->filter,
+					error, sizeof(error)) < 0) {
 		struct stat st;
 		bool missing = stat(options->database_path, &st) < 0 && errno == ENOENT;
 		if (options->database_given || !missing || !live_answered) {

@@ -328,6 +328,35 @@ static int read_job(struct reader *reader, struct report_set *set, uint32_t job_
 	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading steps");
 }
 
+/*
+ * A member of the administrators' group may read the history (0640) but not
+ * write its directory.  While the helper runs, its -wal and -shm exist and a
+ * read-only reader shares them.  Once the helper closed the database SQLite
+ * removed both, and a reader would have to create the -shm: it cannot, so
+ * the database, whole in its main file then, is opened as immutable.
+ */
+static int open_read_only(const char *path, sqlite3 **db)
+{
+	char wal[PATH_MAX + 8], uri[3 * PATH_MAX + 32];
+	int status = sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL);
+	size_t used;
+
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (status != SQLITE_CANTOPEN || access(wal, F_OK) == 0 || errno != ENOENT)
+		return status;
+	/* In a URI '%', '?' and '#' of the path must be escaped. */
+	used = (size_t)snprintf(uri, sizeof(uri), "file:");
+	for (const char *c = path; *c != '\0' && used + 4 < sizeof(uri); c++)
+		used += (size_t)(strchr("%?#", *c) != NULL
+					 ? snprintf(uri + used, sizeof(uri) - used, "%%%02X",
+						    (unsigned char)*c)
+					 : snprintf(uri + used, sizeof(uri) - used, "%c", *c));
+	snprintf(uri + used, sizeof(uri) - used, "?immutable=1");
+	sqlite3_close(*db);
+	*db = NULL;
+	return sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+}
+
 static int open_history(const char *path, sqlite3 **db, char *error, size_t error_size)
 {
 	struct stat st;
@@ -335,7 +364,7 @@ static int open_history(const char *path, sqlite3 **db, char *error, size_t erro
 		snprintf(error, error_size, "history database %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (open_read_only(path, db) != SQLITE_OK) {
 		snprintf(error, error_size, "history database %s: %s", path,
 			 *db != NULL ? sqlite3_errmsg(*db) : "cannot open");
 		sqlite3_close(*db);

@@ -35,6 +35,7 @@
 
 #include <slurm/spank.h>
 
+#include "lib/escape.h"
 #include "lib/log.h"
 #include "lib/protocol.h"
 #include "lib/record.h"
@@ -180,6 +181,10 @@ static int resolve_typed_tags(const char *optarg)
 		slurm_error("vnfs: %s", error);
 		return -1;
 	}
+	/* Said where the user typed the option (slurm_spank_init loaded the
+	 * arguments), not only in slurmd.log. */
+	if (vnfs_plugin_ignored_tags_warning(&plugin_args, user_tags, error, sizeof(error))[0])
+		slurm_info("vnfs: %s", error);
 	/* srun passes its environment to the step: this is how the tags travel. */
 	if (setenv(CARRIED_TAGS, user_tags, 1) < 0) {
 		slurm_error("vnfs: cannot pass the tags to the job: out of memory");
@@ -207,8 +212,12 @@ static int report_option(int value, const char *optarg, int remote)
 {
 	(void)value;
 	(void)remote;
+	char quoted[64 * VNFS_ESCAPE_GROWTH];
+
 	if (vnfs_report_mode_parse(optarg ? optarg : "", &report_mode) < 0) {
-		slurm_error("vnfs: --vnfs-report: '%s' is not brief, full or none", optarg);
+		/* The user's bytes, bounded and escaped for the log. */
+		slurm_error("vnfs: --vnfs-report: '%s' is not brief, full or none",
+			    vnfs_quote_prefix(optarg ? optarg : "", 40, quoted, sizeof(quoted)));
 		return -1;
 	}
 	report_given = true;
