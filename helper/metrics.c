@@ -799,6 +799,30 @@ static void render_unattributed(struct render *render, const struct vnfs_unattri
 	}
 }
 
+/* Where the per-step and per-node row bounds sent calls or rows
+ * (docs/PROBES.md, "Bounded rows"): one family, a label per bound. */
+static void render_bounded_rows(struct text *out, const struct vnfs_helper_health *health)
+{
+	static const struct {
+		const char *bound;
+		int counter;
+	} bounds[] = {
+		{ "step_other_calls", VNFS_HEALTH_BREAKDOWN_OTHER },
+		{ "unattributed_other_calls", VNFS_HEALTH_UNATTRIBUTED_OTHER },
+		{ "unattributed_expired_rows", VNFS_HEALTH_UNATTRIBUTED_EXPIRED },
+	};
+
+	append_header(out, "vnfs_helper_bounded_total", "counter",
+		      "Calls counted in an [other] row, and rows folded into [expired] ones.");
+	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
+		append_string(out, "vnfs_helper_bounded_total{bound=\"");
+		append_string(out, bounds[i].bound);
+		append_string(out, "\"} ");
+		append_u64(out, health->counters[bounds[i].counter]);
+		append(out, "\n", 1);
+	}
+}
+
 static void render_gauge(struct text *out, const char *name, const char *type, const char *help,
 			 uint64_t value)
 {
@@ -861,6 +885,7 @@ static void render_health(struct render *render, const struct vnfs_interval *int
 		render_gauge(out, "vnfs_helper_unmatched_exits_total", "counter",
 			     "Function exits seen without their entry (probes attached mid-call).",
 			     health->counters[VNFS_HEALTH_UNMATCHED_EXIT]);
+		render_bounded_rows(out, health);
 	}
 	if (interval)
 		render_gauge(out, "vnfs_helper_active_steps", "gauge",

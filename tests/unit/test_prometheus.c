@@ -151,6 +151,8 @@ static void test_exact_samples(void **unused)
 		.active_slots = 1, .max_slots = 1024 };
 	health.counters[VNFS_HEALTH_BREAKDOWN_FULL] = 3;
 	health.counters[VNFS_HEALTH_UNMATCHED_EXIT] = 4;
+	health.counters[VNFS_HEALTH_BREAKDOWN_OTHER] = 137;
+	health.counters[VNFS_HEALTH_UNATTRIBUTED_EXPIRED] = 3072;
 	for (int op = 0; op < VNFS_OP_COUNT; op++)
 		health.attach_method[op] = VNFS_ATTACH_FENTRY;
 	health.attach_method[VNFS_OP_MMAP_READ] = VNFS_ATTACH_KPROBE;
@@ -221,6 +223,9 @@ static void test_exact_samples(void **unused)
 	assert_contains(text, "\nvnfs_helper_slots{state=\"free\"} 1023\n");
 	assert_contains(text, "\nvnfs_helper_map_full_total{map=\"breakdown_stats\"} 3\n");
 	assert_contains(text, "\nvnfs_helper_unmatched_exits_total 4\n");
+	assert_contains(text, "\nvnfs_helper_bounded_total{bound=\"step_other_calls\"} 137\n");
+	assert_contains(text, "\nvnfs_helper_bounded_total{bound=\"unattributed_other_calls\"} 0\n");
+	assert_contains(text, "\nvnfs_helper_bounded_total{bound=\"unattributed_expired_rows\"} 3072\n");
 	assert_contains(text, "\nvnfs_helper_active_steps 1\n");
 	/* 21 for the read operation and bytes, 18 request size, 5 process, 10 mount, 4 stray */
 	assert_contains(text, "\nvnfs_helper_series 58\n");
