@@ -254,10 +254,16 @@ static int step_from_json(struct json_object *object, struct vnfs_step *step, ui
 	if (json_uint(object, "end_ms", INT64_MAX, &value) != 0)
 		goto bad;
 	step->end_time_ms = (int64_t)value;
-	if (json_object_object_get_ex(object, "cgroup_path", &field))
+	if (json_object_object_get_ex(object, "cgroup_path", &field)) {
+		if (!json_object_is_type(field, json_type_string))
+			goto bad;
 		snprintf(step->cgroup_path, sizeof(step->cgroup_path), "%s", json_object_get_string(field));
+	}
 	if (json_object_object_get_ex(object, "tags", &field) && json_object_is_type(field, json_type_object)) {
 		json_object_object_foreach(field, name, tag_value) {
+			/* Only strings were written: a null or a number is damage. */
+			if (!json_object_is_type(tag_value, json_type_string))
+				goto bad;
 			if (vnfs_tags_set(&step->tags, name, json_object_get_string(tag_value), error,
 					  error_size) != 0)
 				return -1;

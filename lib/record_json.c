@@ -432,6 +432,11 @@ static int read_string(struct reader *reader, const struct json_object *object,
 		return fail(reader, "field '%s' is longer than %zu bytes", key, size - 1);
 	if (memchr(text, '\0', length) != NULL)
 		return fail(reader, "field '%s' contains a NUL byte", key);
+	/* JSON is UTF-8 (RFC 8259) and the writer writes nothing else: what is
+	 * not came from somewhere else, and written back escaped it could no
+	 * longer fit the field (found by fuzz_record_json). */
+	if (!vnfs_utf8_valid(text, length))
+		return fail(reader, "field '%s' is not valid UTF-8", key);
 	memcpy(buf, text, length);
 	buf[length] = '\0';
 	return 0;

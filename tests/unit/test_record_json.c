@@ -425,6 +425,11 @@ static void edit_comm_long(struct json_object *o)
 			       json_object_new_string("a-process-name-much-longer-than-the-63-"
 						      "bytes-a-canonical-name-can-have"));
 }
+/* Found by fuzz_record_json: accepted, it no longer fitted once written back escaped. */
+static void edit_path_not_utf8(struct json_object *o)
+{
+	json_object_object_add(o, "cgroup_path", json_object_new_string("/sys/fs/cgroup/\xff\xfe"));
+}
 static void edit_mount_field(struct json_object *o)
 {
 	struct json_object *mounts;
@@ -458,6 +463,7 @@ static void test_errors(void **state)
 	expect_error(edit_histogram_value,
 		     "operations.write: field 'latency_histogram' must be an integer");
 	expect_error(edit_comm_long, "processes[1]: field 'comm' is longer than 63 bytes");
+	expect_error(edit_path_not_utf8, "field 'cgroup_path' is not valid UTF-8");
 	expect_error(edit_mount_field, "mounts[0]: missing field 'rsize'");
 	expect_error(edit_not_object, "'request_size_histogram' must be an object");
 

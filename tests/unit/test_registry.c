@@ -760,7 +760,10 @@ static void test_corrupt_journal_lines_are_dropped(void **state)
 		   "\"cgroup_id\":5,\"start_ms\":0,\"end_ms\":0}\n"
 		   "{\"slot\":2,\"state\":\"sleeping\"}\n"
 		   "[1,2]\n"
-		   "{\"slot\":0,\"state\":\"ended\"} trailing\n",
+		   "{\"slot\":0,\"state\":\"ended\"} trailing\n"
+		   /* found by fuzz_registry_journal: a null tag value crashed the load */
+		   "{\"slot\":3,\"state\":\"running\",\"job\":9,\"step\":0,\"uid\":0,"
+		   "\"cgroup_id\":5,\"start_ms\":1,\"end_ms\":0,\"tags\":{\"A\":null}}\n",
 		   "a");
 	write_text(journal,
 		   "{\"slot\":1,\"state\":\"running\",\"job\":42,\"step\":1,\"uid\":1042,"
@@ -771,7 +774,7 @@ static void test_corrupt_journal_lines_are_dropped(void **state)
 	start_capturing_log();
 	restarted = open_registry(directory);
 	vnfs_log_set_sink(NULL);
-	assert_int_equal(logged_count, 5);
+	assert_int_equal(logged_count, 6);
 	snprintf(expected, sizeof(expected),
 		 "%s: line 2 is not a JSON record: dropped, the other records are kept", journal);
 	assert_string_equal(logged[0], expected);
@@ -790,6 +793,11 @@ static void test_corrupt_journal_lines_are_dropped(void **state)
 	snprintf(expected, sizeof(expected),
 		 "%s: line 7 is not a JSON record: dropped, the other records are kept", journal);
 	assert_string_equal(logged[4], expected);
+	snprintf(expected, sizeof(expected),
+		 "%s: line 8 dropped: malformed step entry {\"slot\":3,\"state\":\"running\","
+		 "\"job\":9,\"step\":0,\"uid\":0,\"cgroup_id\":5,\"start_ms\":1,\"end_ms\":0,"
+		 "\"tags\":{\"A\":null}}", journal);
+	assert_string_equal(logged[5], expected);
 	assert_int_equal(restarted->used, 2);
 	assert_tagged_step(restarted, 0, 42, 0, VNFS_STEP_RUNNING);
 	assert_tagged_step(restarted, 1, 42, 1, VNFS_STEP_RUNNING);
