@@ -255,7 +255,10 @@ static int step_from_json(struct json_object *object, struct vnfs_step *step, ui
 		goto bad;
 	step->end_time_ms = (int64_t)value;
 	if (json_object_object_get_ex(object, "cgroup_path", &field)) {
-		if (!json_object_is_type(field, json_type_string))
+		/* The helper writes only UTF-8 paths (lib/protocol.c refuses others). */
+		if (!json_object_is_type(field, json_type_string) ||
+		    !vnfs_utf8_valid(json_object_get_string(field),
+				     (size_t)json_object_get_string_len(field)))
 			goto bad;
 		snprintf(step->cgroup_path, sizeof(step->cgroup_path), "%s", json_object_get_string(field));
 	}

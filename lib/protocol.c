@@ -222,6 +222,9 @@ static int get_path(struct json_object *value, const char *name, char *out, size
 		return vnfs_fail(error, error_size, "field '%s' contains a NUL character", name);
 	if (text[0] != '/')
 		return vnfs_fail(error, error_size, "field '%s' must be an absolute path", name);
+	/* Paths go into JSON, the journal and logs: text, not arbitrary bytes. */
+	if (!vnfs_utf8_valid(text, length))
+		return vnfs_fail(error, error_size, "field '%s' is not valid UTF-8", name);
 	if (strstr(text, "/../") || (length >= 3 && strcmp(text + length - 3, "/..") == 0))
 		return vnfs_fail(error, error_size, "field '%s' must not contain '..'", name);
 	memcpy(out, text, length + 1);

@@ -412,6 +412,9 @@ static void test_paths(void **state)
 	assert_refused("{\"v\":1,\"type\":\"register\",\"job\":1,\"step\":0,\"uid\":1,"
 		       "\"cgroup_path\":\"/a/../../etc\"}",
 		       "field 'cgroup_path' must not contain '..'");
+	assert_refused("{\"v\":1,\"type\":\"register\",\"job\":1,\"step\":0,\"uid\":1,"
+		       "\"cgroup_path\":\"/sys/fs/cgroup/\xff\"}",
+		       "field 'cgroup_path' is not valid UTF-8");
 	assert_refused("{\"v\":1,\"type\":\"finish\",\"job\":1,\"report_dir\":\"/tmp/..\"}",
 		       "field 'report_dir' must not contain '..'");
 	assert_refused("{\"v\":1,\"type\":\"finish\",\"job\":1,\"report_dir\":\"/tmp\\u0000/x\"}",
