@@ -36,6 +36,7 @@
 #include "helper/sink_module.h"
 #include "lib/log.h"
 #include "lib/protocol.h"
+#include "report/sources.h"
 
 struct helper {
 	struct vnfs_config config;
@@ -114,6 +115,27 @@ static struct json_object *handle_register(struct helper *helper, const struct v
 	return vnfs_reply_ok(with_field("slot", json_object_new_int64(slot)));
 }
 
+/*
+ * A QUERY for a job that no longer runs here is answered from the history, so
+ * that users, who may not read history.db (docs/SECURITY.md), still read
+ * their finished jobs; the server shows the answer to the owner and root only.
+ * Runs on the readers' thread, with a connection of its own to the database.
+ */
+static struct json_object *finished_job(struct helper *helper, const struct vnfs_request *request,
+					uint32_t *owner)
+{
+	char history_error[512];
+	struct json_object *json;
+
+	if (request->has_step || !helper->config.sqlite.enabled)
+		return NULL;
+	json = report_history_job(helper->config.sqlite.path, request->job_id, owner,
+				  history_error, sizeof(history_error));
+	if (json == NULL)
+		vnfs_debug("query of job %u: %s", request->job_id, history_error);
+	return json;
+}
+
 static struct json_object *handle_request(void *context, const struct vnfs_request *request,
 					  const struct vnfs_peer *peer)
 {
@@ -137,6 +159,8 @@ static struct json_object *handle_request(void *context, const struct vnfs_reque
 	case VNFS_REQUEST_QUERY:
 		json = vnfs_collector_query(&helper->collector, request->job_id, request->has_step,
 					    request->step_id, &owner, error, sizeof(error));
+		if (json == NULL)
+			json = finished_job(helper, request, &owner); /* else error stands */
 		if (json == NULL)
 			return vnfs_reply_error("%s", error);
 		struct json_object *body = with_field("job", json);

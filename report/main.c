@@ -447,6 +447,33 @@ static bool history_closed_to_caller(const char *path)
 }
 
 /*
+ * The jobs named with -j that are not running, asked of the helper, which
+ * answers from the history it may read and the caller may not, and only
+ * about the caller's own jobs (SO_PEERCRED).
+ */
+static void load_finished_through_helper(const struct options *options, struct report_set *live)
+{
+	char error[1024];
+	bool added = false;
+
+	for (size_t i = 0; i < options->filter.job_count && options->socket_path[0]; i++) {
+		uint32_t job_id = options->filter.jobs[i].job_id;
+		bool running = false;
+		for (size_t r = 0; r < live->count && !running; r++)
+			running = live->records[r].job_id == job_id;
+		if (running)
+			continue;
+		int status = report_load_queried_job(live, options->socket_path, job_id,
+						     LIVE_TIMEOUT_MS, error, sizeof(error));
+		if (status < 0)
+			complain("job %u from the helper: %s", job_id, error);
+		added = added || status > 0;
+	}
+	if (added && live->count > 1)
+		qsort(live->records, live->count, sizeof(*live->records), compare_records_by_job);
+}
+
+/*
  * Walks the jobs of every source in job order, one job in memory at a time:
  * the history's, the helper's and those named with -j (found perhaps only in
  * report files).  Returns the exit status.
@@ -462,8 +489,9 @@ static int run(const struct options *options, struct output_state *state)
 	if (history_closed_to_caller(options->database_path)) {
 		/* Not an error: the history holds every user's jobs (docs/SECURITY.md). */
 		complain("note: the history %s is readable by root and the administrators' group "
-			 "only; showing running jobs, and finished ones named with -j from their "
-			 "report files", options->database_path);
+			 "only; showing running jobs, and finished ones named with -j as the helper "
+			 "and their report files have them", options->database_path);
+		load_finished_through_helper(options, &live);
 	} else if (report_database_open(&database, options->database_path, &options->filter,
 					error, sizeof(error)) < 0) {
 		struct stat st;

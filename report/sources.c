@@ -1167,3 +1167,67 @@ int report_load_live(struct report_set *set, const char *socket_path,
 	json_object_put(reply);
 	return result;
 }
+
+struct json_object *report_history_job(const char *path, uint32_t job_id, uint32_t *owner_uid,
+				       char *error, size_t error_size)
+{
+	struct report_filter *filter = calloc(1, sizeof(*filter));
+	struct report_database *database = NULL;
+	struct json_object *json = NULL;
+	struct report_set set;
+
+	report_set_init(&set);
+	if (filter == NULL) {
+		snprintf(error, error_size, "out of memory");
+		return NULL;
+	}
+	filter->job_count = 1;
+	filter->jobs[0].job_id = job_id;
+	if (report_database_open(&database, path, filter, error, error_size) == 0 &&
+	    report_database_read_job(database, &set, error, error_size) == 1 && set.count > 0) {
+		const struct vnfs_step_record *first = &set.records[0];
+		struct vnfs_job job = {
+			.job_id = job_id,
+			.uid = first->uid,
+			.user = first->user,
+			.node = first->node,
+			.start_time_ms = first->start_time_ms,
+			.step_count = set.count,
+			.steps = set.records,
+		};
+		for (size_t i = 0; i < set.count; i++) {
+			if (set.records[i].start_time_ms < job.start_time_ms)
+				job.start_time_ms = set.records[i].start_time_ms;
+			if (set.records[i].end_time_ms > job.end_time_ms)
+				job.end_time_ms = set.records[i].end_time_ms;
+		}
+		*owner_uid = first->uid;
+		json = vnfs_job_to_json(&job);
+	} else if (database != NULL) {
+		snprintf(error, error_size, "job %u is not in the history", job_id);
+	}
+	report_database_close(database);
+	report_set_free(&set);
+	free(filter);
+	return json;
+}
+
+int report_load_queried_job(struct report_set *set, const char *socket_path, uint32_t job_id,
+			    int timeout_ms, char *error, size_t error_size)
+{
+	struct vnfs_request query;
+	struct json_object *answer = NULL, *job;
+	char message[512];
+	int result = 0;
+
+	memset(&query, 0, sizeof(query));
+	query.type = VNFS_REQUEST_QUERY;
+	query.job_id = job_id;
+	if (vnfs_client_call(socket_path, &query, timeout_ms, &answer, message,
+			     sizeof(message)) < 0)
+		return 0; /* not running, not in the history, or not the caller's */
+	if (json_object_object_get_ex(answer, "job", &job))
+		result = add_job_object(set, job, socket_path, error, error_size) < 0 ? -1 : 1;
+	json_object_put(answer);
+	return result;
+}

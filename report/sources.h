@@ -66,6 +66,24 @@ int report_database_read_job(struct report_database *database, struct report_set
 void report_database_close(struct report_database *database);
 
 /*
+ * The helper's answer to a QUERY for a job no longer running: the job as this
+ * node's history at path holds it, in the JSON of vnfs_job_to_json, with its
+ * owner in *owner_uid (the socket server shows it to that user and root
+ * only).  NULL with a message when the history has no such job.
+ */
+struct json_object *report_history_job(const char *path, uint32_t job_id, uint32_t *owner_uid,
+				       char *error, size_t error_size);
+
+/*
+ * Adds job_id as the helper at socket_path answers a QUERY for it (live, or
+ * from its history once finished): how a user, who may not read the history
+ * file, reads their finished jobs.  Returns 1 when added, 0 when the helper
+ * has nothing the caller may see, -1 with a message when it cannot be asked.
+ */
+int report_load_queried_job(struct report_set *set, const char *socket_path, uint32_t job_id,
+			    int timeout_ms, char *error, size_t error_size);
+
+/*
  * Fills baseline from the history at path: for each operation, the median
  * p99 over the steps of the last REPORT_BASELINE_WINDOW_MS before now_ms on
  * the given nodes ("a,b"), leaving out job exclude_job.  Returns 0, or -1.

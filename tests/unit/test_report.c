@@ -419,8 +419,8 @@ static void test_non_root(void **state)
 	snprintf(history, sizeof(history), "%s/history.db", directory);
 	snprintf(note, sizeof(note),
 		 "vnfs-report: note: the history %s is readable by root and the administrators' "
-		 "group only; showing running jobs, and finished ones named with -j from their "
-		 "report files\n", history);
+		 "group only; showing running jobs, and finished ones named with -j as the helper "
+		 "and their report files have them\n", history);
 	/* The history is every user's: closed to users (0640, root's). */
 	run_as = "setpriv --reuid=1001 --regid=1001 --clear-groups ";
 	report(&run, "-S 2026-11-01 -X -P -n -o JobID,User,ReadOps");

@@ -219,7 +219,12 @@ check "finish job 42" grep -q '"ok":true' <<< "$finished"
 check "report file for job 42 exists" test -s $RUN/reports/42/$(hostname).json
 check_eq "report file has job 42's exact write bytes" \
 	"$(jq '[.steps[].operations.write.bytes] | add' $RUN/reports/42/$(hostname).json)" $((8 * MIB))
-check "job 42 no longer held" bash -c "'$SEND' '$SOCKET' '{\"v\":1,\"type\":\"query\",\"job\":42}' | grep -q 'not running'"
+check "job 42 no longer held" bash -c "'$SEND' '$SOCKET' '{\"v\":1,\"type\":\"list\"}' | jq -e '[.jobs[] | select(.job == 42)] | length == 0' > /dev/null"
+# Once finished, QUERY answers from the history: every step final, the same bytes.
+from_history=$(query 42)
+check "job 42 answered from the history, every step finished" \
+	jq -e '.job.steps | length > 0 and all(.finished)' <<< "$from_history"
+check_eq "job 42's write bytes from the history" "$(op "$from_history" write bytes)" $((8 * MIB))
 
 kill -TERM "$HELPER_PID"
 wait "$HELPER_PID"

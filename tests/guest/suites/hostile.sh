@@ -328,6 +328,13 @@ mine_missing=$(as_user "$USER_NAME" "$SEND" "$SOCKET" '{"v":1,"type":"query","jo
 theirs=$(as_user "$USER_NAME" "$SEND" "$SOCKET" '{"v":1,"type":"query","job":740}')
 check_eq "QUERY of another's job answers as for a job not here" "${theirs/740/N}" "${mine_missing/749/N}"
 finish 740 > /dev/null
+# Finished jobs come from the helper, which reads the history for its owner only.
+mine=$(as_user "$USER_NAME" "$REPORT" --config $RUN/vnfs.conf -j 700 -X -P -n -o JobID,User 2>&1)
+echo "$mine"
+check_eq "a user reads their finished job 700 through the helper" \
+	"$(grep -v '^vnfs-report: note:' <<< "$mine")" "700|$USER_NAME"
+theirs=$(as_user "$USER_NAME" "$REPORT" --config $RUN/vnfs.conf -j 740 -X -P -n -o JobID,User 2>&1)
+check_eq "but not another user's finished job 740" "$(grep -v '^vnfs-report: note:' <<< "$theirs")" ""
 mark data-access
 
 kill $HELPER_PID; wait $HELPER_PID
