@@ -63,6 +63,14 @@ until_ok 60 grep -q 'ready:' "$HELPER_LOG" || { fail "helper not ready"; tail -n
 mark helper-ready
 
 send() { "$SEND" "$SOCKET" "$1"; }
+# stop_user_process PID SCRIPT: as_user runs SCRIPT in a child of PID, so the
+# script itself is stopped, and waited for until it is gone: a holder left
+# running keeps its connections, an attacker its CPU.
+stop_user_process() {
+	pkill -f "$RUN/$2"
+	kill "$1" 2> /dev/null; wait "$1" 2> /dev/null
+	until_ok 30 bash -c "! pgrep -f '$RUN/$2' > /dev/null" || fail "$2 did not stop"
+}
 register() { # register JOB STEP UID CGROUP_DIR
 	send "{\"v\":1,\"type\":\"register\",\"job\":$1,\"step\":$2,\"uid\":$3,\"cgroup_path\":\"$4\"}"
 }
@@ -116,7 +124,7 @@ PY
 as_user "$USER_NAME" $PYTHON $RUN/attack.py "$LOCAL_REPORTS/700" "$VICTIM" "$NODE" &
 ATTACKER=$!
 race_failures=$($PYTHON $RUN/rounds.py $SOCKET 700 "$USER_UID" "$CGROUP/race" 1000)
-kill $ATTACKER; wait $ATTACKER 2> /dev/null
+stop_user_process $ATTACKER attack.py
 check_eq "1,000 register + finish rounds of job 700 all answered ok" "$race_failures" 0
 check_eq "the victim file's owner, group, mode and size are unchanged" "$(stat -c '%u:%g:%a:%s' $VICTIM)" "$victim_before"
 check_eq "the victim still holds its content" "$(cat $VICTIM)" secret
@@ -217,7 +225,7 @@ cat $RUN/finish-710.out | cut -c1-200
 check "the FINISH writing to the stalled server is answered once it returns" grep -q '"ok":true' $RUN/finish-710.out
 check "job 710's report reached the NFS report_dir" test -s "$NFS_REPORTS/710/$NODE.json"
 finish 711 > /dev/null
-kill $HOLDER; wait $HOLDER 2> /dev/null
+stop_user_process $HOLDER hold.py
 mark flood
 
 # ----------------------------------------------------- slots: one job, 1,100 steps

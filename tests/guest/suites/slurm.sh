@@ -173,7 +173,8 @@ check_eq "report file: job total 8,388,608 bytes written" \
 	"$(jq -r '.operations.write.bytes' "$(report_file "$job")" 2> /dev/null)" 8388608
 check_eq "report file: tag PROJECT_NAME=alpha" \
 	"$(jq -r '.steps[] | select(.step == "0") | .tags.PROJECT_NAME' "$(report_file "$job")" 2> /dev/null)" alpha
-released() { ! "$SEND" "$SOCKET" "{\"v\":1,\"type\":\"query\",\"job\":$1}" 2> /dev/null | jq -e .ok > /dev/null; }
+# Released: no longer held (LIST); a QUERY would answer it from the history.
+released() { "$SEND" "$SOCKET" '{"v":1,"type":"list"}' 2> /dev/null | jq -e --argjson job "$1" '.ok and ([.jobs[] | select(.job == $job)] | length == 0)' > /dev/null; }
 check "after FINISH and the grace period the job is released" until_ok 15 released "$job"
 
 # ---- two concurrent jobs, root on NFS v3 and the user on v4.2, gated
