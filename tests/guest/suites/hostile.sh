@@ -67,9 +67,10 @@ send() { "$SEND" "$SOCKET" "$1"; }
 # script itself is stopped, and waited for until it is gone: a holder left
 # running keeps its connections, an attacker its CPU.
 stop_user_process() {
-	pkill -f "$RUN/$2"
+	pkill -u "$USER_UID" -f "$RUN/$2"
 	kill "$1" 2> /dev/null; wait "$1" 2> /dev/null
-	until_ok 30 bash -c "! pgrep -f '$RUN/$2' > /dev/null" || fail "$2 did not stop"
+	# -u: the user's processes only, not this test's own command line.
+	until_ok 30 bash -c "! pgrep -u $USER_UID -f '$RUN/$2' > /dev/null" || fail "$2 did not stop"
 }
 register() { # register JOB STEP UID CGROUP_DIR
 	send "{\"v\":1,\"type\":\"register\",\"job\":$1,\"step\":$2,\"uid\":$3,\"cgroup_path\":\"$4\"}"
