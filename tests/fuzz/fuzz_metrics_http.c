@@ -208,7 +208,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * the waiting sockets used up the ephemeral ports within 16 s, and
 	 * connect failed with EADDRNOTAVAIL. */
 	const struct linger reset = { .l_onoff = 1, .l_linger = 0 };
+	/* The server's side of each closed connection waits 60 s in TIME_WAIT
+	 * and keeps its client port from reuse: a different loopback source
+	 * address for each input (127.1.0.1 to 127.1.0.250) gives each its own
+	 * ports, 250 times as many in all. */
+	static unsigned inputs;
+	struct sockaddr_in source = { .sin_family = AF_INET };
+	source.sin_addr.s_addr = htonl(0x7f010000u | (1 + inputs++ % 250));
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset)) != 0 ||
+	    bind(fd, (const struct sockaddr *)&source, sizeof(source)) != 0 ||
 	    connect(fd, (const struct sockaddr *)&endpoint, sizeof(endpoint)) != 0)
 		die("cannot connect to the endpoint");
 	send_all(fd, data, size);
