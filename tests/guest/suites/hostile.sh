@@ -278,8 +278,12 @@ mkdir -p "$NFS/hostile-user" && chown "$USER_NAME" "$NFS/hostile-user"
 bash -c 'echo $$ > "$1/cgroup.procs" && exec setpriv --reuid="$2" --regid="$3" --clear-groups "$4" "$5" "$6"' \
 	_ "$CGROUP/names" "$USER_UID" "$(id -g "$USER_NAME")" $PYTHON $RUN/rename.py "$NFS/hostile-user/names-730"
 check_eq "the renamed process wrote its 4,096 bytes" "$(stat -c %s "$NFS/hostile-user/names-730")" 4096
-sleep 2                          # two collections: the breakdown rows are read
-curl -s http://127.0.0.1:9716/metrics > $RUN/metrics.txt
+# Wait for the data itself: the renamed process's row in /metrics.
+process_exported() {
+	curl -s http://127.0.0.1:9716/metrics > $RUN/metrics.txt &&
+		grep -q '^vnfs_process_write_operations_total{[^}]*job_id="730"[^}]*} [1-9]' $RUN/metrics.txt
+}
+check "the renamed process's write is exported" until_ok 60 process_exported
 finish 730 > /dev/null
 "$REPORT" --config $RUN/vnfs.conf --database $RUN/history.db -j 730 -l > $RUN/report-730.txt 2>&1
 cp $RUN/report-730.txt "$LOCAL_REPORTS/730/$NODE.json" $RUN/metrics.txt "$VNFS_OUT/"
