@@ -646,9 +646,18 @@ static __always_inline bool comm_changed(const struct vnfs_task_state *state,
 	return now[0] != then[0] || now[1] != then[1];
 }
 
+/* A call big or slow enough that draining after it costs nothing beside it
+ * (see VNFS_PENDING_DRAIN_BYTES in vnfs.h). */
+static __always_inline bool costly_call(const struct vnfs_pending_call *call)
+{
+	return call->bytes >= VNFS_PENDING_DRAIN_BYTES ||
+	       (call->timed && call->duration_ns >= VNFS_PENDING_DRAIN_NS);
+}
+
 /* Counts a finished call: into the task's pending calls when it belongs to
  * a step, moved to the shared maps when enough are waiting, the oldest is a
- * second old or the task is exiting (its exit drain has run or is past). */
+ * second old, the call was costly or the task is exiting (its exit drain
+ * has run or is past). */
 static __always_inline void count_call(struct vnfs_task_state *state,
 				       const struct vnfs_pending_call *call, __u64 now)
 {
@@ -678,7 +687,7 @@ static __always_inline void count_call(struct vnfs_task_state *state,
 	state->pending[index] = *call;
 	state->pending_count = ++index;
 	if (index >= pending_limit || now - state->pending_since_ns >= VNFS_PENDING_MAX_AGE_NS ||
-	    (task->flags & PF_EXITING))
+	    costly_call(call) || (task->flags & PF_EXITING))
 		drain_pending(state);
 }
 

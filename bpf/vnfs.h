@@ -17,7 +17,8 @@
  *
  * A task first writes its calls into its own task storage (pending calls)
  * and moves them into the shared maps in batches: when VNFS_PENDING_CALLS are
- * waiting, when the oldest waited VNFS_PENDING_MAX_AGE_NS, when the task's step,
+ * waiting, when the oldest waited VNFS_PENDING_MAX_AGE_NS, after a call of
+ * VNFS_PENDING_DRAIN_BYTES or VNFS_PENDING_DRAIN_NS, when the task's step,
  * cgroup or name changes, and when it exits (everything it calls from then
  * on goes straight through).  A call then touches no shared map: the shared
  * counters' cache lines, and under emulation their page-table walks, were
@@ -103,6 +104,14 @@ _Static_assert((VNFS_PENDING_CALLS & (VNFS_PENDING_CALLS - 1)) == 0,
 	       "VNFS_PENDING_CALLS must be a power of two");
 /* How long the oldest pending call may wait while its task keeps calling. */
 #define VNFS_PENDING_MAX_AGE_NS 1000000000ull
+/* A call that moved at least this many bytes, or took at least this long,
+ * moves the calls pending at once: a drain costs a few hundred nanoseconds,
+ * nothing beside such a call, and a task that goes idle after it (a
+ * checkpoint written, then hours of compute) would otherwise keep it out of
+ * the live counters until its next call or its exit.  What a task can hold
+ * back is then at most VNFS_PENDING_CALLS - 1 cheap calls. */
+#define VNFS_PENDING_DRAIN_BYTES (1024 * 1024)
+#define VNFS_PENDING_DRAIN_NS 1000000ull
 
 /* The probes attached per hooked kernel function (see helper/probes.c). */
 #define VNFS_MAX_HOOKS 40

@@ -10,6 +10,9 @@
  *   nfs-workload mmap FILE      FILE mapped and every page touched (no read())
  *   nfs-workload write FILE MIB write MIB x 1 MiB then fsync
  *   nfs-workload slow-write FILE MIB MS  like write, sleeping MS ms between writes
+ *   nfs-workload paced-write FILE  one 1 MiB write per line read on standard
+ *                               input, then fsync at end of input: the test
+ *                               decides when each write happens
  * Prints what it did, one "name=value" per line; exits non-zero on any
  * unexpected result.
  */
@@ -55,6 +58,29 @@ static int write_file(const char *path, int mib, int pause_ms)
 	if (close(fd) != 0)
 		return fail("close", path);
 	printf("write_bytes=%ld\nwrite_calls=%d\n", written, mib);
+	return 0;
+}
+
+static int paced_write(const char *path)
+{
+	char line[64];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	long written = 0, calls = 0;
+
+	if (fd < 0)
+		return fail("open", path);
+	memset(buffer, 'p', sizeof(buffer));
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		if (write(fd, buffer, MIB) != MIB)
+			return fail("write", path);
+		written += MIB;
+		calls++;
+	}
+	if (fsync(fd) != 0)
+		return fail("fsync", path);
+	if (close(fd) != 0)
+		return fail("close", path);
+	printf("write_bytes=%ld\nwrite_calls=%ld\n", written, calls);
 	return 0;
 }
 
@@ -168,7 +194,9 @@ int main(int argc, char **argv)
 		return write_file(argv[2], atoi(argv[3]), 0);
 	if (argc == 5 && strcmp(argv[1], "slow-write") == 0)
 		return write_file(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (argc == 3 && strcmp(argv[1], "paced-write") == 0)
+		return paced_write(argv[2]);
 	fprintf(stderr, "usage: nfs-workload writer DIR | reader FILE DIR | mmap FILE | "
-			"write FILE MIB | slow-write FILE MIB MS\n");
+			"write FILE MIB | slow-write FILE MIB MS | paced-write FILE\n");
 	return 2;
 }
