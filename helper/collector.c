@@ -11,11 +11,13 @@
 #include "helper/collector.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -24,6 +26,33 @@
 #include "lib/escape.h"
 #include "lib/log.h"
 #include "lib/record_json.h"
+
+/* A kept step that a slot holds too (the helper stopped between keeping it
+ * and releasing the slot) is the slot's: it will be kept again. */
+static void forget_kept_twice(const struct vnfs_step *step, uint32_t slot, void *context)
+{
+	(void)slot;
+	vnfs_ended_steps_remove_step(context, step->job_id, step->step_id);
+}
+
+/* The ended steps a previous helper kept.  Without its directory they are
+ * kept in memory only: counting goes on, and the log says what is lost at
+ * a restart. */
+static void open_ended_steps(struct vnfs_collector *collector)
+{
+	char error[512];
+
+	if (vnfs_ended_steps_open(&collector->ended, collector->config->helper.state_dir, error,
+				  sizeof(error)) != 0) {
+		vnfs_error("ended steps: %s: kept in memory only, lost if the helper restarts",
+			   error);
+		vnfs_ended_steps_open(&collector->ended, NULL, error, sizeof(error));
+	}
+	vnfs_registry_visit(collector->registry, forget_kept_twice, &collector->ended, NULL);
+	if (collector->ended.count > 0)
+		vnfs_info("ended steps: %zu read back, waiting for their jobs to finish",
+			  collector->ended.count);
+}
 
 int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_config *config,
 			struct vnfs_probes *probes, struct vnfs_registry *registry, const char *node,
@@ -37,8 +66,8 @@ int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_conf
 	collector->probes = probes;
 	collector->registry = registry;
 	snprintf(collector->node, sizeof(collector->node), "%s", node);
-	collector->snapshot = calloc(VNFS_MAX_STEPS, sizeof(*collector->snapshot));
-	collector->records = calloc(VNFS_MAX_STEPS, sizeof(*collector->records));
+	collector->snapshot = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*collector->snapshot));
+	collector->records = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*collector->records));
 	collector->counters = calloc(VNFS_MAX_STEPS, sizeof(*collector->counters));
 	if (collector->snapshot == NULL || collector->records == NULL ||
 	    collector->counters == NULL || pthread_mutex_init(&collector->lock, NULL) != 0 ||
@@ -51,6 +80,7 @@ int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_conf
 		free(collector->counters);
 		return -1;
 	}
+	open_ended_steps(collector);
 	collector->health.max_slots = VNFS_MAX_STEPS;
 	for (int op = 0; op < VNFS_OP_COUNT; op++)
 		collector->health.attach_method[op] =
@@ -76,6 +106,7 @@ void vnfs_collector_destroy(struct vnfs_collector *collector)
 		collector->sinks[i].close(collector->sinks[i].state);
 	vnfs_mounts_destroy(&collector->mounts);
 	pthread_mutex_destroy(&collector->lock);
+	vnfs_ended_steps_close(&collector->ended);
 	free(collector->snapshot);
 	free(collector->records);
 	/* Also called for a collector never initialised (a failed start). */
@@ -348,8 +379,9 @@ static void refresh_record(struct vnfs_collector *collector, uint32_t slot,
 }
 
 /* Snapshot of the registry and the records' fixed parts, made again only
- * when the registry changed: copying and formatting a thousand idle steps
- * every interval was most of the helper's CPU.  Returns the step count. */
+ * when the registry or the ended steps changed: copying and formatting a
+ * thousand idle steps every interval was most of the helper's CPU.  The
+ * ended steps' records follow, as they are kept.  Returns the step count. */
 static uint32_t refresh_snapshot(struct vnfs_collector *collector)
 {
 	if (collector->snapshot_valid &&
@@ -361,6 +393,14 @@ static uint32_t refresh_snapshot(struct vnfs_collector *collector)
 	for (uint32_t i = 0; i < collector->step_count; i++)
 		user_name(collector, collector->records[i].uid, collector->records[i].user,
 			  sizeof(collector->records[i].user));
+	collector->live_count = collector->step_count;
+	for (size_t i = 0; i < collector->ended.count; i++) {
+		uint32_t index = collector->step_count++;
+
+		collector->snapshot[index].slot = VNFS_SLOT_NONE;
+		collector->snapshot[index].state = VNFS_STEP_ENDED;
+		collector->records[index] = collector->ended.steps[i];
+	}
 	collector->snapshot_valid = true;
 	return collector->step_count;
 }
@@ -371,7 +411,7 @@ static uint32_t read_all(struct vnfs_collector *collector, int64_t now_ms)
 	uint32_t count = refresh_snapshot(collector);
 
 	read_breakdowns(collector, now_ms);
-	for (uint32_t i = 0; i < count; i++)
+	for (uint32_t i = 0; i < collector->live_count; i++)
 		refresh_record(collector, collector->snapshot[i].slot, &collector->records[i], now_ms);
 	return count;
 }
@@ -397,7 +437,7 @@ static void fill_job(const struct vnfs_collector *collector, uint32_t job_id, ui
 }
 
 /* The records of job_id (a contiguous copy, since slots of a job need not be
- * adjacent); returns how many.  steps must hold VNFS_MAX_STEPS. */
+ * adjacent); returns how many.  steps must hold VNFS_COLLECTOR_MAX_RECORDS. */
 static uint32_t select_job(const struct vnfs_collector *collector, uint32_t count, uint32_t job_id,
 			   bool has_step, uint32_t step_id, struct vnfs_step_record *steps,
 			   uint32_t *slots)
@@ -445,8 +485,8 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 					     uint32_t count, const char *report_dir,
 					     struct vnfs_report_ticket **ticket)
 {
-	struct vnfs_step_record *steps = calloc(VNFS_MAX_STEPS, sizeof(*steps));
-	uint32_t *slots = calloc(VNFS_MAX_STEPS, sizeof(*slots));
+	struct vnfs_step_record *steps = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*steps));
+	uint32_t *slots = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*slots));
 	struct json_object *json = NULL;
 	struct vnfs_job job;
 	uint32_t selected;
@@ -458,7 +498,8 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 	selected = select_job(collector, count, job_id, false, 0, steps, slots);
 	for (uint32_t i = 0; i < selected; i++) {
 		steps[i].finished = true;
-		steps[i].stats = step_counters(collector, slots[i], true);
+		if (slots[i] != VNFS_SLOT_NONE) /* an ended step kept has its final counts */
+			steps[i].stats = step_counters(collector, slots[i], true);
 	}
 	fill_job(collector, job_id, selected, steps, &job);
 	json = vnfs_job_to_json(&job);
@@ -467,6 +508,8 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 	for (unsigned i = 0; i < collector->sink_count; i++)
 		collector->sinks[i].job_finished(collector->sinks[i].state, &job);
 	for (uint32_t i = 0; i < selected; i++) {
+		if (slots[i] == VNFS_SLOT_NONE)
+			continue;
 		if (collector->probes != NULL) {
 			if (vnfs_probes_unregister_cgroup(collector->probes, steps[i].cgroup_id) != 0)
 				vnfs_warning("job %u: cgroup %llu was not in the BPF registry", job_id,
@@ -476,6 +519,8 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 		release_counters(collector, slots[i]);
 		vnfs_registry_release(collector->registry, slots[i]);
 	}
+	if (vnfs_ended_steps_remove_job(&collector->ended, job_id) > 0)
+		collector->snapshot_valid = false;
 	vnfs_info("job %u finished: %u steps, final counts reported, slots released", job_id,
 		  selected);
 out:
@@ -484,11 +529,11 @@ out:
 	return json;
 }
 
-static void update_health(struct vnfs_collector *collector, uint32_t count)
+static void update_health(struct vnfs_collector *collector)
 {
 	struct vnfs_helper_health *health = &collector->health;
 
-	health->active_slots = count;
+	health->active_slots = collector->live_count;
 	if (collector->probes != NULL)
 		vnfs_probes_read_health(collector->probes, health->counters);
 	health->sink_count = collector->sink_count;
@@ -547,6 +592,83 @@ static void finish_due_jobs(struct vnfs_collector *collector, uint32_t count, in
 	}
 }
 
+/* Whether the cgroup at path holds no task: its cgroup.events says
+ * "populated 0", or the cgroup is gone.  Unknown (no cgroup.events, as in a
+ * cgroup v1 hierarchy) is not empty. */
+static bool cgroup_empty(const char *path)
+{
+	int directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), fd;
+	char events[256];
+	ssize_t length = -1;
+
+	if (directory < 0)
+		return errno == ENOENT;
+	fd = openat(directory, "cgroup.events", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		length = read(fd, events, sizeof(events) - 1);
+		close(fd);
+	}
+	close(directory);
+	if (length <= 0)
+		return false;
+	events[length] = '\0';
+	return strncmp(events, "populated 0\n", 12) == 0 || strstr(events, "\npopulated 0\n") != NULL;
+}
+
+/* Gives the slot of the ended step at index (its final read made) to the
+ * ended steps: BPF's registry entry and counters first, so that the slot is
+ * clean before a REGISTER can take it.  Returns 0, or -1 (step left as it was). */
+static int move_out(struct vnfs_collector *collector, uint32_t index, int64_t now_ms)
+{
+	uint32_t slot = collector->snapshot[index].slot;
+	struct vnfs_step_record record;
+	char error[512];
+
+	refresh_record(collector, slot, &collector->records[index], now_ms);
+	record = collector->records[index];
+	record.stats = step_counters(collector, slot, true);
+	if (vnfs_ended_steps_add(&collector->ended, &record, error, sizeof(error)) != 0) {
+		vnfs_warning("job %u step %u: keeps its slot until its job finishes: %s",
+			     record.job_id, record.step_id, error);
+		return -1;
+	}
+	if (collector->probes != NULL) {
+		vnfs_probes_unregister_cgroup(collector->probes, record.cgroup_id);
+		vnfs_probes_reset_slot(collector->probes, slot);
+	}
+	release_counters(collector, slot);
+	if (vnfs_registry_release_ended(collector->registry, slot, record.job_id,
+					record.step_id) != 0)
+		vnfs_warning("job %u step %u: changed while its slot was released", record.job_id,
+			     record.step_id);
+	return 0;
+}
+
+/* Every ended step whose cgroup holds no task any more leaves its slot: its
+ * counters cannot move again.  This interval published them from their
+ * slots; from the next one they come from the ended steps. */
+static void move_out_ended_steps(struct vnfs_collector *collector, int64_t now_ms)
+{
+	uint32_t moved = 0;
+
+	refresh_snapshot(collector); /* after finish_due_jobs' releases */
+	for (uint32_t i = 0; i < collector->live_count; i++) {
+		const struct vnfs_step_record *record = &collector->records[i];
+
+		if (collector->snapshot[i].state != VNFS_STEP_ENDED ||
+		    !vnfs_ended_steps_has_room(&collector->ended, record->uid) ||
+		    !cgroup_empty(record->cgroup_path))
+			continue;
+		if (move_out(collector, i, now_ms) == 0)
+			moved++;
+	}
+	if (moved > 0) {
+		collector->snapshot_valid = false;
+		vnfs_debug("%u ended steps left their slots (%zu kept)", moved,
+			   collector->ended.count);
+	}
+}
+
 static uint64_t monotonic_ns(void)
 {
 	struct timespec now;
@@ -563,7 +685,7 @@ void vnfs_collector_collect(struct vnfs_collector *collector, int64_t now_ms)
 
 	pthread_mutex_lock(&collector->lock);
 	count = read_all(collector, now_ms);
-	update_health(collector, count);
+	update_health(collector);
 	interval = (struct vnfs_interval){
 		.time_ms = now_ms,
 		.node = collector->node,
@@ -576,6 +698,7 @@ void vnfs_collector_collect(struct vnfs_collector *collector, int64_t now_ms)
 	for (unsigned i = 0; i < collector->sink_count; i++)
 		collector->sinks[i].publish(collector->sinks[i].state, &interval);
 	finish_due_jobs(collector, count, now_ms);
+	move_out_ended_steps(collector, now_ms);
 	collector->health.collections++;
 	collector->health.last_collection_ns = monotonic_ns() - started;
 	pthread_mutex_unlock(&collector->lock);
@@ -591,7 +714,8 @@ struct json_object *vnfs_collector_finish_job(struct vnfs_collector *collector, 
 	uint32_t count;
 
 	pthread_mutex_lock(&collector->lock);
-	if (vnfs_registry_finish_job(collector->registry, job_id, now_ms) == 0) {
+	if (vnfs_registry_finish_job(collector->registry, job_id, now_ms) == 0 &&
+	    !vnfs_ended_steps_has_job(&collector->ended, job_id)) {
 		snprintf(error, error_size, "job %u is not known on this node", job_id);
 	} else {
 		count = read_all(collector, now_ms);
@@ -616,7 +740,7 @@ struct json_object *vnfs_collector_query(struct vnfs_collector *collector, uint3
 					 bool has_step, uint32_t step_id, uint32_t *owner_uid,
 					 char *error, size_t error_size)
 {
-	struct vnfs_step_record *steps = calloc(VNFS_MAX_STEPS, sizeof(*steps));
+	struct vnfs_step_record *steps = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*steps));
 	struct json_object *json = NULL;
 	struct vnfs_job job;
 	uint32_t count, selected;
@@ -700,6 +824,8 @@ struct json_object *vnfs_collector_status(struct vnfs_collector *collector)
 	json_object_object_add(status, "slots_used",
 			       json_object_new_int64(collector->registry->used));
 	json_object_object_add(status, "slots", json_object_new_int64(VNFS_MAX_STEPS));
+	json_object_object_add(status, "ended_steps_kept",
+			       json_object_new_int64((int64_t)collector->ended.count));
 	json_object_object_add(status, "collections",
 			       json_object_new_int64((int64_t)collector->health.collections));
 	json_object_object_add(status, "last_collection_us",

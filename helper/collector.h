@@ -8,7 +8,9 @@
  * hands the same vnfs_interval to every sink.  When a job finishes it does the
  * job's final read, renders its report files for the report writer's thread
  * (helper/report_writer.h: no file I/O under the lock), tells the sinks, and
- * releases the job's slots.  One mutex serialises all of it, so sinks never
+ * releases the job's slots.  A step that ended and whose cgroup holds no task
+ * any more gets its final read at once and leaves its slot for
+ * helper/ended_steps.h, where it waits for its job's end.  One mutex serialises all of it, so sinks never
  * run twice at once.
  */
 #ifndef VNFS_COLLECTOR_H
@@ -18,6 +20,7 @@
 #include <stdint.h>
 
 #include "helper/config.h"
+#include "helper/ended_steps.h"
 #include "helper/mounts.h"
 #include "helper/registry.h"
 #include "helper/sink.h"
@@ -25,6 +28,9 @@
 struct vnfs_probes;
 struct vnfs_report_writer;
 struct json_object;
+
+/* Records a collector holds at once: a step per slot and the ended ones. */
+#define VNFS_COLLECTOR_MAX_RECORDS (VNFS_MAX_STEPS + VNFS_ENDED_STEPS_MAX)
 
 struct vnfs_collector {
 	pthread_mutex_t lock;
@@ -47,16 +53,22 @@ struct vnfs_collector {
 	} user_names[64];
 	unsigned next_user_name;
 
+	/* Ended steps out of their slots, with their final counts. */
+	struct vnfs_ended_steps ended;
+
 	/* The registry as of snapshot_generation: per step in use, its slot
 	 * and state, and a record whose fixed parts (ids, user, tags, cgroup,
 	 * times) are made only when the registry changed, so idle steps cost
-	 * nothing. */
+	 * nothing.  The ended steps follow the registry's (slot
+	 * VNFS_SLOT_NONE), from index live_count; snapshot_valid goes false
+	 * when they change. */
 	struct vnfs_snapshot_step {
 		uint32_t slot;
 		enum vnfs_step_state state;
 	} *snapshot;
 	struct vnfs_step_record *records;
 	uint32_t step_count;
+	uint32_t live_count;
 	uint64_t snapshot_generation;
 	bool snapshot_valid;
 

@@ -136,6 +136,43 @@ static struct json_object *finished_job(struct helper *helper, const struct vnfs
 	return json;
 }
 
+/*
+ * HISTORY: the caller's jobs (root: everyone's) in the time range, from the
+ * history that users may not read themselves.  Readers' thread, with a
+ * connection of its own to the database.
+ */
+static struct json_object *history_listing(struct helper *helper,
+					   const struct vnfs_request *request,
+					   const struct vnfs_peer *peer)
+{
+	struct report_filter *filter;
+	struct json_object *jobs, *body;
+	bool truncated = false;
+	char error[512] = "";
+
+	if (!helper->config.sqlite.enabled)
+		return vnfs_reply_error("this node keeps no history ([sqlite] enabled = false)");
+	filter = calloc(1, sizeof(*filter));
+	if (filter == NULL)
+		return vnfs_reply_error("out of memory");
+	filter->has_uid = peer->uid != 0;
+	filter->uid = peer->uid;
+	filter->has_start = request->has_since;
+	filter->start_ms = request->since_ms;
+	filter->has_end = request->has_until;
+	filter->end_ms = request->until_ms;
+	jobs = report_history_jobs(helper->config.sqlite.path, filter, VNFS_HISTORY_MAX_STEPS,
+				   &truncated, error, sizeof(error));
+	free(filter);
+	if (jobs == NULL) {
+		vnfs_debug("history for uid %u: %s", (unsigned)peer->uid, error);
+		return vnfs_reply_error("the history cannot be read now");
+	}
+	body = with_field("jobs", jobs);
+	json_object_object_add(body, "truncated", json_object_new_boolean(truncated));
+	return vnfs_reply_ok(body);
+}
+
 static struct json_object *handle_request(void *context, const struct vnfs_request *request,
 					  const struct vnfs_peer *peer)
 {
@@ -171,6 +208,8 @@ static struct json_object *handle_request(void *context, const struct vnfs_reque
 			&helper->collector, peer->uid == 0 ? UINT32_MAX : peer->uid)));
 	case VNFS_REQUEST_STATUS:
 		return vnfs_reply_ok(with_field("status", vnfs_collector_status(&helper->collector)));
+	case VNFS_REQUEST_HISTORY:
+		return history_listing(helper, request, peer);
 	default:
 		return vnfs_reply_error("request type %d is not handled", (int)request->type);
 	}

@@ -82,6 +82,7 @@ static const enum answerer answerer_of[VNFS_REQUEST_TYPES] = {
 	[VNFS_REQUEST_QUERY] = ANSWER_READER,
 	[VNFS_REQUEST_LIST] = ANSWER_READER,
 	[VNFS_REQUEST_STATUS] = ANSWER_READER,
+	[VNFS_REQUEST_HISTORY] = ANSWER_READER,
 };
 
 /* A request handed to a worker, and later its reply handed back. */

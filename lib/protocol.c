@@ -35,6 +35,8 @@ enum field {
 	FIELD_CGROUP_PATH,
 	FIELD_TAGS,
 	FIELD_REPORT_DIR,
+	FIELD_SINCE,
+	FIELD_UNTIL,
 	FIELD_COUNT
 };
 
@@ -48,6 +50,8 @@ static const char *const field_names[FIELD_COUNT] = {
 	[FIELD_CGROUP_PATH] = "cgroup_path",
 	[FIELD_TAGS] = "tags",
 	[FIELD_REPORT_DIR] = "report_dir",
+	[FIELD_SINCE] = "since",
+	[FIELD_UNTIL] = "until",
 };
 
 #define BIT(field) (1u << (field))
@@ -82,6 +86,11 @@ static const struct request_shape {
 	},
 	[VNFS_REQUEST_LIST] = { "list", COMMON_FIELDS, COMMON_FIELDS },
 	[VNFS_REQUEST_STATUS] = { "status", COMMON_FIELDS, COMMON_FIELDS },
+	[VNFS_REQUEST_HISTORY] = {
+		"history",
+		COMMON_FIELDS | BIT(FIELD_SINCE) | BIT(FIELD_UNTIL),
+		COMMON_FIELDS,
+	},
 };
 
 /* Slurm's special steps, accepted by name as well as by number. */
@@ -284,6 +293,19 @@ static int decode_field(int field, struct json_object *value, struct vnfs_reques
 	case FIELD_REPORT_DIR:
 		return get_path(value, "report_dir", request->report_dir,
 				sizeof(request->report_dir), error, error_size);
+	case FIELD_SINCE:
+	case FIELD_UNTIL:
+		/* Milliseconds since the epoch, INT64_MAX at most (exact in JSON). */
+		if (get_unsigned(value, field_names[field], INT64_MAX, &wide, error, error_size) < 0)
+			return -1;
+		if (field == FIELD_SINCE) {
+			request->has_since = true;
+			request->since_ms = (int64_t)wide;
+		} else {
+			request->has_until = true;
+			request->until_ms = (int64_t)wide;
+		}
+		return 0;
 	default:
 		return 0; /* v and type are read before the others */
 	}
@@ -534,6 +556,12 @@ static bool add_request_fields(struct json_object *object, const struct vnfs_req
 		ok = ok && add_field(object, "job", json_object_new_int64(request->job_id));
 		if (request->has_step)
 			ok = ok && add_field(object, "step", json_object_new_int64(request->step_id));
+		break;
+	case VNFS_REQUEST_HISTORY:
+		if (request->has_since)
+			ok = ok && add_field(object, "since", json_object_new_int64(request->since_ms));
+		if (request->has_until)
+			ok = ok && add_field(object, "until", json_object_new_int64(request->until_ms));
 		break;
 	default:
 		break;

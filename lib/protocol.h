@@ -30,6 +30,7 @@ enum vnfs_request_type {
 	VNFS_REQUEST_QUERY,      /* a job's (or step's) counters, live */
 	VNFS_REQUEST_LIST,       /* jobs the helper holds, visible to the caller */
 	VNFS_REQUEST_STATUS,     /* helper health: attach methods, slots, version */
+	VNFS_REQUEST_HISTORY,    /* the caller's finished jobs in a time range */
 	VNFS_REQUEST_TYPES
 };
 
@@ -43,7 +44,15 @@ struct vnfs_request {
 	char cgroup_path[256];    /* REGISTER: absolute path under the cgroup2 mount */
 	struct vnfs_tag_list tags; /* REGISTER */
 	char report_dir[256];     /* FINISH: "" = the helper's configured one */
+	bool has_since;           /* HISTORY: jobs still running at or after since_ms */
+	int64_t since_ms;         /*   (unix epoch milliseconds) */
+	bool has_until;           /* HISTORY: jobs started at or before until_ms */
+	int64_t until_ms;
 };
+
+/* A HISTORY reply holds at most this many steps in all; "truncated": true
+ * then says there were more (the client narrows the range). */
+#define VNFS_HISTORY_MAX_STEPS 1000
 
 /* "register", "unregister", ...; NULL for an out-of-range type. */
 const char *vnfs_request_type_name(enum vnfs_request_type type);

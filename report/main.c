@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "helper/config.h"
+#include "lib/protocol.h"
 #include "lib/record_json.h"
 #include "report/fields.h"
 #include "report/sources.h"
@@ -474,6 +475,27 @@ static void load_finished_through_helper(const struct options *options, struct r
 }
 
 /*
+ * Without -j: the caller's jobs in the -S/-E range as the helper reads them
+ * from the history (HISTORY, SO_PEERCRED: only the caller's own).
+ */
+static void load_history_through_helper(const struct options *options, struct report_set *live)
+{
+	char error[1024];
+	bool truncated = false;
+
+	if (options->socket_path[0] == '\0')
+		return;
+	if (report_load_history_listing(live, options->socket_path, &options->filter,
+					LIVE_TIMEOUT_MS, &truncated, error, sizeof(error)) < 0)
+		complain("the history from the helper: %s", error);
+	if (truncated)
+		complain("note: more jobs than one answer of the helper holds (%d steps): "
+			 "narrow the range with -S and -E", VNFS_HISTORY_MAX_STEPS);
+	if (live->count > 1)
+		qsort(live->records, live->count, sizeof(*live->records), compare_records_by_job);
+}
+
+/*
  * Walks the jobs of every source in job order, one job in memory at a time:
  * the history's, the helper's and those named with -j (found perhaps only in
  * report files).  Returns the exit status.
@@ -489,9 +511,12 @@ static int run(const struct options *options, struct output_state *state)
 	if (history_closed_to_caller(options->database_path)) {
 		/* Not an error: the history holds every user's jobs (docs/SECURITY.md). */
 		complain("note: the history %s is readable by root and the administrators' group "
-			 "only; showing running jobs, and finished ones named with -j as the helper "
-			 "and their report files have them", options->database_path);
-		load_finished_through_helper(options, &live);
+			 "only; showing your jobs as the helper and their report files have them",
+			 options->database_path);
+		if (options->filter.job_count > 0)
+			load_finished_through_helper(options, &live);
+		else
+			load_history_through_helper(options, &live);
 	} else if (report_database_open(&database, options->database_path, &options->filter,
 					error, sizeof(error)) < 0) {
 		struct stat st;

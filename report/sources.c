@@ -1168,6 +1168,29 @@ int report_load_live(struct report_set *set, const char *socket_path,
 	return result;
 }
 
+/* The job JSON (vnfs_job_to_json) of the steps of one job in set (not empty). */
+static struct json_object *job_json_of_set(const struct report_set *set)
+{
+	const struct vnfs_step_record *first = &set->records[0];
+	struct vnfs_job job = {
+		.job_id = first->job_id,
+		.uid = first->uid,
+		.user = first->user,
+		.node = first->node,
+		.start_time_ms = first->start_time_ms,
+		.step_count = set->count,
+		.steps = set->records,
+	};
+
+	for (size_t i = 0; i < set->count; i++) {
+		if (set->records[i].start_time_ms < job.start_time_ms)
+			job.start_time_ms = set->records[i].start_time_ms;
+		if (set->records[i].end_time_ms > job.end_time_ms)
+			job.end_time_ms = set->records[i].end_time_ms;
+	}
+	return vnfs_job_to_json(&job);
+}
+
 struct json_object *report_history_job(const char *path, uint32_t job_id, uint32_t *owner_uid,
 				       char *error, size_t error_size)
 {
@@ -1185,24 +1208,8 @@ struct json_object *report_history_job(const char *path, uint32_t job_id, uint32
 	filter->jobs[0].job_id = job_id;
 	if (report_database_open(&database, path, filter, error, error_size) == 0 &&
 	    report_database_read_job(database, &set, error, error_size) == 1 && set.count > 0) {
-		const struct vnfs_step_record *first = &set.records[0];
-		struct vnfs_job job = {
-			.job_id = job_id,
-			.uid = first->uid,
-			.user = first->user,
-			.node = first->node,
-			.start_time_ms = first->start_time_ms,
-			.step_count = set.count,
-			.steps = set.records,
-		};
-		for (size_t i = 0; i < set.count; i++) {
-			if (set.records[i].start_time_ms < job.start_time_ms)
-				job.start_time_ms = set.records[i].start_time_ms;
-			if (set.records[i].end_time_ms > job.end_time_ms)
-				job.end_time_ms = set.records[i].end_time_ms;
-		}
-		*owner_uid = first->uid;
-		json = vnfs_job_to_json(&job);
+		*owner_uid = set.records[0].uid;
+		json = job_json_of_set(&set);
 	} else if (database != NULL) {
 		snprintf(error, error_size, "job %u is not in the history", job_id);
 	}
@@ -1210,6 +1217,77 @@ struct json_object *report_history_job(const char *path, uint32_t job_id, uint32
 	report_set_free(&set);
 	free(filter);
 	return json;
+}
+
+struct json_object *report_history_jobs(const char *path, const struct report_filter *filter,
+					size_t max_steps, bool *truncated, char *error,
+					size_t error_size)
+{
+	struct report_database *database = NULL;
+	struct json_object *jobs;
+	size_t steps = 0;
+	uint32_t next;
+
+	*truncated = false;
+	error[0] = '\0';
+	if (report_database_open(&database, path, filter, error, error_size) < 0)
+		return NULL;
+	jobs = json_object_new_array();
+	while (jobs != NULL && report_database_peek(database, &next)) {
+		struct report_set set;
+		int read;
+
+		report_set_init(&set);
+		read = report_database_read_job(database, &set, error, error_size);
+		if (read < 0) {
+			json_object_put(jobs);
+			jobs = NULL;
+		} else if (read > 0 && set.count > 0 && steps + set.count > max_steps) {
+			*truncated = true;
+		} else if (read > 0 && set.count > 0) {
+			steps += set.count;
+			json_object_array_add(jobs, job_json_of_set(&set));
+		}
+		report_set_free(&set);
+		if (*truncated || read == 0)
+			break;
+	}
+	if (jobs == NULL && error[0] == '\0')
+		snprintf(error, error_size, "out of memory");
+	report_database_close(database);
+	return jobs;
+}
+
+int report_load_history_listing(struct report_set *set, const char *socket_path,
+				const struct report_filter *filter, int timeout_ms,
+				bool *truncated, char *error, size_t error_size)
+{
+	struct vnfs_request request;
+	struct json_object *answer = NULL, *jobs, *flag;
+	int result = 0;
+
+	*truncated = false;
+	memset(&request, 0, sizeof(request));
+	request.type = VNFS_REQUEST_HISTORY;
+	request.has_since = filter->has_start;
+	request.since_ms = filter->start_ms;
+	request.has_until = filter->has_end;
+	request.until_ms = filter->end_ms;
+	if (vnfs_client_call(socket_path, &request, timeout_ms, &answer, error, error_size) < 0)
+		return -1;
+	if (!json_object_object_get_ex(answer, "jobs", &jobs) ||
+	    !json_object_is_type(jobs, json_type_array)) {
+		snprintf(error, error_size, "%s: a history reply without a \"jobs\" array",
+			 socket_path);
+		result = -1;
+	}
+	for (size_t i = 0; result == 0 && i < json_object_array_length(jobs); i++)
+		result = add_job_object(set, json_object_array_get_idx(jobs, i), socket_path, error,
+					error_size);
+	if (json_object_object_get_ex(answer, "truncated", &flag))
+		*truncated = json_object_get_boolean(flag);
+	json_object_put(answer);
+	return result;
 }
 
 int report_load_queried_job(struct report_set *set, const char *socket_path, uint32_t job_id,

@@ -75,6 +75,27 @@ struct json_object *report_history_job(const char *path, uint32_t job_id, uint32
 				       char *error, size_t error_size);
 
 /*
+ * The helper's answer to a HISTORY request: the jobs of the history at path
+ * that filter selects (its owner and time range), in job order, as an array
+ * of vnfs_job_to_json objects holding at most max_steps steps in all;
+ * *truncated tells that more jobs matched.  NULL with a message when the
+ * history cannot be read.
+ */
+struct json_object *report_history_jobs(const char *path, const struct report_filter *filter,
+					size_t max_steps, bool *truncated, char *error,
+					size_t error_size);
+
+/*
+ * Adds the finished jobs in filter's time range as the helper at socket_path
+ * answers a HISTORY request: the caller's own (SO_PEERCRED), from the history
+ * the caller may not read.  *truncated: the helper had more than one reply
+ * holds.  Returns 0, or -1 with a message.
+ */
+int report_load_history_listing(struct report_set *set, const char *socket_path,
+				const struct report_filter *filter, int timeout_ms,
+				bool *truncated, char *error, size_t error_size);
+
+/*
  * Adds job_id as the helper at socket_path answers a QUERY for it (live, or
  * from its history once finished): how a user, who may not read the history
  * file, reads their finished jobs.  Returns 1 when added, 0 when the helper

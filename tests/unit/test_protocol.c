@@ -78,6 +78,7 @@ static void test_type_names(void **state)
 	assert_string_equal(vnfs_request_type_name(VNFS_REQUEST_QUERY), "query");
 	assert_string_equal(vnfs_request_type_name(VNFS_REQUEST_LIST), "list");
 	assert_string_equal(vnfs_request_type_name(VNFS_REQUEST_STATUS), "status");
+	assert_string_equal(vnfs_request_type_name(VNFS_REQUEST_HISTORY), "history");
 	assert_null(vnfs_request_type_name(VNFS_REQUEST_TYPES));
 	assert_null(vnfs_request_type_name((enum vnfs_request_type)-1));
 }
@@ -199,6 +200,24 @@ static void test_other_requests_round_trip(void **state)
 	assert_encodes_to(&request, "{\"v\":1,\"type\":\"status\"}\n");
 	round_trip(&request, &decoded);
 	assert_int_equal(decoded.type, VNFS_REQUEST_STATUS);
+
+	request.type = VNFS_REQUEST_HISTORY;
+	assert_encodes_to(&request, "{\"v\":1,\"type\":\"history\"}\n");
+	round_trip(&request, &decoded);
+	assert_int_equal(decoded.type, VNFS_REQUEST_HISTORY);
+	assert_false(decoded.has_since);
+	assert_false(decoded.has_until);
+	request.has_since = true;
+	request.since_ms = 1795000000000;
+	request.has_until = true;
+	request.until_ms = 1795086400000;
+	assert_encodes_to(&request, "{\"v\":1,\"type\":\"history\",\"since\":1795000000000,"
+				    "\"until\":1795086400000}\n");
+	round_trip(&request, &decoded);
+	assert_true(decoded.has_since);
+	assert_int_equal(decoded.since_ms, 1795000000000);
+	assert_true(decoded.has_until);
+	assert_int_equal(decoded.until_ms, 1795086400000);
 
 	request.type = VNFS_REQUEST_TYPES;
 	assert_null(vnfs_request_encode(&request));
@@ -377,6 +396,12 @@ static void test_out_of_range(void **state)
 	assert_refused("{\"v\":1,\"type\":\"register\",\"job\":1,\"step\":0,\"uid\":1,"
 		       "\"cgroup_id\":-9223372036854775809}",
 		       "field 'cgroup_id' must be an integer from 0 to 9223372036854775807");
+	assert_refused("{\"v\":1,\"type\":\"history\",\"since\":-1}",
+		       "field 'since' must be an integer from 0 to 9223372036854775807");
+	assert_refused("{\"v\":1,\"type\":\"history\",\"until\":\"yesterday\"}",
+		       "field 'until' must be an integer from 0 to 9223372036854775807");
+	assert_refused("{\"v\":1,\"type\":\"history\",\"job\":1}",
+		       "unknown field 'job' in a history request (allowed: since, until)");
 }
 
 static void test_paths(void **state)

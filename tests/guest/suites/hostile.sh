@@ -7,6 +7,8 @@
 #     FINISH writes to a report_dir whose NFS server is stopped: REGISTER
 #     answered, p99 under 50 ms;
 #   - one job registering 1,100 steps while another user's job registers;
+#   - one job running 1,100 steps one after another, all accounted, through
+#     a helper restart;
 #   - process names with ESC, newline, quotes and 0xff: report text escaped,
 #     every JSON output valid UTF-8 JSON, /metrics passing promtool;
 #   - a hostile report directory (FIFO, /dev/zero link, empty node name,
@@ -262,6 +264,82 @@ finish 721 > /dev/null
 rmdir "$CGROUP"/many/s*
 mark slots
 
+# ------------------------------------- slots: one job, 1,100 sequential steps
+# Steps that end one after another: each ended step whose cgroup is empty
+# leaves its slot at the next interval with its final counts, so the job
+# never holds more than max_steps_per_job at once and every step is
+# accounted.  A REGISTER refused for the limit waits for the next interval
+# and tries again: the script produces the releases it depends on.  Steps 0
+# and 1099 write 1 MiB each from a process in their cgroup; the helper is
+# restarted between step 599 and 600, and the steps it kept come back.
+cat > $RUN/sequential.py <<'PY'
+import json, os, socket, sys, time
+path, job, uid, cgroup, first, last, nfs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
+s = socket.socket(socket.AF_UNIX)
+s.connect(path)
+reader = s.makefile("rb")
+def ask(request):
+    s.sendall((json.dumps(request) + "\n").encode())
+    return json.loads(reader.readline())
+waits = 0
+deadline = time.monotonic() + 900
+for step in range(first, last + 1):
+    directory = f"{cgroup}/s{step}"
+    os.makedirs(directory, exist_ok=True)
+    while True:
+        reply = ask({"v": 1, "type": "register", "job": job, "step": step, "uid": uid,
+                     "cgroup_path": directory})
+        if reply.get("ok"):
+            break
+        if "max_steps_per_job" not in reply.get("error", "") or time.monotonic() > deadline:
+            sys.exit(f"step {step}: {reply}")
+        waits += 1
+        time.sleep(0.2)
+    if step in (0, 1099):
+        child = os.fork()
+        if child == 0:
+            with open(f"{directory}/cgroup.procs", "w") as procs:
+                procs.write(str(os.getpid()))
+            with open(f"{nfs}/sequential-{step}", "wb") as data:
+                data.write(b"s" * 1048576)
+                os.fsync(data.fileno())
+            os._exit(0)
+        os.waitpid(child, 0)
+    reply = ask({"v": 1, "type": "unregister", "job": job, "step": step})
+    if not reply.get("ok"):
+        sys.exit(f"step {step}: unregister: {reply}")
+print(waits)
+PY
+mkdir -p "$CGROUP/sequential"
+check "job 750 registers, runs and ends steps 0 to 599 one after another" \
+	$PYTHON $RUN/sequential.py $SOCKET 750 0 "$CGROUP/sequential" 0 599 "$NFS"
+kept_before=$(send '{"v":1,"type":"status"}' | jq .status.ended_steps_kept)
+check_ge "ended steps kept out of their slots before the restart" "${kept_before:-0}" 344
+kill -TERM "$HELPER_PID"; wait "$HELPER_PID"
+"$HELPER" --config $RUN/vnfs.conf >> "$HELPER_LOG" 2>&1 &
+HELPER_PID=$!
+until_ok 60 bash -c "[ \$(grep -c 'ready:' '$HELPER_LOG') -ge 2 ]" || fail "helper not ready again"
+check "the restarted helper read the kept steps back" grep -q "ended steps: [0-9]* read back" "$HELPER_LOG"
+check "job 750 runs steps 600 to 1099 after the restart" \
+	$PYTHON $RUN/sequential.py $SOCKET 750 0 "$CGROUP/sequential" 600 1099 "$NFS"
+mkdir -p "$CGROUP/other-user"
+check "another user's job registers meanwhile" bash -c "'$SEND' '$SOCKET' '{\"v\":1,\"type\":\"register\",\"job\":751,\"step\":0,\"uid\":65534,\"cgroup_path\":\"$CGROUP/other-user\"}' | grep -q '\"ok\":true'"
+finish 750 > $RUN/finish-750.json
+echo "job 750's FINISH reply: $(stat -c %s $RUN/finish-750.json) bytes"
+check_eq "job 750's FINISH reports all 1,100 steps" "$(jq '.job.steps | length' $RUN/finish-750.json)" 1100
+check_eq "step 0 wrote exactly 1,048,576 bytes in one write" \
+	"$(jq -c '[.job.steps[] | select(.step == "0") | .operations.write | .bytes, .count]' $RUN/finish-750.json)" "[1048576,1]"
+check_eq "step 1099 wrote exactly 1,048,576 bytes in one write" \
+	"$(jq -c '[.job.steps[] | select(.step == "1099") | .operations.write | .bytes, .count]' $RUN/finish-750.json)" "[1048576,1]"
+check_eq "the other 1,098 steps wrote nothing" \
+	"$(jq '[.job.steps[] | select(.step != "0" and .step != "1099") | .operations.write.count] | add' $RUN/finish-750.json)" 0
+check_eq "no ended step is kept once its job finished" \
+	"$(send '{"v":1,"type":"status"}' | jq .status.ended_steps_kept)" 0
+check_eq "no kept step's file is left" "$(ls $RUN/state/ended | wc -l)" 0
+finish 751 > /dev/null
+rmdir "$CGROUP"/sequential/s*
+mark sequential-steps
+
 # --------------------------------------------- process names that attack output
 mkdir -p "$CGROUP/names"
 register 730 0 "$USER_UID" "$CGROUP/names" > /dev/null
@@ -348,6 +426,15 @@ check_eq "a user reads their finished job 700 through the helper" \
 	"$(grep -v '^vnfs-report: note:' <<< "$mine")" "700|$USER_NAME"
 theirs=$(as_user "$USER_NAME" "$REPORT" --config $RUN/vnfs.conf -j 740 -X -P -n -o JobID,User 2>&1)
 check_eq "but not another user's finished job 740" "$(grep -v '^vnfs-report: note:' <<< "$theirs")" ""
+# Past jobs by time, without -j: the helper lists the user's own (HISTORY),
+# exactly what root reads from the history for that user.
+listed=$(as_user "$USER_NAME" "$REPORT" --config $RUN/vnfs.conf -S now-1days -X -P -n -o JobID,User 2>&1 |
+	grep -v '^vnfs-report: note:')
+expected=$("$REPORT" --config $RUN/vnfs.conf -S now-1days -u "$USER_NAME" -X -P -n -o JobID,User)
+echo "the user's jobs since yesterday: $(wc -l <<< "$listed") listed"
+check_eq "a user lists their past jobs by time through the helper, as root sees them" "$listed" "$expected"
+check "the listing has the user's job 700" grep -qx "700|$USER_NAME" <<< "$listed"
+check "and no job of another user" bash -c "! grep -v '|$USER_NAME\$' <<< '$listed' | grep -q ."
 mark data-access
 
 kill $HELPER_PID; wait $HELPER_PID

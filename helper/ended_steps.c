@@ -1,0 +1,360 @@
+/*
+ * ended_steps.c — the ended steps kept out of their slots (ended_steps.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "helper/ended_steps.h"
+#include "lib/log.h"
+#include "lib/record_json.h"
+
+#define DIRECTORY_NAME "ended"
+
+static void file_name(uint32_t job_id, uint32_t step_id, char *name, size_t size)
+{
+	snprintf(name, size, "%u.%u.json", job_id, step_id);
+}
+
+/* Deep copy: the record's stats and rows become the copy's own. */
+static int copy_record(const struct vnfs_step_record *record, struct vnfs_step_record *copy)
+{
+	struct vnfs_step_stats *stats = malloc(sizeof(*stats));
+	struct vnfs_process_record *processes =
+		malloc((record->process_count + 1) * sizeof(*processes));
+	struct vnfs_mount_record *mounts = malloc((record->mount_count + 1) * sizeof(*mounts));
+
+	if (stats == NULL || processes == NULL || mounts == NULL) {
+		free(stats);
+		free(processes);
+		free(mounts);
+		return -1;
+	}
+	*copy = *record;
+	if (record->stats != NULL)
+		*stats = *record->stats;
+	else
+		memset(stats, 0, sizeof(*stats));
+	if (record->process_count > 0)
+		memcpy(processes, record->processes, record->process_count * sizeof(*processes));
+	if (record->mount_count > 0)
+		memcpy(mounts, record->mounts, record->mount_count * sizeof(*mounts));
+	copy->stats = stats;
+	copy->processes = processes;
+	copy->mounts = mounts;
+	return 0;
+}
+
+/* Appends record (already owning its arrays) to the steps kept. */
+static int append(struct vnfs_ended_steps *ended, const struct vnfs_step_record *record)
+{
+	struct vnfs_step_record *grown;
+
+	if (ended->count == VNFS_ENDED_STEPS_MAX)
+		return -1;
+	grown = realloc(ended->steps, (ended->count + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return -1;
+	ended->steps = grown;
+	ended->steps[ended->count++] = *record;
+	return 0;
+}
+
+/* Writes data as name in the directory: a temporary file (no user writes
+ * here, and one helper runs at a time, so a fixed name), fsync, rename, fsync
+ * of the directory. */
+static int write_file(int directory_fd, const char *name, const char *data, char *error,
+		      size_t error_size)
+{
+	char temporary[64];
+	size_t length = strlen(data), written = 0;
+	int fd;
+
+	snprintf(temporary, sizeof(temporary), "%s.tmp", name);
+	fd = openat(directory_fd, temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0)
+		goto failed;
+	while (written < length) {
+		ssize_t chunk = write(fd, data + written, length - written);
+		if (chunk < 0 && errno == EINTR)
+			continue;
+		if (chunk <= 0)
+			goto failed;
+		written += (size_t)chunk;
+	}
+	if (fsync(fd) != 0)
+		goto failed;
+	if (close(fd) != 0) {
+		fd = -1;
+		goto failed;
+	}
+	fd = -1;
+	if (renameat(directory_fd, temporary, directory_fd, name) != 0 || fsync(directory_fd) != 0)
+		goto failed;
+	return 0;
+failed:
+	snprintf(error, error_size, "%s/%s: %s", DIRECTORY_NAME, name, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	unlinkat(directory_fd, temporary, 0);
+	return -1;
+}
+
+static int persist(const struct vnfs_ended_steps *ended, const struct vnfs_step_record *record,
+		   char *error, size_t error_size)
+{
+	struct json_object *json;
+	char name[48];
+	int result;
+
+	if (ended->directory_fd < 0)
+		return 0;
+	json = vnfs_step_record_to_json(record);
+	if (json == NULL) {
+		snprintf(error, error_size, "out of memory");
+		return -1;
+	}
+	file_name(record->job_id, record->step_id, name, sizeof(name));
+	result = write_file(ended->directory_fd, name,
+			    json_object_to_json_string_ext(json, JSON_C_TO_STRING_PLAIN), error,
+			    error_size);
+	json_object_put(json);
+	return result;
+}
+
+/* The whole file, bounded, or NULL with a message: a regular file only. */
+static char *read_file(int directory_fd, const char *name, char *error, size_t error_size)
+{
+	int fd = openat(directory_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat status;
+	char *data = NULL;
+	size_t used = 0;
+
+	if (fd < 0 || fstat(fd, &status) != 0) {
+		snprintf(error, error_size, "%s", strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(status.st_mode) || status.st_size > VNFS_ENDED_STEP_FILE_MAX) {
+		snprintf(error, error_size, "not a regular file of at most %d bytes",
+			 VNFS_ENDED_STEP_FILE_MAX);
+		goto out;
+	}
+	data = malloc((size_t)status.st_size + 1);
+	if (data == NULL) {
+		snprintf(error, error_size, "out of memory");
+		goto out;
+	}
+	while (used < (size_t)status.st_size) {
+		ssize_t chunk = read(fd, data + used, (size_t)status.st_size - used);
+		if (chunk < 0 && errno == EINTR)
+			continue;
+		if (chunk <= 0)
+			break;
+		used += (size_t)chunk;
+	}
+	data[used] = '\0';
+out:
+	if (fd >= 0)
+		close(fd);
+	return data;
+}
+
+/* Reads back one kept step; a file that fails is logged and left. */
+static void load_file(struct vnfs_ended_steps *ended, const char *name)
+{
+	struct vnfs_step_record record;
+	struct json_object *json = NULL;
+	char error[512] = "";
+	char *data = read_file(ended->directory_fd, name, error, sizeof(error));
+
+	if (data == NULL)
+		goto failed;
+	json = json_tokener_parse(data);
+	free(data);
+	if (json == NULL || !json_object_is_type(json, json_type_object)) {
+		snprintf(error, sizeof(error), "not a JSON object");
+		goto failed;
+	}
+	if (vnfs_step_record_from_json(json, &record, error, sizeof(error)) != 0)
+		goto failed;
+	if (append(ended, &record) != 0) {
+		vnfs_step_record_free_arrays(&record);
+		snprintf(error, sizeof(error), "more than %d ended steps kept", VNFS_ENDED_STEPS_MAX);
+		goto failed;
+	}
+	json_object_put(json);
+	return;
+failed:
+	json_object_put(json);
+	vnfs_error("%s/%s: not read back, left in place: %s", DIRECTORY_NAME, name, error);
+}
+
+static bool is_step_file(const char *name)
+{
+	size_t length = strlen(name);
+
+	return length > 5 && strcmp(name + length - 5, ".json") == 0 && name[0] != '.';
+}
+
+static int load(struct vnfs_ended_steps *ended, char *error, size_t error_size)
+{
+	int fd = dup(ended->directory_fd);
+	DIR *directory = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *entry;
+
+	if (directory == NULL) {
+		snprintf(error, error_size, "%s: %s", DIRECTORY_NAME, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((entry = readdir(directory)) != NULL)
+		if (is_step_file(entry->d_name))
+			load_file(ended, entry->d_name);
+	closedir(directory);
+	return 0;
+}
+
+/* STATE_DIR/ended, made if missing, refused unless it is ours alone. */
+static int open_directory(const char *state_dir, char *error, size_t error_size)
+{
+	int parent = open(state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), fd = -1;
+	struct stat status;
+
+	if (parent < 0) {
+		snprintf(error, error_size, "%s: %s", state_dir, strerror(errno));
+		return -1;
+	}
+	if (mkdirat(parent, DIRECTORY_NAME, 0700) != 0 && errno != EEXIST)
+		snprintf(error, error_size, "%s/%s: %s", state_dir, DIRECTORY_NAME, strerror(errno));
+	else if ((fd = openat(parent, DIRECTORY_NAME,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		snprintf(error, error_size, "%s/%s: %s", state_dir, DIRECTORY_NAME, strerror(errno));
+	else if (fstat(fd, &status) != 0 || status.st_uid != geteuid() ||
+		 (status.st_mode & (S_IWGRP | S_IWOTH | S_IRWXO)) != 0) {
+		snprintf(error, error_size,
+			 "%s/%s: not a directory of uid %u closed to others: refused", state_dir,
+			 DIRECTORY_NAME, (unsigned)geteuid());
+		close(fd);
+		fd = -1;
+	}
+	close(parent);
+	return fd;
+}
+
+int vnfs_ended_steps_open(struct vnfs_ended_steps *ended, const char *state_dir, char *error,
+			  size_t error_size)
+{
+	memset(ended, 0, sizeof(*ended));
+	ended->directory_fd = -1;
+	if (state_dir == NULL || state_dir[0] == '\0')
+		return 0;
+	ended->directory_fd = open_directory(state_dir, error, error_size);
+	if (ended->directory_fd < 0)
+		return -1;
+	if (load(ended, error, error_size) != 0) {
+		vnfs_ended_steps_close(ended);
+		return -1;
+	}
+	return 0;
+}
+
+void vnfs_ended_steps_close(struct vnfs_ended_steps *ended)
+{
+	for (size_t i = 0; i < ended->count; i++)
+		vnfs_step_record_free_arrays(&ended->steps[i]);
+	free(ended->steps);
+	if (ended->directory_fd >= 0)
+		close(ended->directory_fd);
+	memset(ended, 0, sizeof(*ended));
+	ended->directory_fd = -1;
+}
+
+bool vnfs_ended_steps_has_room(const struct vnfs_ended_steps *ended, uint32_t uid)
+{
+	size_t of_uid = 0;
+
+	if (ended->count >= VNFS_ENDED_STEPS_MAX)
+		return false;
+	for (size_t i = 0; i < ended->count; i++)
+		of_uid += ended->steps[i].uid == uid;
+	return of_uid < VNFS_ENDED_STEPS_PER_USER_MAX;
+}
+
+int vnfs_ended_steps_add(struct vnfs_ended_steps *ended, const struct vnfs_step_record *record,
+			 char *error, size_t error_size)
+{
+	struct vnfs_step_record copy;
+
+	error[0] = '\0';
+	if (!vnfs_ended_steps_has_room(ended, record->uid)) {
+		snprintf(error, error_size, "no room for another ended step");
+		return -1;
+	}
+	if (copy_record(record, &copy) != 0) {
+		snprintf(error, error_size, "out of memory");
+		return -1;
+	}
+	if (persist(ended, &copy, error, error_size) != 0 || append(ended, &copy) != 0) {
+		if (error[0] == '\0')
+			snprintf(error, error_size, "out of memory");
+		vnfs_step_record_free_arrays(&copy);
+		return -1;
+	}
+	return 0;
+}
+
+/* Drops steps[index] and its file; the last step takes its place. */
+static void remove_at(struct vnfs_ended_steps *ended, size_t index)
+{
+	struct vnfs_step_record *record = &ended->steps[index];
+	char name[48];
+
+	if (ended->directory_fd >= 0) {
+		file_name(record->job_id, record->step_id, name, sizeof(name));
+		if (unlinkat(ended->directory_fd, name, 0) != 0 && errno != ENOENT)
+			vnfs_warning("%s/%s: not removed: %s", DIRECTORY_NAME, name,
+				     strerror(errno));
+	}
+	vnfs_step_record_free_arrays(record);
+	ended->steps[index] = ended->steps[--ended->count];
+}
+
+size_t vnfs_ended_steps_remove_job(struct vnfs_ended_steps *ended, uint32_t job_id)
+{
+	size_t removed = 0;
+
+	for (size_t i = ended->count; i-- > 0;) {
+		if (ended->steps[i].job_id == job_id) {
+			remove_at(ended, i);
+			removed++;
+		}
+	}
+	if (removed > 0 && ended->directory_fd >= 0 && fsync(ended->directory_fd) != 0)
+		vnfs_warning("%s: fsync: %s", DIRECTORY_NAME, strerror(errno));
+	return removed;
+}
+
+void vnfs_ended_steps_remove_step(struct vnfs_ended_steps *ended, uint32_t job_id,
+				  uint32_t step_id)
+{
+	for (size_t i = ended->count; i-- > 0;)
+		if (ended->steps[i].job_id == job_id && ended->steps[i].step_id == step_id)
+			remove_at(ended, i);
+}
+
+bool vnfs_ended_steps_has_job(const struct vnfs_ended_steps *ended, uint32_t job_id)
+{
+	for (size_t i = 0; i < ended->count; i++)
+		if (ended->steps[i].job_id == job_id)
+			return true;
+	return false;
+}
