@@ -16,31 +16,18 @@
 #include <unistd.h>
 
 #include "helper/config.h"
+#include "tests/fuzz/fuzz_support.h"
 #include "lib/tags.h"
 
-static char directory[64];
-static char path[128];
-
-static void remove_directory(void)
-{
-	unlink(path);
-	rmdir(directory);
-}
+static const char *path;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *tmp = getenv("TMPDIR");
-
 	(void)argc;
 	(void)argv;
-	snprintf(directory, sizeof(directory), "%s/vnfs-fuzz-config.XXXXXX",
-		 tmp != NULL && strlen(tmp) < 32 ? tmp : "/tmp");
-	if (mkdtemp(directory) == NULL)
-		abort();
-	snprintf(path, sizeof(path), "%s/vnfs.conf", directory);
-	atexit(remove_directory);
+	path = fuzz_scratch_file("config", "vnfs.conf");
 	return 0;
 }
 

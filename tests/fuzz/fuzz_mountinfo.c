@@ -18,30 +18,17 @@
 #include <unistd.h>
 
 #include "helper/mounts.h"
+#include "tests/fuzz/fuzz_support.h"
 
-static char directory[64];
-static char path[128];
-
-static void remove_directory(void)
-{
-	unlink(path);
-	rmdir(directory);
-}
+static const char *path;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *tmp = getenv("TMPDIR");
-
 	(void)argc;
 	(void)argv;
-	snprintf(directory, sizeof(directory), "%s/vnfs-fuzz-mounts.XXXXXX",
-		 tmp != NULL && strlen(tmp) < 32 ? tmp : "/tmp");
-	if (mkdtemp(directory) == NULL)
-		abort();
-	snprintf(path, sizeof(path), "%s/mountinfo", directory);
-	atexit(remove_directory);
+	path = fuzz_scratch_file("mounts", "mountinfo");
 	return 0;
 }
 

@@ -21,27 +21,10 @@
 #include <string.h>
 
 #include "spank/plugin_args.h"
+#include "tests/fuzz/fuzz_support.h"
 
 #define MAX_LINES 64
 
-struct environment {
-	size_t count;
-	const char *entries[MAX_LINES];
-};
-
-static const char *lookup(const char *name, void *context)
-{
-	const struct environment *environment = context;
-	size_t length = strlen(name);
-
-	for (size_t i = 0; i < environment->count; i++) {
-		const char *entry = environment->entries[i];
-
-		if (strncmp(entry, name, length) == 0 && entry[length] == '=')
-			return entry + length + 1;
-	}
-	return NULL;
-}
 
 static void check_path(const char *path, size_t size)
 {
@@ -79,13 +62,13 @@ static bool is_env_name(const struct vnfs_plugin_args *args, const char *name)
 }
 
 /* Could envs= values and the user's tags exceed the list's bounds together? */
-static bool too_many(const struct vnfs_plugin_args *args, struct environment *environment,
+static bool too_many(const struct vnfs_plugin_args *args, struct fuzz_environment *environment,
 		     const struct vnfs_tag_list *user)
 {
 	size_t count = user->count, bytes = user->used;
 
 	for (unsigned i = 0; i < args->env_count; i++) {
-		const char *value = lookup(args->envs[i], environment);
+		const char *value = fuzz_environment_lookup(args->envs[i], environment);
 
 		if (value != NULL) {
 			count++;
@@ -101,7 +84,7 @@ static bool too_many(const struct vnfs_plugin_args *args, struct environment *en
  * the result with its value; nothing else is but envs= values.
  */
 static void check_collected(const struct vnfs_plugin_args *args,
-			    struct environment *environment, const struct vnfs_tag_list *user,
+			    struct fuzz_environment *environment, const struct vnfs_tag_list *user,
 			    const struct vnfs_tag_list *tags)
 {
 	const char *name, *value, *found;
@@ -109,7 +92,7 @@ static void check_collected(const struct vnfs_plugin_args *args,
 	for (unsigned i = 0; vnfs_tags_get(user, i, &name, &value); i++) {
 		found = vnfs_tags_find(tags, name);
 		if (is_env_name(args, name)) {
-			const char *admin = lookup(name, environment);
+			const char *admin = fuzz_environment_lookup(name, environment);
 
 			if (found != NULL && (admin == NULL || strcmp(found, admin) != 0))
 				abort();
@@ -118,7 +101,7 @@ static void check_collected(const struct vnfs_plugin_args *args,
 		}
 	}
 	for (unsigned i = 0; vnfs_tags_get(tags, i, &name, &value); i++) {
-		const char *admin = lookup(name, environment);
+		const char *admin = fuzz_environment_lookup(name, environment);
 
 		if (is_env_name(args, name) ? admin == NULL || strcmp(admin, value) != 0
 					    : vnfs_tags_find(user, name) == NULL)
@@ -134,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *argv[MAX_LINES];
 	int argc = 0;
 	const char *user_tags = NULL;
-	struct environment environment = { 0 };
+	struct fuzz_environment environment = { 0 };
 	struct vnfs_plugin_args *args = malloc(sizeof(*args));
 	struct vnfs_tag_list *tags = malloc(sizeof(*tags));
 	struct vnfs_tag_list *direct = malloc(sizeof(*direct));
@@ -151,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		line[length] = '\0';
 		if (line[0] == '$') {
-			if (environment.count < MAX_LINES)
+			if (environment.count < FUZZ_ENVIRONMENT_MAX)
 				environment.entries[environment.count++] = line + 1;
 		} else if (argc < MAX_LINES) {
 			argv[argc++] = line;
@@ -176,13 +159,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * job's environment, then build the step's tags from the canonical form. */
 	error[0] = '\0';
 	if (user_tags != NULL &&
-	    vnfs_plugin_resolve_tags(user_tags, lookup, &environment, resolved, sizeof(resolved),
+	    vnfs_plugin_resolve_tags(user_tags, fuzz_environment_lookup, &environment, resolved, sizeof(resolved),
 				     error, sizeof(error)) == 0) {
 		vnfs_tags_init(direct);
 		if (resolved[0] != '\0' &&
 		    vnfs_tags_parse(direct, resolved, NULL, NULL, error, sizeof(error)) != 0)
 			abort();
-		if (vnfs_plugin_collect_tags(args, lookup, &environment, resolved, tags, warning,
+		if (vnfs_plugin_collect_tags(args, fuzz_environment_lookup, &environment, resolved, tags, warning,
 					     sizeof(warning), error, sizeof(error)) != 0) {
 			/* Allowed only when envs= values and the user's tags are
 			 * too many together. */
@@ -196,7 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	/* Without the user's tags: only envs= values, any refusal is a warning. */
-	if (vnfs_plugin_collect_tags(args, lookup, &environment, NULL, tags, warning,
+	if (vnfs_plugin_collect_tags(args, fuzz_environment_lookup, &environment, NULL, tags, warning,
 				     sizeof(warning), error, sizeof(error)) != 0)
 		abort();
 	free(direct);

@@ -20,27 +20,9 @@
 #include <string.h>
 
 #include "lib/tags.h"
+#include "tests/fuzz/fuzz_support.h"
 
-#define MAX_ENVIRONMENT 64
 
-struct environment {
-	size_t count;
-	const char *entries[MAX_ENVIRONMENT];
-};
-
-static const char *lookup(const char *name, void *context)
-{
-	const struct environment *environment = context;
-	size_t length = strlen(name);
-
-	for (size_t i = 0; i < environment->count; i++) {
-		const char *entry = environment->entries[i];
-
-		if (strncmp(entry, name, length) == 0 && entry[length] == '=')
-			return entry + length + 1;
-	}
-	return NULL;
-}
 
 /* Says what failed (the message's bytes other than printable ASCII, and the
  * backslash, as \xNN), then aborts. */
@@ -136,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *copy = malloc(size + 1);
-	struct environment environment = { 0 };
+	struct fuzz_environment environment = { 0 };
 	struct vnfs_tag_list *list = malloc(sizeof(*list));
 	struct vnfs_tag_list *before = malloc(sizeof(*before));
 	struct vnfs_tag_list *again = malloc(sizeof(*again));
@@ -148,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(copy, data, size);
 	copy[size] = '\0';
 	for (char *entry = copy + strlen(copy); entry < copy + size &&
-	     environment.count < MAX_ENVIRONMENT; entry += strlen(entry)) {
+	     environment.count < FUZZ_ENVIRONMENT_MAX; entry += strlen(entry)) {
 		entry++; /* past the NUL that ended the previous part */
 		environment.entries[environment.count++] = entry;
 	}
@@ -159,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (vnfs_tags_set(list, "SITE", "fuzz", error, sizeof(error)) != 0)
 		abort();
 	*before = *list;
-	if (vnfs_tags_parse(list, copy, lookup, &environment, error, sizeof(error)) != 0) {
+	if (vnfs_tags_parse(list, copy, fuzz_environment_lookup, &environment, error, sizeof(error)) != 0) {
 		check_message(error);
 		if (!same_list(list, before))
 			abort();
@@ -178,7 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char tiny[8];
 
 		vnfs_tags_init(again);
-		(void)vnfs_tags_parse(again, copy, lookup, &environment, tiny, sizeof(tiny));
+		(void)vnfs_tags_parse(again, copy, fuzz_environment_lookup, &environment, tiny, sizeof(tiny));
 	}
 	free(again);
 	free(before);
