@@ -46,7 +46,8 @@ static void open_ended_steps(struct vnfs_collector *collector)
 				  sizeof(error)) != 0) {
 		vnfs_error("ended steps: %s: kept in memory only, lost if the helper restarts",
 			   error);
-		vnfs_ended_steps_open(&collector->ended, NULL, error, sizeof(error));
+		/* In memory only: cannot fail. */
+		(void)vnfs_ended_steps_open(&collector->ended, NULL, error, sizeof(error));
 	}
 	vnfs_registry_visit(collector->registry, forget_kept_twice, &collector->ended, NULL);
 	if (collector->ended.count > 0)
@@ -633,7 +634,10 @@ static int move_out(struct vnfs_collector *collector, uint32_t index, int64_t no
 		return -1;
 	}
 	if (collector->probes != NULL) {
-		vnfs_probes_unregister_cgroup(collector->probes, record.cgroup_id);
+		if (vnfs_probes_unregister_cgroup(collector->probes, record.cgroup_id) != 0)
+			vnfs_warning("job %u step %u: cgroup %llu was not in the BPF registry",
+				     record.job_id, record.step_id,
+				     (unsigned long long)record.cgroup_id);
 		vnfs_probes_reset_slot(collector->probes, slot);
 	}
 	release_counters(collector, slot);
