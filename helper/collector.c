@@ -801,18 +801,6 @@ struct json_object *vnfs_collector_list(struct vnfs_collector *collector, uint32
 	return jobs;
 }
 
-static const char *attach_method_name(enum vnfs_attach_method method)
-{
-	switch (method) {
-	case VNFS_ATTACH_FENTRY:
-		return "fentry";
-	case VNFS_ATTACH_KPROBE:
-		return "kprobe";
-	default:
-		return "none";
-	}
-}
-
 struct json_object *vnfs_collector_status(struct vnfs_collector *collector)
 {
 	struct json_object *status = json_object_new_object();
@@ -823,7 +811,7 @@ struct json_object *vnfs_collector_status(struct vnfs_collector *collector)
 	json_object_object_add(status, "node", json_object_new_string(collector->node));
 	for (int op = 0; op < VNFS_OP_COUNT; op++)
 		json_object_object_add(attach, vnfs_operation_names[op], json_object_new_string(
-			attach_method_name(collector->health.attach_method[op])));
+			vnfs_attach_method_name(collector->health.attach_method[op])));
 	json_object_object_add(status, "attach", attach);
 	json_object_object_add(status, "slots_used",
 			       json_object_new_int64(collector->registry->used));

@@ -58,12 +58,6 @@ static const char *const direction_names[VNFS_DIRECTIONS] = {
 	[VNFS_DIRECTION_WRITE] = "write",
 };
 
-static const char *const attach_method_names[] = {
-	[VNFS_ATTACH_NONE] = "none",
-	[VNFS_ATTACH_FENTRY] = "fentry",
-	[VNFS_ATTACH_KPROBE] = "kprobe",
-};
-
 static const char *const full_map_names[] = {
 	[VNFS_HEALTH_CACHE_FULL] = "cgroup_cache",
 	[VNFS_HEALTH_BREAKDOWN_FULL] = "breakdown_stats",
@@ -846,13 +840,10 @@ static void render_health(struct render *render, const struct vnfs_interval *int
 		append_header(out, "vnfs_helper_attach_method", "gauge",
 			      "How each operation's probes are attached (1 for the method in use).");
 		for (int op = 0; op < VNFS_OP_COUNT; op++) {
-			unsigned method = health->attach_method[op];
-			if (method >= sizeof(attach_method_names) / sizeof(attach_method_names[0]))
-				method = VNFS_ATTACH_NONE;
 			append_string(out, "vnfs_helper_attach_method{op=\"");
 			append_string(out, vnfs_operation_names[op]);
 			append_string(out, "\",method=\"");
-			append_string(out, attach_method_names[method]);
+			append_string(out, vnfs_attach_method_name(health->attach_method[op]));
 			append_string(out, "\"} 1\n");
 		}
 		render_gauge(out, "vnfs_helper_collections_total", "counter",

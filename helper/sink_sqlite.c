@@ -35,6 +35,7 @@
 #include <sqlite3.h>
 
 #include "helper/sink.h"
+#include "lib/history_schema.h"
 #include "lib/log.h"
 
 #define BUSY_TIMEOUT_MS 50          /* the longest a write may wait for a lock */
@@ -133,6 +134,8 @@ static const char *const migrations[] = {
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
+_Static_assert(SCHEMA_VERSION == VNFS_HISTORY_SCHEMA_VERSION,
+	       "the migrations must reach VNFS_HISTORY_SCHEMA_VERSION (lib/history_schema.h)");
 
 enum statement {
 	BEGIN,

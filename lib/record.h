@@ -90,8 +90,10 @@ struct vnfs_step_record {
 	int64_t end_time_ms;       /* unregistration, 0 while running */
 	int64_t sample_time_ms;    /* when these counters were read */
 	bool finished;
-	/* Points into the live BPF map (mmap) or into storage the producer owns:
-	 * never copied per interval, so a thousand steps cost no 7 KiB copies. */
+	/* Points into storage the producer owns (the collector's copy of a
+	 * slot's counters, a kept ended step's, a parsed record's): records are
+	 * copied as structs, their 7.4 KiB of counters never, so a thousand
+	 * steps cost no 7 KiB copies per interval. */
 	const struct vnfs_step_stats *stats;
 	size_t process_count;
 	const struct vnfs_process_record *processes;
@@ -108,6 +110,10 @@ struct vnfs_unattributed_record {
 
 /* How one operation's probes are attached (self-metrics, STATUS). */
 enum vnfs_attach_method { VNFS_ATTACH_NONE, VNFS_ATTACH_FENTRY, VNFS_ATTACH_KPROBE };
+
+/* "none", "fentry", "kprobe": the one spelling of a method, in /metrics and
+ * STATUS alike; "none" for a value out of range. */
+const char *vnfs_attach_method_name(enum vnfs_attach_method method);
 
 #define VNFS_MAX_SINKS 8
 

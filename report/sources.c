@@ -21,12 +21,12 @@
 #include <sqlite3.h>
 
 #include "lib/escape.h"
+#include "lib/history_schema.h"
 #include "lib/protocol.h"
 #include "lib/record_json.h"
 #include "report/report_files.h"
 #include "report/sources.h"
 
-#define SCHEMA_VERSION 1
 
 static int operation_index(const char *name)
 {
@@ -379,7 +379,7 @@ static int open_history(const char *path, sqlite3 **db, char *error, size_t erro
 			version = sqlite3_column_int(statement, 0);
 		sqlite3_finalize(statement);
 	}
-	if (version != SCHEMA_VERSION) {
+	if (version != VNFS_HISTORY_SCHEMA_VERSION) {
 		if (version < 0)
 			snprintf(error, error_size, "history database %s: %s", path,
 				 sqlite3_errmsg(*db));
@@ -389,7 +389,7 @@ static int open_history(const char *path, sqlite3 **db, char *error, size_t erro
 		else
 			snprintf(error, error_size,
 				 "history database %s: schema version %d, this vnfs-report reads %d",
-				 path, version, SCHEMA_VERSION);
+				 path, version, VNFS_HISTORY_SCHEMA_VERSION);
 		sqlite3_close(*db);
 		*db = NULL;
 		return -1;

@@ -197,8 +197,7 @@ static int print_everything(struct vnfs_probes *probes)
 		enum vnfs_attach_method method = vnfs_probes_attach_method(probes, operation);
 
 		printf("method %s %s\n", vnfs_operation_names[operation],
-		       method == VNFS_ATTACH_FENTRY ? "fentry" :
-		       method == VNFS_ATTACH_KPROBE ? "kprobe" : "none");
+		       vnfs_attach_method_name(method));
 	}
 	vnfs_probes_describe(probes, description, sizeof(description));
 	for (line = strtok_r(description, "\n", &saveptr); line;
