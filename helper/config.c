@@ -24,6 +24,7 @@
 #include <ini.h>
 
 #include "helper/config.h"
+#include "lib/paths.h"
 #include "lib/tags.h"
 
 /* The parsers store enums through an int; the enums must be int-sized. */
@@ -82,7 +83,12 @@ static const struct config_section config_sections[] = {
 
 static const char *const log_targets[] = { "stderr", "syslog", NULL };
 static const char *const log_levels[] = { "error", "warning", "info", "debug", NULL };
-static const char *const probe_modes[] = { "auto", "fentry", "kprobe", NULL };
+const char *const vnfs_probe_mode_names[] = {
+	[VNFS_PROBE_AUTO] = "auto",
+	[VNFS_PROBE_FENTRY] = "fentry",
+	[VNFS_PROBE_KPROBE] = "kprobe",
+	NULL,
+};
 
 #define MS_PER_SECOND 1000u
 #define SECONDS_PER_DAY 86400u
@@ -124,23 +130,23 @@ DECLARE_PARSER(parse_basic_auth_list);
 /* Every key of vnfs.conf, in the order etc/vnfs.conf and docs/CONFIG.md show them. */
 static const struct config_key config_keys[] = {
 	{ "helper", "socket", parse_path, FIELD(helper.socket_path),
-	  .default_text = "/run/vnfs/vnfs.sock" },
+	  .default_text = VNFS_DEFAULT_SOCKET },
 	{ "helper", "socket_mode", parse_mode, FIELD(helper.socket_mode), .max = 0777,
 	  .default_text = "0666" },
 	{ "helper", "interval", parse_duration_ms, FIELD(helper.interval_ms),
 	  .min = 100, .max = 3600 * MS_PER_SECOND, .default_text = "1s" },
 	{ "helper", "state_dir", parse_path, FIELD(helper.state_dir),
-	  .default_text = "/var/lib/vnfs" },
+	  .default_text = VNFS_DEFAULT_STATE_DIR },
 	{ "helper", "pin_dir", parse_path, FIELD(helper.pin_dir),
-	  .default_text = "/sys/fs/bpf/vnfs" },
+	  .default_text = VNFS_DEFAULT_PIN_DIR },
 	{ "helper", "report_dir", parse_path, FIELD(helper.report_dir),
-	  .default_text = "/var/lib/vnfs/reports" },
+	  .default_text = VNFS_DEFAULT_REPORT_DIR },
 	{ "helper", "node_name", parse_name, FIELD(helper.node_name), .default_text = "" },
 	{ "helper", "log", parse_enum, FIELD(helper.log_target), .choices = log_targets,
 	  .default_text = "stderr" },
 	{ "helper", "log_level", parse_enum, FIELD(helper.log_level), .choices = log_levels,
 	  .default_text = "info" },
-	{ "helper", "probes", parse_enum, FIELD(helper.probe_mode), .choices = probe_modes,
+	{ "helper", "probes", parse_enum, FIELD(helper.probe_mode), .choices = vnfs_probe_mode_names,
 	  .default_text = "auto" },
 	{ "helper", "finished_job_grace", parse_duration_s, FIELD(helper.finished_job_grace_s),
 	  .max = 7 * SECONDS_PER_DAY, .default_text = "300s" },
@@ -159,7 +165,7 @@ static const struct config_key config_keys[] = {
 
 	{ "sqlite", "enabled", parse_bool, FIELD(sqlite.enabled), .default_text = "true" },
 	{ "sqlite", "path", parse_path, FIELD(sqlite.path),
-	  .default_text = "/var/lib/vnfs/history.db" },
+	  .default_text = VNFS_DEFAULT_HISTORY_PATH },
 	{ "sqlite", "retention_days", parse_uint, FIELD(sqlite.retention_days),
 	  .max = 36500, .default_text = "90" },
 	{ "sqlite", "write_interval", parse_duration_s, FIELD(sqlite.write_interval_s),

@@ -28,6 +28,9 @@
 enum vnfs_log_target { VNFS_LOG_STDERR, VNFS_LOG_SYSLOG };
 enum vnfs_log_level { VNFS_LOG_ERROR, VNFS_LOG_WARNING, VNFS_LOG_INFO, VNFS_LOG_DEBUG };
 enum vnfs_probe_mode { VNFS_PROBE_AUTO, VNFS_PROBE_FENTRY, VNFS_PROBE_KPROBE };
+/* Their names, indexed by the enum, NULL-terminated: "auto", "fentry",
+ * "kprobe" ([helper] probes, and vnfs-helper --probes). */
+extern const char *const vnfs_probe_mode_names[];
 
 struct vnfs_key_value {
 	char key[128];

@@ -561,10 +561,8 @@ static void stop(struct helper *helper)
 
 static int parse_probe_mode(const char *text, enum vnfs_probe_mode *mode)
 {
-	static const char *const names[] = { "auto", "fentry", "kprobe" };
-
-	for (int i = 0; i < 3; i++) {
-		if (strcmp(text, names[i]) == 0) {
+	for (int i = 0; vnfs_probe_mode_names[i] != NULL; i++) {
+		if (strcmp(text, vnfs_probe_mode_names[i]) == 0) {
 			*mode = (enum vnfs_probe_mode)i;
 			return 0;
 		}

@@ -18,9 +18,9 @@
 
 #include "bpf/vnfs.h"
 #include "helper/config.h"
+#include "lib/paths.h"
 #include "lib/record.h"
 
-#define VNFS_DEFAULT_PIN_DIR "/sys/fs/bpf/vnfs"
 
 struct vnfs_probes;
 

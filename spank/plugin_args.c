@@ -16,7 +16,7 @@
 void vnfs_plugin_args_defaults(struct vnfs_plugin_args *args)
 {
 	memset(args, 0, sizeof(*args));
-	snprintf(args->socket_path, sizeof(args->socket_path), "%s", VNFS_PLUGIN_DEFAULT_SOCKET);
+	snprintf(args->socket_path, sizeof(args->socket_path), "%s", VNFS_DEFAULT_SOCKET);
 	args->timeout_ms = VNFS_PLUGIN_DEFAULT_TIMEOUT_MS;
 	args->report = VNFS_REPORT_NONE;
 	args->cgroup = VNFS_CGROUP_AUTO;

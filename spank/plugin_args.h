@@ -13,9 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "lib/paths.h"
 #include "lib/tags.h"
 
-#define VNFS_PLUGIN_DEFAULT_SOCKET "/run/vnfs/vnfs.sock" /* = vnfs.conf [helper] socket */
 #define VNFS_PLUGIN_DEFAULT_TIMEOUT_MS 2000
 #define VNFS_PLUGIN_MAX_TIMEOUT_MS 60000
 #define VNFS_PLUGIN_PATH_MAX 256

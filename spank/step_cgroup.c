@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/paths.h"
 #include "lib/record.h"
 #include "spank/step_cgroup.h"
 
 #define VNFS_CGROUP_DIR "vnfs"
-#define VNFS_RUN_DIR "/run/vnfs"
 
 /* /proc/self/mounts escapes space, tab, newline and backslash as \ooo. */
 static void unescape_mount_field(char *field)

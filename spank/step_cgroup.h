@@ -20,13 +20,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/paths.h"
 #include "spank/plugin_args.h"
 
 #define VNFS_CGROUP_PATH_MAX 512
 
 /* Where the plugin mounts the cgroup2 hierarchy on a node that mounts none
  * (cgroup v1 only): see mount_cgroup2 in step_cgroup.c. */
-#define VNFS_CGROUP2_MOUNT "/run/vnfs/cgroup2"
+#define VNFS_CGROUP2_MOUNT VNFS_RUN_DIR "/cgroup2"
 
 struct vnfs_step_cgroup {
 	char root[VNFS_CGROUP_PATH_MAX];      /* the cgroup2 mount, "/sys/fs/cgroup" */
