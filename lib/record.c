@@ -21,19 +21,6 @@ static const struct {
 	{ VNFS_STEP_PENDING, "pending" },
 };
 
-const char *vnfs_attach_method_name(enum vnfs_attach_method method)
-{
-	static const char *const names[] = {
-		[VNFS_ATTACH_NONE] = "none",
-		[VNFS_ATTACH_FENTRY] = "fentry",
-		[VNFS_ATTACH_KPROBE] = "kprobe",
-	};
-
-	if ((unsigned)method >= sizeof(names) / sizeof(names[0]))
-		return names[VNFS_ATTACH_NONE];
-	return names[method];
-}
-
 const char *vnfs_step_name(uint32_t step_id, char *buf, size_t size)
 {
 	for (size_t i = 0; i < sizeof(special_steps) / sizeof(special_steps[0]); i++) {

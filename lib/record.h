@@ -108,39 +108,6 @@ struct vnfs_unattributed_record {
 	struct vnfs_unattributed_stats stats;
 };
 
-/* How one operation's probes are attached (self-metrics, STATUS). */
-enum vnfs_attach_method { VNFS_ATTACH_NONE, VNFS_ATTACH_FENTRY, VNFS_ATTACH_KPROBE };
-
-/* "none", "fentry", "kprobe": the one spelling of a method, in /metrics and
- * STATUS alike; "none" for a value out of range. */
-const char *vnfs_attach_method_name(enum vnfs_attach_method method);
-
-#define VNFS_MAX_SINKS 8
-
-struct vnfs_helper_health {
-	uint64_t collections;            /* intervals collected so far */
-	uint64_t last_collection_ns;     /* duration of the last collection */
-	uint64_t counters[VNFS_HEALTH_COUNTERS]; /* from the BPF health map */
-	uint32_t active_slots;
-	uint32_t max_slots;
-	enum vnfs_attach_method attach_method[VNFS_OP_COUNT];
-	/* Records each output failed to deliver (its dropped()), for
-	 * vnfs_helper_dropped_records_total{sink}. */
-	unsigned sink_count;
-	const char *sink_names[VNFS_MAX_SINKS];
-	uint64_t sink_dropped[VNFS_MAX_SINKS];
-};
-
-struct vnfs_interval {
-	int64_t time_ms;
-	const char *node;
-	size_t step_count;
-	const struct vnfs_step_record *steps;
-	size_t unattributed_count;
-	const struct vnfs_unattributed_record *unattributed;
-	const struct vnfs_helper_health *health;
-};
-
 struct vnfs_job {
 	uint32_t job_id;
 	uint32_t uid;
