@@ -19,7 +19,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "helper/config.h"
+#include "lib/config.h"
 #include "helper/ended_steps.h"
 #include "helper/mounts.h"
 #include "helper/registry.h"

@@ -28,7 +28,7 @@
 #include <json-c/json.h>
 
 #include "helper/collector.h"
-#include "helper/config.h"
+#include "lib/config.h"
 #include "helper/probes.h"
 #include "helper/registry.h"
 #include "helper/server.h"

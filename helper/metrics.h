@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "helper/config.h"
+#include "lib/config.h"
 #include "helper/sink.h"
 #include "lib/record.h"
 

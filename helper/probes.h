@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "bpf/vnfs.h"
-#include "helper/config.h"
+#include "lib/config.h"
 #include "helper/sink.h" /* enum vnfs_attach_method, struct vnfs_helper_health */
 #include "lib/paths.h"
 #include "lib/record.h"

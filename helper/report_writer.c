@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "helper/config.h"
+#include "lib/config.h"
 #include "lib/log.h"
 
 /* One job's files on their way to disk; also what a FINISH waits on. */

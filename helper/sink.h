@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "config.h"
+#include "lib/config.h"
 #include "lib/record.h"
 
 /* What only the helper and its outputs share: how probes are attached, the

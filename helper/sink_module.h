@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "helper/config.h"
+#include "lib/config.h"
 #include "helper/sink.h"
 
 /* Where modules are looked for: $VNFS_MODULE_DIR when set (tests, a build

@@ -17,7 +17,7 @@
 
 #include <json-c/json.h>
 
-#include "helper/config.h"
+#include "lib/config.h"
 #include "lib/protocol.h"
 #include "lib/record_json.h"
 #include "report/fields.h"

@@ -1,5 +1,5 @@
 /*
- * fuzz_config.c — libFuzzer target for vnfs_config_load (helper/config.c
+ * fuzz_config.c — libFuzzer target for vnfs_config_load (lib/config.c
  * over inih), the reader of vnfs.conf.
  *
  * The input is written to a file and loaded, as the helper does at start and
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "helper/config.h"
+#include "lib/config.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "lib/tags.h"
 

@@ -49,7 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "helper/config.h"
+#include "lib/config.h"
 #include "helper/sink.h"
 #include "helper/metrics.h"
 #include "helper/sink_prometheus.h"

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "helper/config.h"
+#include "lib/config.h"
 #include "helper/metrics.h"
 #include "lib/record.h"
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "helper/config.h"
+#include "lib/config.h"
 
 /* Well-formed crypt(3) hashes (of "secret"; the parser checks only their form). */
 #define BCRYPT_TAIL "abcdefghijklmnopqrstuuFJ1nIkDNrGr8rEBDqVcdpXQVQqYKkZa"

@@ -27,7 +27,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "helper/config.h"
+#include "lib/config.h"
 #include "helper/metrics.h"
 #include "helper/sink.h"
 #include "helper/sink_prometheus.h"

@@ -23,7 +23,7 @@
 
 #include <ini.h>
 
-#include "helper/config.h"
+#include "lib/config.h"
 #include "lib/paths.h"
 #include "lib/tags.h"
 

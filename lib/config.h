@@ -1,5 +1,6 @@
 /*
- * config.h — vnfs.conf: the helper's configuration, parsed with inih.
+ * config.h — vnfs.conf: the helper's configuration, parsed with inih, and
+ * read by vnfs-report too (the socket, the history, report_dir).
  *
  * config.c owns the file format: sections, keys, defaults, units and the
  * error messages.  Every other module reads the parsed struct and never sees
