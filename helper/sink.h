@@ -19,6 +19,7 @@
 /* What only the helper and its outputs share: how probes are attached, the
  * helper's health, and the interval every sink is handed.  Not in lib/: the
  * plugin and vnfs-report have no use for them. */
+
 /* How one operation's probes are attached (self-metrics, STATUS). */
 enum vnfs_attach_method { VNFS_ATTACH_NONE, VNFS_ATTACH_FENTRY, VNFS_ATTACH_KPROBE };
 
@@ -62,7 +63,6 @@ struct vnfs_interval {
 	const struct vnfs_unattributed_record *unattributed;
 	const struct vnfs_helper_health *health;
 };
-
 
 struct vnfs_sink {
 	const char *name;          /* "sqlite", "prometheus", "jsonlog", ... */
