@@ -49,7 +49,7 @@ static int send_all(int fd, const char *data, size_t length)
 /* Reads until '\n', EOF or 10 s; prints what came. */
 static int read_reply(int fd)
 {
-	static char reply[32 << 20]; /* a FINISH of a thousand steps is megabytes */
+	static char reply[1 << 20];
 	size_t used = 0;
 
 	while (used < sizeof(reply) - 1) {
