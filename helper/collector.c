@@ -417,26 +417,6 @@ static uint32_t read_all(struct vnfs_collector *collector, int64_t now_ms)
 	return count;
 }
 
-static void fill_job(const struct vnfs_collector *collector, uint32_t job_id, uint32_t count,
-		     struct vnfs_step_record *steps, struct vnfs_job *job)
-{
-	memset(job, 0, sizeof(*job));
-	job->job_id = job_id;
-	job->node = collector->node;
-	job->steps = steps;
-	for (uint32_t i = 0; i < count; i++) {
-		const struct vnfs_step_record *step = &steps[i];
-
-		if (job->step_count == 0 || step->start_time_ms < job->start_time_ms)
-			job->start_time_ms = step->start_time_ms;
-		if (step->end_time_ms > job->end_time_ms)
-			job->end_time_ms = step->end_time_ms;
-		job->uid = step->uid;
-		job->user = step->user;
-		job->step_count++;
-	}
-}
-
 /* The records of job_id (a contiguous copy, since slots of a job need not be
  * adjacent); returns how many.  steps must hold VNFS_COLLECTOR_MAX_RECORDS. */
 static uint32_t select_job(const struct vnfs_collector *collector, uint32_t count, uint32_t job_id,
@@ -502,7 +482,7 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 		if (slots[i] != VNFS_SLOT_NONE) /* an ended step kept has its final counts */
 			steps[i].stats = step_counters(collector, slots[i], true);
 	}
-	fill_job(collector, job_id, selected, steps, &job);
+	vnfs_job_of_steps(&job, job_id, collector->node, steps, selected);
 	json = vnfs_job_to_json(&job);
 	if (report_dir[0] != '\0')
 		queue_report_files(collector, &job, report_dir, ticket);
@@ -763,7 +743,7 @@ struct json_object *vnfs_collector_query(struct vnfs_collector *collector, uint3
 		else
 			snprintf(error, error_size, "job %u is not running on this node", job_id);
 	} else {
-		fill_job(collector, job_id, selected, steps, &job);
+		vnfs_job_of_steps(&job, job_id, collector->node, steps, selected);
 		*owner_uid = job.uid;
 		json = vnfs_job_to_json(&job);
 	}

@@ -21,6 +21,24 @@ static const struct {
 	{ VNFS_STEP_PENDING, "pending" },
 };
 
+void vnfs_job_of_steps(struct vnfs_job *job, uint32_t job_id, const char *node,
+		       const struct vnfs_step_record *steps, size_t count)
+{
+	memset(job, 0, sizeof(*job));
+	job->job_id = job_id;
+	job->node = node;
+	job->steps = steps;
+	job->step_count = count;
+	for (size_t i = 0; i < count; i++) {
+		if (i == 0 || steps[i].start_time_ms < job->start_time_ms)
+			job->start_time_ms = steps[i].start_time_ms;
+		if (steps[i].end_time_ms > job->end_time_ms)
+			job->end_time_ms = steps[i].end_time_ms;
+		job->uid = steps[i].uid;
+		job->user = steps[i].user;
+	}
+}
+
 const char *vnfs_step_name(uint32_t step_id, char *buf, size_t size)
 {
 	for (size_t i = 0; i < sizeof(special_steps) / sizeof(special_steps[0]); i++) {

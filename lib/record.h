@@ -119,6 +119,12 @@ struct vnfs_job {
 	const struct vnfs_step_record *steps; /* final counts, finished == true */
 };
 
+/* The job of count steps (all of job_id, at least one) as node saw them:
+ * its owner from the steps, its start the earliest and its end the latest
+ * of theirs.  The one rule for QUERY, FINISH, report files and HISTORY. */
+void vnfs_job_of_steps(struct vnfs_job *job, uint32_t job_id, const char *node,
+		       const struct vnfs_step_record *steps, size_t count);
+
 /* Operation names ("read", "open", ...) and classes, indexed by enum
  * vnfs_operation: derived from bpf/operations.h in lib/operations.c. */
 extern const char *const vnfs_operation_names[VNFS_OP_COUNT];

@@ -1171,23 +1171,10 @@ int report_load_live(struct report_set *set, const char *socket_path,
 /* The job JSON (vnfs_job_to_json) of the steps of one job in set (not empty). */
 static struct json_object *job_json_of_set(const struct report_set *set)
 {
-	const struct vnfs_step_record *first = &set->records[0];
-	struct vnfs_job job = {
-		.job_id = first->job_id,
-		.uid = first->uid,
-		.user = first->user,
-		.node = first->node,
-		.start_time_ms = first->start_time_ms,
-		.step_count = set->count,
-		.steps = set->records,
-	};
+	struct vnfs_job job;
 
-	for (size_t i = 0; i < set->count; i++) {
-		if (set->records[i].start_time_ms < job.start_time_ms)
-			job.start_time_ms = set->records[i].start_time_ms;
-		if (set->records[i].end_time_ms > job.end_time_ms)
-			job.end_time_ms = set->records[i].end_time_ms;
-	}
+	vnfs_job_of_steps(&job, set->records[0].job_id, set->records[0].node, set->records,
+			  set->count);
 	return vnfs_job_to_json(&job);
 }
 
