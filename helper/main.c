@@ -28,6 +28,7 @@
 #include <json-c/json.h>
 
 #include "helper/collector.h"
+#include "helper/history_answers.h"
 #include "lib/config.h"
 #include "helper/probes.h"
 #include "helper/registry.h"
@@ -36,7 +37,6 @@
 #include "helper/sink_module.h"
 #include "lib/log.h"
 #include "lib/protocol.h"
-#include "report/sources.h"
 
 struct helper {
 	struct vnfs_config config;
@@ -129,7 +129,7 @@ static struct json_object *finished_job(struct helper *helper, const struct vnfs
 
 	if (request->has_step || !helper->config.sqlite.enabled)
 		return NULL;
-	json = report_history_job(helper->config.sqlite.path, request->job_id, owner,
+	json = vnfs_history_answer_job(helper->config.sqlite.path, request->job_id, owner,
 				  history_error, sizeof(history_error));
 	if (json == NULL)
 		vnfs_debug("query of job %u: %s", request->job_id, history_error);
@@ -161,7 +161,7 @@ static struct json_object *history_listing(struct helper *helper,
 	filter->start_ms = request->since_ms;
 	filter->has_end = request->has_until;
 	filter->end_ms = request->until_ms;
-	jobs = report_history_jobs(helper->config.sqlite.path, filter, VNFS_HISTORY_MAX_STEPS,
+	jobs = vnfs_history_answer_jobs(helper->config.sqlite.path, filter, VNFS_HISTORY_MAX_STEPS,
 				   &truncated, error, sizeof(error));
 	free(filter);
 	if (jobs == NULL) {

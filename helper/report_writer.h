@@ -4,7 +4,7 @@
  * report_dir may be on NFS, and an NFS server that stops answering leaves a
  * write() in the kernel for as long as it stays away.  So no file I/O happens
  * under the collector's lock or on the socket thread: the collector renders
- * a job's files (CPU only, report/report_files.h) and queues them here; this
+ * a job's files (CPU only, lib/job_report/files.h) and queues them here; this
  * thread writes them, one job at a time.  A FINISH waits for its own files
  * on root's finisher thread (so its reply still means "written"), a job
  * finished by the collector's grace rule does not wait.  While report_dir
@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "report/report_files.h"
+#include "lib/job_report/files.h"
 
 /* Jobs whose files may wait for a stalled report_dir: beyond it the oldest
  * stay queued and new ones are dropped with an error log line. */

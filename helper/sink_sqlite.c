@@ -10,8 +10,8 @@
  * interval writes them all again; finished jobs, which are written only once,
  * are kept in a small queue and retried before anything else.
  *
- * The schema is versioned with PRAGMA user_version and migrated on open by a
- * table of steps: migration i takes the database from version i to i + 1.
+ * The schema and its migrations are lib/history/schema.c's, shared with the
+ * readers; the database is migrated up to it on open.
  *
  * The history holds every user's jobs, so the database and its -wal and -shm
  * files are 0640, root's, of [helper] admin_group: a user cannot read other
@@ -35,7 +35,7 @@
 #include <sqlite3.h>
 
 #include "helper/sink.h"
-#include "lib/history_schema.h"
+#include "lib/history/schema.h"
 #include "lib/log.h"
 
 #define BUSY_TIMEOUT_MS 50          /* the longest a write may wait for a lock */
@@ -47,95 +47,6 @@
  * and the operating system caches the file anyway: SQLite's default of
  * 2 MiB was an eighth of the helper's memory and saved no measurable time. */
 #define CACHE_SIZE "-512"
-
-/* migrations[i] takes the schema from user_version i to i + 1. */
-static const char *const migrations[] = {
-	/* 0 -> 1 */
-	"CREATE TABLE operations (\n"
-	"  name TEXT PRIMARY KEY,\n"
-	"  class TEXT NOT NULL\n"
-	") WITHOUT ROWID;\n"
-	"CREATE TABLE jobs (\n"
-	"  job_id INTEGER NOT NULL,\n"
-	"  node TEXT NOT NULL,\n"
-	"  uid INTEGER NOT NULL,\n"
-	"  user TEXT NOT NULL,\n"
-	"  start_time_ms INTEGER NOT NULL,\n"
-	"  end_time_ms INTEGER,\n"
-	"  sample_time_ms INTEGER NOT NULL,\n"
-	"  finished INTEGER NOT NULL DEFAULT 0,\n"
-	"  PRIMARY KEY (job_id, node)\n"
-	");\n"
-	"CREATE INDEX jobs_by_start ON jobs (start_time_ms);\n"
-	"CREATE INDEX jobs_by_end ON jobs (end_time_ms);\n"
-	"CREATE INDEX jobs_by_uid ON jobs (uid, start_time_ms);\n"
-	"CREATE TABLE steps (\n"
-	"  id INTEGER PRIMARY KEY,\n"
-	"  job_id INTEGER NOT NULL,\n"
-	"  node TEXT NOT NULL,\n"
-	"  step_id INTEGER NOT NULL,\n"
-	"  uid INTEGER NOT NULL,\n"
-	"  user TEXT NOT NULL,\n"
-	"  cgroup_id INTEGER NOT NULL,\n"
-	"  cgroup_path TEXT NOT NULL,\n"
-	"  start_time_ms INTEGER NOT NULL,\n"
-	"  end_time_ms INTEGER,\n"
-	"  sample_time_ms INTEGER NOT NULL,\n"
-	"  finished INTEGER NOT NULL,\n"
-	"  read_size_histogram TEXT NOT NULL,\n"
-	"  write_size_histogram TEXT NOT NULL,\n"
-	"  UNIQUE (job_id, node, step_id),\n"
-	"  FOREIGN KEY (job_id, node) REFERENCES jobs (job_id, node) ON DELETE CASCADE\n"
-	");\n"
-	"CREATE INDEX steps_by_sample ON steps (node, sample_time_ms);\n"
-	"CREATE TABLE step_tags (\n"
-	"  step INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,\n"
-	"  name TEXT NOT NULL,\n"
-	"  value TEXT NOT NULL,\n"
-	"  PRIMARY KEY (step, name)\n"
-	") WITHOUT ROWID;\n"
-	"CREATE TABLE step_operations (\n"
-	"  step INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,\n"
-	"  operation TEXT NOT NULL REFERENCES operations (name),\n"
-	"  count INTEGER NOT NULL,\n"
-	"  errors INTEGER NOT NULL,\n"
-	"  time_ns INTEGER NOT NULL,\n"
-	"  bytes INTEGER NOT NULL,\n"
-	"  p50_ns INTEGER NOT NULL,\n"
-	"  p99_ns INTEGER NOT NULL,\n"
-	"  latency_histogram TEXT NOT NULL,\n"
-	"  PRIMARY KEY (step, operation)\n"
-	") WITHOUT ROWID;\n"
-	"CREATE TABLE step_processes (\n"
-	"  step INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,\n"
-	"  comm TEXT NOT NULL,\n"
-	"  read_ops INTEGER NOT NULL,\n"
-	"  read_bytes INTEGER NOT NULL,\n"
-	"  write_ops INTEGER NOT NULL,\n"
-	"  write_bytes INTEGER NOT NULL,\n"
-	"  other_ops INTEGER NOT NULL,\n"
-	"  PRIMARY KEY (step, comm)\n"
-	") WITHOUT ROWID;\n"
-	"CREATE TABLE step_mounts (\n"
-	"  step INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,\n"
-	"  device INTEGER NOT NULL,\n"
-	"  mount_point TEXT NOT NULL,\n"
-	"  source TEXT NOT NULL,\n"
-	"  version TEXT NOT NULL,\n"
-	"  rsize INTEGER NOT NULL,\n"
-	"  wsize INTEGER NOT NULL,\n"
-	"  ops INTEGER NOT NULL,\n"
-	"  errors INTEGER NOT NULL,\n"
-	"  time_ns INTEGER NOT NULL,\n"
-	"  read_bytes INTEGER NOT NULL,\n"
-	"  write_bytes INTEGER NOT NULL,\n"
-	"  PRIMARY KEY (step, device)\n"
-	") WITHOUT ROWID;\n",
-};
-
-#define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
-_Static_assert(SCHEMA_VERSION == VNFS_HISTORY_SCHEMA_VERSION,
-	       "the migrations must reach VNFS_HISTORY_SCHEMA_VERSION (lib/history_schema.h)");
 
 enum statement {
 	BEGIN,
@@ -896,60 +807,6 @@ static void sqlite_close(void *state)
 
 /* ---- opening ------------------------------------------------------------ */
 
-static int exec(sqlite3 *db, const char *sql, char *error, size_t error_size, const char *path)
-{
-	char *message = NULL;
-	if (sqlite3_exec(db, sql, NULL, NULL, &message) != SQLITE_OK) {
-		snprintf(error, error_size, "sqlite: %s: %s", path,
-			 message != NULL ? message : sqlite3_errmsg(db));
-		sqlite3_free(message);
-		return -1;
-	}
-	return 0;
-}
-
-static int schema_version(sqlite3 *db, int *version)
-{
-	sqlite3_stmt *statement;
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &statement, NULL) != SQLITE_OK)
-		return -1;
-	int rc = sqlite3_step(statement);
-	if (rc == SQLITE_ROW)
-		*version = sqlite3_column_int(statement, 0);
-	sqlite3_finalize(statement);
-	return rc == SQLITE_ROW ? 0 : -1;
-}
-
-static int migrate(sqlite3 *db, const char *path, char *error, size_t error_size)
-{
-	int version;
-	if (schema_version(db, &version) < 0) {
-		snprintf(error, error_size, "sqlite: %s: cannot read the schema version: %s", path,
-			 sqlite3_errmsg(db));
-		return -1;
-	}
-	if (version > SCHEMA_VERSION) {
-		snprintf(error, error_size,
-			 "sqlite: %s: schema version %d is newer than this vnfs understands (%d)",
-			 path, version, SCHEMA_VERSION);
-		return -1;
-	}
-	for (int step = version; step < SCHEMA_VERSION; step++) {
-		char set_version[48];
-		snprintf(set_version, sizeof(set_version), "PRAGMA user_version = %d", step + 1);
-		if (exec(db, "BEGIN IMMEDIATE", error, error_size, path) < 0)
-			return -1;
-		if (exec(db, migrations[step], error, error_size, path) < 0 ||
-		    exec(db, set_version, error, error_size, path) < 0 ||
-		    exec(db, "COMMIT", error, error_size, path) < 0) {
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-			return -1;
-		}
-		vnfs_info("sqlite: %s: schema migrated to version %d", path, step + 1);
-	}
-	return 0;
-}
-
 static int register_operations(struct sqlite_sink *sink, char *error, size_t error_size)
 {
 	for (int op = 0; op < VNFS_OP_COUNT; op++) {
@@ -1040,11 +897,13 @@ static int set_journal_size_limit(struct sqlite_sink *sink, char *error, size_t 
 	char sql[64];
 
 	snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit = %" PRIu64, sink->wal_limit_bytes);
-	return exec(sink->db, sql, error, error_size, sink->path);
+	return vnfs_history_exec(sink->db, sql, sink->path, error, error_size);
 }
 
 static int open_database(struct sqlite_sink *sink, char *error, size_t error_size)
 {
+	const char *path = sink->path;
+
 	if (make_parent_directory(sink->path, error, error_size) < 0 ||
 	    restrict_database_files(sink, error, error_size) < 0)
 		return -1;
@@ -1061,12 +920,13 @@ static int open_database(struct sqlite_sink *sink, char *error, size_t error_siz
 	 * racing another opener, the short one afterwards protects the
 	 * collector. */
 	sqlite3_busy_timeout(sink->db, 2000);
-	if (exec(sink->db, "PRAGMA journal_mode = WAL", error, error_size, sink->path) < 0 ||
-	    exec(sink->db, "PRAGMA synchronous = NORMAL", error, error_size, sink->path) < 0 ||
+	if (vnfs_history_exec(sink->db, "PRAGMA journal_mode = WAL", path, error, error_size) < 0 ||
+	    vnfs_history_exec(sink->db, "PRAGMA synchronous = NORMAL", path, error, error_size) < 0 ||
 	    set_journal_size_limit(sink, error, error_size) < 0 ||
-	    exec(sink->db, "PRAGMA cache_size = " CACHE_SIZE, error, error_size, sink->path) < 0 ||
-	    exec(sink->db, "PRAGMA foreign_keys = ON", error, error_size, sink->path) < 0 ||
-	    migrate(sink->db, sink->path, error, error_size) < 0)
+	    vnfs_history_exec(sink->db, "PRAGMA cache_size = " CACHE_SIZE, path, error,
+			      error_size) < 0 ||
+	    vnfs_history_exec(sink->db, "PRAGMA foreign_keys = ON", path, error, error_size) < 0 ||
+	    vnfs_history_migrate(sink->db, path, error, error_size) < 0)
 		return -1;
 	for (int i = 0; i < STATEMENTS; i++) {
 		if (sqlite3_prepare_v3(sink->db, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT,

@@ -18,12 +18,14 @@
 #include <json-c/json.h>
 
 #include "lib/config.h"
+#include "lib/history/reader.h"
+#include "lib/job_report/fields.h"
+#include "lib/job_report/files.h"
+#include "lib/job_report/text.h"
+#include "lib/job_report/times.h"
 #include "lib/protocol.h"
 #include "lib/record_json.h"
-#include "report/fields.h"
 #include "report/sources.h"
-#include "report/text.h"
-#include "report/times.h"
 
 #define LIVE_TIMEOUT_MS 3000
 

@@ -20,11 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "report/fields.h"
-#include "report/findings.h"
-#include "report/jobs.h"
-#include "report/sources.h"
-#include "report/text.h"
+#include "lib/job_report/fields.h"
+#include "lib/job_report/findings.h"
+#include "lib/job_report/rows.h"
+#include "lib/job_report/files.h"
+#include "lib/job_report/filter.h"
+#include "lib/job_report/text.h"
 
 #define FUZZ_JOB 4242
 #define NOW_MS 1795000000000LL /* fixed, so that a run is reproducible */

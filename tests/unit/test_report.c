@@ -23,14 +23,15 @@
 
 #include "helper/server.h"
 #include "helper/sink.h"
+#include "lib/history/reader.h"
+#include "lib/job_report/fields.h"
+#include "lib/job_report/files.h"
+#include "lib/job_report/findings.h"
+#include "lib/job_report/rows.h"
+#include "lib/job_report/text.h"
+#include "lib/job_report/times.h"
 #include "lib/record_json.h"
-#include "report/fields.h"
-#include "report/findings.h"
-#include "report/jobs.h"
-#include "report/report_files.h"
 #include "report/sources.h"
-#include "report/text.h"
-#include "report/times.h"
 #include "tests/unit/history_fixtures.h"
 
 #define START 1795000000000LL /* 2026-11-18T11:06:40Z */

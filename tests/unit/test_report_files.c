@@ -26,9 +26,10 @@
 #include <json-c/json.h>
 
 #include "lib/record_json.h"
-#include "report/jobs.h"
-#include "report/report_files.h"
-#include "report/sources.h"
+#include "lib/job_report/rows.h"
+#include "lib/job_report/files.h"
+#include "lib/job_report/files.h"
+#include "lib/job_report/filter.h"
 #include "tests/unit/history_fixtures.h"
 
 #define START 1795000000000LL /* 2026-11-18T11:06:40Z */

@@ -1,5 +1,5 @@
 /*
- * report_files.h — the files the helper leaves for a finished job, one pair
+ * files.h — the files the helper leaves for a finished job, one pair
  * per node: report_dir/<job>/<node>.json (vnfs_job_to_json, which
  * vnfs-report merges across nodes) and <node>.txt (the long report).
  *
@@ -12,8 +12,8 @@
  * Writing is split in two so that the helper can render under its collector
  * lock (CPU only) and do the slow, possibly stalled file I/O outside it.
  */
-#ifndef VNFS_REPORT_FILES_H
-#define VNFS_REPORT_FILES_H
+#ifndef VNFS_JOB_REPORT_FILES_H
+#define VNFS_JOB_REPORT_FILES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -104,4 +104,42 @@ void vnfs_report_files_free(struct vnfs_report_files *files);
 int vnfs_report_write_files(const struct vnfs_job *job, const char *report_dir, char *error,
 			    size_t error_size);
 
-#endif /* VNFS_REPORT_FILES_H */
+/* ---- reading them back (vnfs-report) ---- */
+
+struct report_set;
+struct json_object;
+
+/*
+ * Adds the steps of a job object (vnfs_job_to_json) to set, all or none;
+ * origin names where it came from in a message.  Returns 0, or -1 with a
+ * message in error (text of the input in it made safe for a terminal).
+ */
+int report_add_job_json(struct report_set *set, struct json_object *job, const char *origin,
+			char *error, size_t error_size);
+
+/*
+ * Adds every report_dir/<job_id>/<node>.json.  A missing directory is no
+ * error.  The directory may hold anything (see files.c): an entry that is
+ * not a regular file, is over the bounds above (bytes, JSON
+ * objects, values; all the directory's files together get one file's
+ * worth), cannot be parsed, or holds records of another job or (unless root
+ * owns the file) of another user than the file's owner is skipped, and so
+ * is the directory itself when it is a symlink.  Files the caller may not read (another
+ * user's, mode 0640) are skipped silently.  Returns 0, or -1 after reading
+ * all the others, with one message per skipped file in error ("; " between
+ * them, as many as fit).
+ */
+int report_load_files(struct report_set *set, const char *report_dir, uint32_t job_id,
+		      char *error, size_t error_size);
+
+/*
+ * Reads the steps of one report file (vnfs_job_to_json), the entry name of
+ * the job directory open as dir_fd (directory: its path, for messages),
+ * into set, under the rules above: all of its records or none.  Returns 0
+ * when they were added, 1 when the caller may not read the file, -1 with a
+ * message in error when it was skipped.
+ */
+int report_load_job_file(struct report_set *set, int dir_fd, const char *directory,
+			 const char *name, uint32_t job_id, char *error, size_t error_size);
+
+#endif /* VNFS_JOB_REPORT_FILES_H */

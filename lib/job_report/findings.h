@@ -3,14 +3,14 @@
  * threshold documented in docs/REPORT.md.  A finding names what was seen and
  * the number that crossed the line, so a user can check it.
  */
-#ifndef VNFS_REPORT_FINDINGS_H
-#define VNFS_REPORT_FINDINGS_H
+#ifndef VNFS_JOB_REPORT_FINDINGS_H
+#define VNFS_JOB_REPORT_FINDINGS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/jobs.h"
+#include "lib/job_report/rows.h"
 
 /* metadata-bound: metadata operations took more than this share of the
  * job's NFS time, over at least this many metadata calls. */
@@ -65,4 +65,4 @@ struct report_baseline {
 size_t report_findings(const struct report_row *row, const struct report_baseline *baseline,
 		       struct report_finding *out, size_t max);
 
-#endif /* VNFS_REPORT_FINDINGS_H */
+#endif /* VNFS_JOB_REPORT_FINDINGS_H */

@@ -1,5 +1,5 @@
 /*
- * jobs.c — gathering step records and summing them into report rows.
+ * rows.c — gathering step records and summing them into report rows.
  *
  * The same job step can arrive from several sources (live from the helper,
  * from SQLite, from a report file) and every source may hold an older
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/jobs.h"
+#include "lib/job_report/rows.h"
 
 void report_set_init(struct report_set *set)
 {

@@ -12,7 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "report/times.h"
+#include "lib/job_report/times.h"
 
 #define TIME_FORMS "YYYY-MM-DD[THH:MM[:SS]], HH:MM[:SS] or now[-N{minutes,hours,days,weeks}]"
 

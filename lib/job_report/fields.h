@@ -3,14 +3,14 @@
  * their names, default widths and how each is computed from a row, and the
  * three output layouts (aligned table, -p and -P).
  */
-#ifndef VNFS_REPORT_FIELDS_H
-#define VNFS_REPORT_FIELDS_H
+#ifndef VNFS_JOB_REPORT_FIELDS_H
+#define VNFS_JOB_REPORT_FIELDS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
-#include "report/jobs.h"
+#include "lib/job_report/rows.h"
 
 #define REPORT_MAX_COLUMNS 64
 /* A field's text before escaping (report_print_row escapes every cell). */
@@ -64,4 +64,4 @@ void report_field_text(int field, const struct report_row *row, bool raw, int64_
 /* The field index of name (case-insensitive), or -1. */
 int report_field_index(const char *name);
 
-#endif /* VNFS_REPORT_FIELDS_H */
+#endif /* VNFS_JOB_REPORT_FIELDS_H */

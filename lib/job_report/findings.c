@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report/findings.h"
-#include "report/times.h"
+#include "lib/job_report/findings.h"
+#include "lib/job_report/times.h"
 
 struct findings {
 	struct report_finding *out;

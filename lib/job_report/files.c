@@ -1,5 +1,7 @@
 /*
- * report_files.c — writing a finished job's report files (see the header).
+ * files.c — a finished job's report files: writing them (the helper) and
+ * reading them back, from a directory that may hold anything (vnfs-report);
+ * see files.h.
  *
  * A reader (vnfs-report on another node, a user's cat) must never see half a
  * file, so each is written to a temporary name in the same directory and
@@ -14,9 +16,12 @@
  * O_EXCL and changed only through its own descriptor, and nothing is ever
  * looked up by path once a directory is open.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,11 +33,12 @@
 
 #include <json-c/json.h>
 
+#include "lib/escape.h"
+#include "lib/job_report/files.h"
+#include "lib/job_report/rows.h"
 #include "lib/record_json.h"
-#include "report/jobs.h"
-#include "report/report_files.h"
-#include "report/text.h"
-#include "report/times.h"
+#include "lib/job_report/text.h"
+#include "lib/job_report/times.h"
 
 #define REPORT_DIR_MODE 0711    /* users may enter, not list the job ids */
 #define PARENT_DIR_MODE 0755    /* missing parents of report_dir, as mkdir -p */
@@ -524,3 +530,486 @@ int vnfs_report_write_files(const struct vnfs_job *job, const char *report_dir, 
 	vnfs_report_files_free(&files);
 	return rc;
 }
+
+/* ---- reading them back ---- */
+
+int report_add_job_json(struct report_set *set, struct json_object *job, const char *origin,
+			char *error, size_t error_size)
+{
+	struct json_object *steps;
+	if (!json_object_is_type(job, json_type_object) ||
+	    !json_object_object_get_ex(job, "steps", &steps) ||
+	    !json_object_is_type(steps, json_type_array)) {
+		snprintf(error, error_size, "%s: not a vnfs job (no \"steps\" array)", origin);
+		return -1;
+	}
+	for (size_t i = 0; i < json_object_array_length(steps); i++) {
+		struct vnfs_step_record record;
+		char message[256], safe[256 * VNFS_ESCAPE_GROWTH];
+		if (vnfs_step_record_from_json(json_object_array_get_idx(steps, i), &record, message,
+					       sizeof(message)) < 0) {
+			/* The message may quote the input (an unknown field's name). */
+			snprintf(error, error_size, "%s: steps[%zu]: %s", origin, i,
+				 vnfs_escape_string(VNFS_ESCAPE_TERMINAL, message, safe,
+						    sizeof(safe)));
+			return -1;
+		}
+		if (report_set_take(set, &record) < 0) {
+			snprintf(error, error_size, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A job directory may hold anything: an older helper gave it to the job's
+ * owner, and on a shared filesystem other hosts write there too.  So every
+ * entry is looked at without following it (a FIFO would block the reader, a
+ * symlink to /dev/zero fill its memory), only regular files of bounded size
+ * are read, through a descriptor opened relative to the directory, and a
+ * file's records are taken only if they belong to the directory's job and,
+ * unless root wrote the file, to the file's owner.  Anything else is
+ * skipped with a message naming the file and the reason; the others are
+ * still read.
+ */
+
+/*
+ * Entries of one job directory looked at, at most: one per node (Slurm's
+ * largest clusters have tens of thousands), and a bound on the time a
+ * directory stuffed with junk can cost.
+ */
+#define REPORT_MAX_DIRECTORY_ENTRIES 65536
+
+/*
+ * What all the files of one job directory may cost together, in JSON
+ * objects and values (report_files.h has the costs): as much as one file,
+ * so that vnfs-report spends well under a second on a directory whatever it
+ * holds.  That is 500 to 650 step records over all the job's nodes; the
+ * files past it are skipped, each with a message.
+ */
+#define REPORT_JOB_MAX_OBJECTS ((size_t)VNFS_REPORT_FILE_MAX_OBJECTS)
+#define REPORT_JOB_MAX_VALUES ((size_t)VNFS_REPORT_FILE_MAX_VALUES)
+
+/*
+ * What each file costs the budget at least, in values: opening and reading
+ * a file costs about as much as parsing 64 values, so a directory of many
+ * tiny files is bounded too (to 4,096 files read).  Every real report file
+ * holds several hundred values.
+ */
+#define REPORT_FILE_MIN_VALUES 64
+
+/* What the files of a job directory not read yet may still cost. */
+struct report_budget {
+	size_t objects;
+	size_t values;
+};
+
+/* Text from a file (its name, a user name) made harmless on a terminal. */
+static const char *printable(const char *text, char *out, size_t size)
+{
+	return vnfs_escape_string(VNFS_ESCAPE_TERMINAL, text, out, size);
+}
+
+/* Adds one message to error, after those already there ("; " between). */
+__attribute__((format(printf, 3, 4))) static void add_message(char *error, size_t error_size,
+							      const char *format, ...)
+{
+	size_t used = strnlen(error, error_size);
+	if (used + 3 >= error_size)
+		return;
+	if (used > 0) {
+		memcpy(error + used, "; ", 3);
+		used += 2;
+	}
+	va_list arguments;
+	va_start(arguments, format);
+	vsnprintf(error + used, error_size - used, format, arguments);
+	va_end(arguments);
+}
+
+/* The name of uid on this node, or false when it has none. */
+static bool user_name(uid_t uid, char *name, size_t size)
+{
+	struct passwd entry, *found = NULL;
+	char buffer[4096];
+	if (getpwuid_r(uid, &entry, buffer, sizeof(buffer), &found) != 0 || found == NULL)
+		return false;
+	snprintf(name, size, "%s", found->pw_name);
+	return true;
+}
+
+/*
+ * Whether a file's records may be shown as what they say: all of the
+ * directory's job, and, in a file root did not write, all of the file's
+ * owner (by uid, and by name where this node knows the uid; a writer that
+ * could not resolve the name wrote the number).
+ */
+static int check_records(const struct report_set *records, uint32_t job_id,
+			 const struct stat *st, const char *origin, char *error, size_t error_size)
+{
+	char owner[64], number[16], safe[sizeof(records->records[0].user) * VNFS_ESCAPE_GROWTH];
+	bool known = st->st_uid != 0 && user_name(st->st_uid, owner, sizeof(owner));
+	snprintf(number, sizeof(number), "%u", (unsigned)st->st_uid);
+	for (size_t i = 0; i < records->count; i++) {
+		const struct vnfs_step_record *r = &records->records[i];
+		if (r->job_id != job_id) {
+			snprintf(error, error_size, "%s: holds a record of job %u, not of job %u",
+				 origin, r->job_id, job_id);
+			return -1;
+		}
+		if (st->st_uid == 0)
+			continue;
+		if (r->uid != st->st_uid) {
+			snprintf(error, error_size,
+				 "%s: holds a record of uid %u but is owned by uid %u", origin, r->uid,
+				 (unsigned)st->st_uid);
+			return -1;
+		}
+		if (known && strcmp(r->user, owner) != 0 && strcmp(r->user, number) != 0) {
+			snprintf(error, error_size,
+				 "%s: holds a record of user '%s' but is owned by %s (uid %u)", origin,
+				 printable(r->user, safe, sizeof(safe)), owner, (unsigned)st->st_uid);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* What an entry is when it is not a regular file, or NULL when it is one. */
+static const char *unreadable_kind(const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode))
+		return "a symbolic link";
+	if (S_ISFIFO(st->st_mode))
+		return "a FIFO";
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		return "a device";
+	if (S_ISSOCK(st->st_mode))
+		return "a socket";
+	if (S_ISDIR(st->st_mode))
+		return "a directory";
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	return NULL;
+}
+
+/*
+ * Reads the whole of a regular file of at most VNFS_REPORT_FILE_MAX_BYTES
+ * from fd (expected_size as fstat saw it) into a malloc'd buffer.  It reads
+ * one byte more than it expects, and on to one byte past the limit if the
+ * file grew since fstat, so such a file is caught too.  Returns the
+ * buffer, or NULL with why in *why.
+ */
+static char *read_bounded(int fd, size_t expected_size, size_t *length, const char **why)
+{
+	const size_t limit = (size_t)VNFS_REPORT_FILE_MAX_BYTES + 1;
+	size_t capacity = expected_size < limit ? expected_size + 1 : limit, used = 0;
+	char *buffer = malloc(capacity);
+	while (buffer != NULL) {
+		if (used == capacity) {
+			if (capacity == limit)
+				break;
+			char *grown = realloc(buffer, limit);
+			if (grown == NULL)
+				break;
+			buffer = grown;
+			capacity = limit;
+		}
+		ssize_t n = read(fd, buffer + used, capacity - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*why = strerror(errno);
+			free(buffer);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	if (buffer == NULL || (used == capacity && capacity < limit)) {
+		*why = "out of memory";
+		free(buffer);
+		return NULL;
+	}
+	if (used > VNFS_REPORT_FILE_MAX_BYTES) {
+		*why = "larger than " VNFS_REPORT_FILE_MAX_TEXT " now";
+		free(buffer);
+		return NULL;
+	}
+	*length = used;
+	return buffer;
+}
+
+/* The one JSON value text holds (whitespace around it allowed), or NULL. */
+static struct json_object *parse_whole(const char *text, size_t length, const char **why)
+{
+	if (length == 0) {
+		*why = "empty";
+		return NULL;
+	}
+	struct json_tokener *tokener = json_tokener_new();
+	if (tokener == NULL) {
+		*why = "out of memory";
+		return NULL;
+	}
+	struct json_object *value = json_tokener_parse_ex(tokener, text, (int)length);
+	enum json_tokener_error status = json_tokener_get_error(tokener);
+	size_t end = json_tokener_get_parse_end(tokener);
+	json_tokener_free(tokener);
+	if (value == NULL || status != json_tokener_success) {
+		*why = status == json_tokener_continue ? "cut short" : json_tokener_error_desc(status);
+		json_object_put(value);
+		return NULL;
+	}
+	while (end < length && (text[end] == ' ' || text[end] == '\n' || text[end] == '\t' ||
+				text[end] == '\r'))
+		end++;
+	if (end != length) {
+		*why = "text after the JSON value";
+		json_object_put(value);
+		return NULL;
+	}
+	return value;
+}
+
+/*
+ * Opens name in dir_fd if it is a regular file we may read; fills st.
+ * Returns the descriptor, -1 with a message in error, or -2 when the caller
+ * may not read it (another user's report).
+ */
+static int open_job_file(int dir_fd, const char *name, const char *origin, struct stat *st,
+			 char *error, size_t error_size)
+{
+	/* Looked at first, so that a FIFO or a device is never even opened. */
+	if (fstatat(dir_fd, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
+		snprintf(error, error_size, "%s: %s", origin, strerror(errno));
+		return -1;
+	}
+	const char *kind = unreadable_kind(st);
+	if (kind != NULL) {
+		snprintf(error, error_size, "%s: is %s, not a report file: skipped", origin, kind);
+		return -1;
+	}
+	/* O_NONBLOCK and O_NOFOLLOW: whatever replaced it since, open cannot block or follow. */
+	int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES)
+		return -2;
+	if (fd < 0) {
+		snprintf(error, error_size, "%s: %s", origin,
+			 errno == ELOOP ? "is a symbolic link, not a report file: skipped"
+					: strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, st) < 0) {
+		snprintf(error, error_size, "%s: %s", origin, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	kind = unreadable_kind(st);
+	if (kind != NULL) {
+		snprintf(error, error_size, "%s: is %s, not a report file: skipped", origin, kind);
+		close(fd);
+		return -1;
+	}
+	if ((uint64_t)st->st_size > VNFS_REPORT_FILE_MAX_BYTES) {
+		snprintf(error, error_size, "%s: is %lld bytes, larger than %s: skipped", origin,
+			 (long long)st->st_size, VNFS_REPORT_FILE_MAX_TEXT);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Whether text may be parsed: within one file's bounds and what is left of
+ * the directory's budget, which it then takes.  Counted, not parsed, so a
+ * text that is over costs nothing more.
+ */
+static int spend_budget(const char *text, size_t length, struct report_budget *budget,
+			const char *origin, char *error, size_t error_size)
+{
+	struct vnfs_report_json_size size;
+	char why[128];
+	vnfs_report_json_measure(text, length, &size);
+	if (vnfs_report_json_check(length, &size, why, sizeof(why)) < 0) {
+		snprintf(error, error_size, "%s: %s: skipped", origin, why);
+		return -1;
+	}
+	if (size.values < REPORT_FILE_MIN_VALUES)
+		size.values = REPORT_FILE_MIN_VALUES;
+	if (size.objects > budget->objects || size.values > budget->values) {
+		snprintf(error, error_size,
+			 "%s: skipped, the files read before it took what one job directory may "
+			 "hold (%zu JSON objects, %zu values)", origin, REPORT_JOB_MAX_OBJECTS,
+			 REPORT_JOB_MAX_VALUES);
+		return -1;
+	}
+	budget->objects -= size.objects;
+	budget->values -= size.values;
+	return 0;
+}
+
+/* The records of an open report file, into records (all or none). */
+static int read_job_file(int fd, size_t size, const char *origin, struct report_budget *budget,
+			 struct report_set *records, char *error, size_t error_size)
+{
+	const char *why = NULL;
+	size_t length = 0;
+	char *text = read_bounded(fd, size, &length, &why);
+	if (text == NULL) {
+		snprintf(error, error_size, "%s: %s: skipped", origin, why);
+		return -1;
+	}
+	if (spend_budget(text, length, budget, origin, error, error_size) < 0) {
+		free(text);
+		return -1;
+	}
+	struct json_object *job = parse_whole(text, length, &why);
+	free(text);
+	if (job == NULL) {
+		snprintf(error, error_size, "%s: not JSON (%s): skipped", origin, why);
+		return -1;
+	}
+	int rc = report_add_job_json(records, job, origin, error, error_size);
+	json_object_put(job);
+	return rc;
+}
+
+/* Moves every record of from into to; from is left empty. */
+static int move_records(struct report_set *to, struct report_set *from)
+{
+	int rc = 0;
+	for (size_t i = 0; i < from->count; i++)
+		if (report_set_take(to, &from->records[i]) < 0)
+			rc = -1;
+	report_set_free(from);
+	return rc;
+}
+
+static int load_job_file(struct report_set *set, int dir_fd, const char *directory,
+			 const char *name, uint32_t job_id, struct report_budget *budget,
+			 char *error, size_t error_size)
+{
+	char safe[(NAME_MAX + 1) * VNFS_ESCAPE_GROWTH], origin[PATH_MAX + sizeof(safe)];
+	snprintf(origin, sizeof(origin), "%s/%s", directory, printable(name, safe, sizeof(safe)));
+	struct stat st;
+	int fd = open_job_file(dir_fd, name, origin, &st, error, error_size);
+	if (fd < 0)
+		return fd == -2 ? 1 : -1;
+	struct report_set records;
+	report_set_init(&records);
+	int rc = read_job_file(fd, (size_t)st.st_size, origin, budget, &records, error,
+			       error_size);
+	close(fd);
+	if (rc == 0)
+		rc = check_records(&records, job_id, &st, origin, error, error_size);
+	if (rc == 0 && move_records(set, &records) < 0) {
+		snprintf(error, error_size, "out of memory");
+		rc = -1;
+	}
+	report_set_free(&records);
+	return rc;
+}
+
+int report_load_job_file(struct report_set *set, int dir_fd, const char *directory,
+			 const char *name, uint32_t job_id, char *error, size_t error_size)
+{
+	struct report_budget budget = { REPORT_JOB_MAX_OBJECTS, REPORT_JOB_MAX_VALUES };
+	return load_job_file(set, dir_fd, directory, name, job_id, &budget, error, error_size);
+}
+
+static bool has_suffix(const char *name, const char *suffix)
+{
+	size_t length = strlen(name), suffix_length = strlen(suffix);
+	return length > suffix_length && strcmp(name + length - suffix_length, suffix) == 0;
+}
+
+/* report_dir/<job_id> as an open directory stream, or NULL (*missing when there is none). */
+static DIR *open_job_directory(const char *report_dir, uint32_t job_id, const char *directory,
+			       bool *missing, char *error, size_t error_size)
+{
+	*missing = false;
+	/* O_PATH: users may search report_dir (0711) but not list it. */
+	int report_fd = open(report_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (report_fd < 0) {
+		*missing = errno == ENOENT || errno == ENOTDIR;
+		snprintf(error, error_size, "%s: %s", report_dir, strerror(errno));
+		return NULL;
+	}
+	char name[16];
+	snprintf(name, sizeof(name), "%u", job_id);
+	int fd = openat(report_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
+					       O_CLOEXEC);
+	int saved = errno;
+	struct stat st;
+	if (fd < 0 && (saved == ELOOP || saved == ENOTDIR) &&
+	    fstatat(report_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		snprintf(error, error_size, "%s: is %s, not a job directory: skipped", directory,
+			 S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory");
+	else if (fd < 0)
+		snprintf(error, error_size, "%s: %s", directory, strerror(saved));
+	close(report_fd);
+	*missing = fd < 0 && saved == ENOENT;
+	if (fd < 0)
+		return NULL;
+	DIR *dir = fdopendir(fd);
+	if (dir == NULL) {
+		snprintf(error, error_size, "%s: %s", directory, strerror(errno));
+		close(fd);
+	}
+	return dir;
+}
+
+int report_load_files(struct report_set *set, const char *report_dir, uint32_t job_id,
+		      char *error, size_t error_size)
+{
+	char directory[4096];
+	snprintf(directory, sizeof(directory), "%s/%u", report_dir, job_id);
+	bool missing;
+	DIR *dir = open_job_directory(report_dir, job_id, directory, &missing, error, error_size);
+	if (dir == NULL)
+		return missing ? 0 : -1; /* no node wrote a report for this job */
+	error[0] = '\0';
+	int result = 0;
+	size_t entries = 0;
+	struct report_budget budget = { REPORT_JOB_MAX_OBJECTS, REPORT_JOB_MAX_VALUES };
+	size_t not_read = 0;
+	struct dirent *entry;
+	while ((entry = readdir(dir)) != NULL) {
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		if (++entries > REPORT_MAX_DIRECTORY_ENTRIES) {
+			add_message(error, error_size, "%s: more than %d entries: the rest skipped",
+				    directory, REPORT_MAX_DIRECTORY_ENTRIES);
+			result = -1;
+			break;
+		}
+		if (entry->d_name[0] == '.' || !has_suffix(entry->d_name, ".json"))
+			continue;
+		/* Spent: the rest are counted, not even looked at. */
+		if (budget.values < REPORT_FILE_MIN_VALUES || budget.objects == 0) {
+			not_read++;
+			continue;
+		}
+		char message[PATH_MAX + 1024];
+		/* 1: not ours to read (another user's data, mode 0640): nothing to say. */
+		if (load_job_file(set, dirfd(dir), directory, entry->d_name, job_id, &budget,
+				  message, sizeof(message)) < 0) {
+			add_message(error, error_size, "%s", message);
+			result = -1; /* keep reading the other nodes */
+		}
+	}
+	closedir(dir);
+	if (not_read > 0) {
+		add_message(error, error_size,
+			    "%s: %zu more .json files not read: the files read before them took "
+			    "what one job directory may hold (%zu JSON objects, %zu values)",
+			    directory, not_read, REPORT_JOB_MAX_OBJECTS, REPORT_JOB_MAX_VALUES);
+		result = -1;
+	}
+	return result;
+}
+
+/* ---- the helper --------------------------------------------------------------- */

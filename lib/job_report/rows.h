@@ -1,11 +1,11 @@
 /*
- * jobs.h — what vnfs-report reports on: step records gathered from every
+ * rows.h — what vnfs-report reports on: step records gathered from every
  * source (the helper's socket, SQLite, report files of other nodes), reduced
  * to one sample per job, step and node, and summed into rows: one per job
  * and one per step, each over all the nodes it ran on.
  */
-#ifndef VNFS_REPORT_JOBS_H
-#define VNFS_REPORT_JOBS_H
+#ifndef VNFS_JOB_REPORT_ROWS_H
+#define VNFS_JOB_REPORT_ROWS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,4 +73,4 @@ uint64_t report_total_errors(const struct vnfs_step_stats *stats);
 /* The q-quantile of the merged latency histograms of the metadata operations. */
 uint64_t report_metadata_quantile(const struct vnfs_step_stats *stats, double q);
 
-#endif /* VNFS_REPORT_JOBS_H */
+#endif /* VNFS_JOB_REPORT_ROWS_H */

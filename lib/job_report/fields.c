@@ -14,8 +14,8 @@
 #include <strings.h>
 
 #include "lib/escape.h"
-#include "report/fields.h"
-#include "report/times.h"
+#include "lib/job_report/fields.h"
+#include "lib/job_report/times.h"
 
 typedef void (*field_fn)(const struct report_row *row, bool raw, int64_t now_ms, char *buf,
 			 size_t size);

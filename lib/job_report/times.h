@@ -2,8 +2,8 @@
  * times.h — the time forms vnfs-report reads (-S/-E, like sacct) and writes
  * (Start, End, Elapsed, durations and sizes).
  */
-#ifndef VNFS_REPORT_TIMES_H
-#define VNFS_REPORT_TIMES_H
+#ifndef VNFS_JOB_REPORT_TIMES_H
+#define VNFS_JOB_REPORT_TIMES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -32,4 +32,4 @@ void report_format_duration(uint64_t ns, char *buf, size_t size);
 /* The wall clock in ms since the epoch. */
 int64_t report_now_ms(void);
 
-#endif /* VNFS_REPORT_TIMES_H */
+#endif /* VNFS_JOB_REPORT_TIMES_H */

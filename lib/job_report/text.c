@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "lib/escape.h"
-#include "report/fields.h"
-#include "report/text.h"
-#include "report/times.h"
+#include "lib/job_report/fields.h"
+#include "lib/job_report/text.h"
+#include "lib/job_report/times.h"
 
 /* Room for the longest string of a row (a tag list) once escaped. */
 #define SHOWN_MAX (VNFS_TAGS_BUFFER * VNFS_ESCAPE_GROWTH)

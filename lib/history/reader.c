@@ -1,0 +1,532 @@
+/*
+ * reader.c — the SQLite history read back into step records (see reader.h).
+ * Every statement here reads the tables lib/history/schema.c creates.
+ */
+#include "lib/history/reader.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <sqlite3.h>
+
+#include "lib/history/schema.h"
+#include "lib/record_json.h"
+
+static int operation_index(const char *name)
+{
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		if (strcmp(vnfs_operation_names[op], name) == 0)
+			return op;
+	return -1;
+}
+
+struct reader {
+	sqlite3 *db;
+	sqlite3_stmt *steps, *operations, *processes, *mounts, *tags;
+	const char *path;
+	char *error;
+	size_t error_size;
+};
+
+static int sql_error(struct reader *reader, const char *what)
+{
+	snprintf(reader->error, reader->error_size, "%s: %s: %s", reader->path, what,
+		 sqlite3_errmsg(reader->db));
+	return -1;
+}
+
+static int prepare(struct reader *reader, const char *sql, sqlite3_stmt **statement)
+{
+	if (sqlite3_prepare_v2(reader->db, sql, -1, statement, NULL) != SQLITE_OK)
+		return sql_error(reader, "preparing a query");
+	return 0;
+}
+
+static void copy_column(sqlite3_stmt *statement, int column, char *buf, size_t size)
+{
+	const unsigned char *text = sqlite3_column_text(statement, column);
+	snprintf(buf, size, "%s", text != NULL ? (const char *)text : "");
+}
+
+/* "[0,3,5]" (the sink's form) into buckets. */
+static int parse_histogram(const unsigned char *text, __u64 *buckets, size_t count)
+{
+	memset(buckets, 0, count * sizeof(*buckets));
+	if (text == NULL)
+		return -1;
+	struct json_object *array = json_tokener_parse((const char *)text);
+	int rc = -1;
+	if (json_object_is_type(array, json_type_array) &&
+	    json_object_array_length(array) <= count) {
+		rc = 0;
+		for (size_t b = 0; b < json_object_array_length(array); b++) {
+			struct json_object *value = json_object_array_get_idx(array, b);
+			if (!json_object_is_type(value, json_type_int)) {
+				rc = -1;
+				break;
+			}
+			buckets[b] = json_object_get_uint64(value);
+		}
+	}
+	json_object_put(array);
+	return rc;
+}
+
+static int read_operations(struct reader *reader, sqlite3_int64 step,
+			   struct vnfs_step_stats *stats)
+{
+	sqlite3_stmt *s = reader->operations;
+	sqlite3_bind_int64(s, 1, step);
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int op = operation_index((const char *)sqlite3_column_text(s, 0));
+		if (op < 0)
+			continue; /* an operation this vnfs does not know: newer writer */
+		struct vnfs_operation_stats *o = &stats->operations[op];
+		o->count = (uint64_t)sqlite3_column_int64(s, 1);
+		o->errors = (uint64_t)sqlite3_column_int64(s, 2);
+		o->time_ns = (uint64_t)sqlite3_column_int64(s, 3);
+		o->bytes = (uint64_t)sqlite3_column_int64(s, 4);
+		if (parse_histogram(sqlite3_column_text(s, 5), o->latency_histogram,
+				    VNFS_LATENCY_BUCKETS) < 0) {
+			sqlite3_reset(s);
+			snprintf(reader->error, reader->error_size,
+				 "%s: step row %lld: bad latency histogram", reader->path,
+				 (long long)step);
+			return -1;
+		}
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading operations");
+}
+
+static int read_processes(struct reader *reader, sqlite3_int64 step,
+			  struct vnfs_step_record *record)
+{
+	sqlite3_stmt *s = reader->processes;
+	sqlite3_bind_int64(s, 1, step);
+	struct vnfs_process_record *processes = NULL;
+	size_t count = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct vnfs_process_record *grown = realloc(processes, (count + 1) * sizeof(*grown));
+		if (grown == NULL) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		processes = grown;
+		struct vnfs_process_record *p = &processes[count++];
+		memset(p, 0, sizeof(*p));
+		copy_column(s, 0, p->comm, sizeof(p->comm));
+		p->stats.read_ops = (uint64_t)sqlite3_column_int64(s, 1);
+		p->stats.read_bytes = (uint64_t)sqlite3_column_int64(s, 2);
+		p->stats.write_ops = (uint64_t)sqlite3_column_int64(s, 3);
+		p->stats.write_bytes = (uint64_t)sqlite3_column_int64(s, 4);
+		p->stats.other_ops = (uint64_t)sqlite3_column_int64(s, 5);
+	}
+	sqlite3_reset(s);
+	record->processes = processes;
+	record->process_count = count;
+	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading processes");
+}
+
+static int read_mounts(struct reader *reader, sqlite3_int64 step, struct vnfs_step_record *record)
+{
+	sqlite3_stmt *s = reader->mounts;
+	sqlite3_bind_int64(s, 1, step);
+	struct vnfs_mount_record *mounts = NULL;
+	size_t count = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct vnfs_mount_record *grown = realloc(mounts, (count + 1) * sizeof(*grown));
+		if (grown == NULL) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		mounts = grown;
+		struct vnfs_mount_record *m = &mounts[count++];
+		memset(m, 0, sizeof(*m));
+		m->device = (uint32_t)sqlite3_column_int64(s, 0);
+		copy_column(s, 1, m->mount_point, sizeof(m->mount_point));
+		copy_column(s, 2, m->source, sizeof(m->source));
+		copy_column(s, 3, m->version, sizeof(m->version));
+		m->rsize = (uint32_t)sqlite3_column_int64(s, 4);
+		m->wsize = (uint32_t)sqlite3_column_int64(s, 5);
+		m->stats.ops = (uint64_t)sqlite3_column_int64(s, 6);
+		m->stats.errors = (uint64_t)sqlite3_column_int64(s, 7);
+		m->stats.time_ns = (uint64_t)sqlite3_column_int64(s, 8);
+		m->stats.read_bytes = (uint64_t)sqlite3_column_int64(s, 9);
+		m->stats.write_bytes = (uint64_t)sqlite3_column_int64(s, 10);
+	}
+	sqlite3_reset(s);
+	record->mounts = mounts;
+	record->mount_count = count;
+	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading mounts");
+}
+
+static int read_tags(struct reader *reader, sqlite3_int64 step, struct vnfs_step_record *record)
+{
+	sqlite3_stmt *s = reader->tags;
+	sqlite3_bind_int64(s, 1, step);
+	vnfs_tags_init(&record->tags);
+	int rc;
+	char ignored[160];
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		vnfs_tags_set(&record->tags, (const char *)sqlite3_column_text(s, 0),
+			      (const char *)sqlite3_column_text(s, 1), ignored, sizeof(ignored));
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading tags");
+}
+
+/* Every step of one job on one node. */
+static int read_job(struct reader *reader, struct report_set *set, uint32_t job_id,
+		    const char *node)
+{
+	sqlite3_stmt *s = reader->steps;
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_text(s, 2, node, -1, SQLITE_TRANSIENT);
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct vnfs_step_record record = { 0 };
+		struct vnfs_step_stats *stats = calloc(1, sizeof(*stats));
+		if (stats == NULL) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		record.stats = stats;
+		sqlite3_int64 step = sqlite3_column_int64(s, 0);
+		record.job_id = job_id;
+		record.step_id = (uint32_t)sqlite3_column_int64(s, 1);
+		record.uid = (uint32_t)sqlite3_column_int64(s, 2);
+		copy_column(s, 3, record.user, sizeof(record.user));
+		snprintf(record.node, sizeof(record.node), "%s", node);
+		record.cgroup_id = (uint64_t)sqlite3_column_int64(s, 4);
+		copy_column(s, 5, record.cgroup_path, sizeof(record.cgroup_path));
+		record.start_time_ms = sqlite3_column_int64(s, 6);
+		record.end_time_ms = sqlite3_column_int64(s, 7); /* NULL reads as 0 */
+		record.sample_time_ms = sqlite3_column_int64(s, 8);
+		record.finished = sqlite3_column_int(s, 9) != 0;
+		if (parse_histogram(sqlite3_column_text(s, 10),
+				    stats->request_size_histogram[VNFS_DIRECTION_READ],
+				    VNFS_SIZE_BUCKETS) < 0 ||
+		    parse_histogram(sqlite3_column_text(s, 11),
+				    stats->request_size_histogram[VNFS_DIRECTION_WRITE],
+				    VNFS_SIZE_BUCKETS) < 0) {
+			vnfs_step_record_free_arrays(&record);
+			sqlite3_reset(s);
+			snprintf(reader->error, reader->error_size,
+				 "%s: step row %lld: bad request size histogram", reader->path,
+				 (long long)step);
+			return -1;
+		}
+		if (read_operations(reader, step, stats) < 0 ||
+		    read_processes(reader, step, &record) < 0 ||
+		    read_mounts(reader, step, &record) < 0 || read_tags(reader, step, &record) < 0) {
+			vnfs_step_record_free_arrays(&record);
+			sqlite3_reset(s);
+			return -1;
+		}
+		if (report_set_take(set, &record) < 0) {
+			sqlite3_reset(s);
+			snprintf(reader->error, reader->error_size, "out of memory");
+			return -1;
+		}
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading steps");
+}
+
+/*
+ * A member of the administrators' group may read the history (0640) but not
+ * write its directory.  While the helper runs, its -wal and -shm exist and a
+ * read-only reader shares them.  Once the helper closed the database SQLite
+ * removed both, and a reader would have to create the -shm: it cannot, so
+ * the database, whole in its main file then, is opened as immutable.
+ */
+static int open_read_only(const char *path, sqlite3 **db)
+{
+	char wal[PATH_MAX + 8], uri[3 * PATH_MAX + 32];
+	int status = sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL);
+	size_t used;
+
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (status != SQLITE_CANTOPEN || access(wal, F_OK) == 0 || errno != ENOENT)
+		return status;
+	/* In a URI '%', '?' and '#' of the path must be escaped. */
+	used = (size_t)snprintf(uri, sizeof(uri), "file:");
+	for (const char *c = path; *c != '\0' && used + 4 < sizeof(uri); c++)
+		used += (size_t)(strchr("%?#", *c) != NULL
+					 ? snprintf(uri + used, sizeof(uri) - used, "%%%02X",
+						    (unsigned char)*c)
+					 : snprintf(uri + used, sizeof(uri) - used, "%c", *c));
+	snprintf(uri + used, sizeof(uri) - used, "?immutable=1");
+	sqlite3_close(*db);
+	*db = NULL;
+	return sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+}
+
+static int open_history(const char *path, sqlite3 **db, char *error, size_t error_size)
+{
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		snprintf(error, error_size, "history database %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (open_read_only(path, db) != SQLITE_OK) {
+		snprintf(error, error_size, "history database %s: %s", path,
+			 *db != NULL ? sqlite3_errmsg(*db) : "cannot open");
+		sqlite3_close(*db);
+		*db = NULL;
+		return -1;
+	}
+	sqlite3_busy_timeout(*db, 2000);
+	int version = -1;
+	if (vnfs_history_schema_version(*db, &version) < 0)
+		version = -1;
+	if (version != VNFS_HISTORY_SCHEMA_VERSION) {
+		if (version < 0)
+			snprintf(error, error_size, "history database %s: %s", path,
+				 sqlite3_errmsg(*db));
+		else if (version == 0)
+			snprintf(error, error_size,
+				 "history database %s: not a vnfs history (schema version 0)", path);
+		else
+			snprintf(error, error_size,
+				 "history database %s: schema version %d, this vnfs-report reads %d",
+				 path, version, VNFS_HISTORY_SCHEMA_VERSION);
+		sqlite3_close(*db);
+		*db = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* The selected job ids as a JSON array, for json_each(). */
+static char *job_list_json(const struct report_filter *filter)
+{
+	struct json_object *array = json_object_new_array();
+	for (size_t i = 0; i < filter->job_count; i++)
+		json_object_array_add(array, json_object_new_int64(filter->jobs[i].job_id));
+	char *text = strdup(json_object_to_json_string_ext(array, JSON_C_TO_STRING_PLAIN));
+	json_object_put(array);
+	return text;
+}
+
+/* A cursor over the history's (job, node) rows, in job order. */
+struct report_database {
+	struct reader reader;
+	sqlite3_stmt *jobs;
+	char *job_list;
+	char path[4096];
+	char message[512];
+	bool has_row;              /* jobs is on a row not read yet */
+};
+
+void report_database_close(struct report_database *database)
+{
+	if (database == NULL)
+		return;
+	free(database->job_list);
+	sqlite3_finalize(database->jobs);
+	sqlite3_finalize(database->reader.steps);
+	sqlite3_finalize(database->reader.operations);
+	sqlite3_finalize(database->reader.processes);
+	sqlite3_finalize(database->reader.mounts);
+	sqlite3_finalize(database->reader.tags);
+	sqlite3_close(database->reader.db);
+	free(database);
+}
+
+static int advance(struct report_database *database)
+{
+	int rc = sqlite3_step(database->jobs);
+	database->has_row = rc == SQLITE_ROW;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sql_error(&database->reader, "reading jobs");
+	return 0;
+}
+
+int report_database_open(struct report_database **out, const char *path,
+			 const struct report_filter *filter, char *error, size_t error_size)
+{
+	*out = NULL;
+	struct report_database *database = calloc(1, sizeof(*database));
+	if (database == NULL) {
+		snprintf(error, error_size, "out of memory");
+		return -1;
+	}
+	snprintf(database->path, sizeof(database->path), "%s", path);
+	struct reader *reader = &database->reader;
+	reader->path = database->path;
+	reader->error = database->message;
+	reader->error_size = sizeof(database->message);
+	if (open_history(path, &reader->db, error, error_size) < 0) {
+		free(database);
+		return -1;
+	}
+
+	char sql[512];
+	snprintf(sql, sizeof(sql),
+		 "SELECT job_id, node FROM jobs WHERE 1 %s%s%s%s%s ORDER BY job_id, node",
+		 filter->job_count > 0 ? "AND job_id IN (SELECT value FROM json_each(?1)) " : "",
+		 filter->has_uid ? "AND uid = ?2 " : "",
+		 filter->user_name[0] != '\0' ? "AND user = ?5 " : "",
+		 filter->has_end ? "AND start_time_ms <= ?3 " : "",
+		 filter->has_start ? "AND (end_time_ms IS NULL OR end_time_ms >= ?4) " : "");
+	if (prepare(reader, sql, &database->jobs) < 0 ||
+	    prepare(reader,
+		    "SELECT id, step_id, uid, user, cgroup_id, cgroup_path, start_time_ms,"
+		    " end_time_ms, sample_time_ms, finished, read_size_histogram,"
+		    " write_size_histogram FROM steps WHERE job_id = ?1 AND node = ?2",
+		    &reader->steps) < 0 ||
+	    prepare(reader,
+		    "SELECT operation, count, errors, time_ns, bytes, latency_histogram"
+		    " FROM step_operations WHERE step = ?1",
+		    &reader->operations) < 0 ||
+	    prepare(reader,
+		    "SELECT comm, read_ops, read_bytes, write_ops, write_bytes, other_ops"
+		    " FROM step_processes WHERE step = ?1",
+		    &reader->processes) < 0 ||
+	    prepare(reader,
+		    "SELECT device, mount_point, source, version, rsize, wsize, ops, errors,"
+		    " time_ns, read_bytes, write_bytes FROM step_mounts WHERE step = ?1",
+		    &reader->mounts) < 0 ||
+	    prepare(reader, "SELECT name, value FROM step_tags WHERE step = ?1", &reader->tags) < 0)
+		goto fail;
+
+	if (filter->job_count > 0) {
+		database->job_list = job_list_json(filter);
+		if (database->job_list == NULL) {
+			snprintf(database->message, sizeof(database->message), "out of memory");
+			goto fail;
+		}
+		sqlite3_bind_text(database->jobs, 1, database->job_list, -1, SQLITE_STATIC);
+	}
+	if (filter->has_uid)
+		sqlite3_bind_int64(database->jobs, 2, filter->uid);
+	if (filter->has_end)
+		sqlite3_bind_int64(database->jobs, 3, filter->end_ms);
+	if (filter->has_start)
+		sqlite3_bind_int64(database->jobs, 4, filter->start_ms);
+	if (filter->user_name[0] != '\0')
+		sqlite3_bind_text(database->jobs, 5, filter->user_name, -1, SQLITE_TRANSIENT);
+	if (advance(database) < 0)
+		goto fail;
+	*out = database;
+	return 0;
+fail:
+	snprintf(error, error_size, "%s", database->message);
+	report_database_close(database);
+	return -1;
+}
+
+bool report_database_peek(const struct report_database *database, uint32_t *job_id)
+{
+	if (database == NULL || !database->has_row)
+		return false;
+	*job_id = (uint32_t)sqlite3_column_int64(database->jobs, 0);
+	return true;
+}
+
+int report_database_read_job(struct report_database *database, struct report_set *set,
+			     char *error, size_t error_size)
+{
+	uint32_t job_id, next;
+	if (!report_database_peek(database, &job_id))
+		return 0;
+	while (report_database_peek(database, &next) && next == job_id) {
+		char node[65];
+		copy_column(database->jobs, 1, node, sizeof(node));
+		if (read_job(&database->reader, set, job_id, node) < 0 || advance(database) < 0) {
+			snprintf(error, error_size, "%s", database->message);
+			return -1;
+		}
+	}
+	return 1;
+}
+
+int report_load_baseline(const char *path, const char *nodes, uint32_t exclude_job,
+			 int64_t now_ms, struct report_baseline *baseline, char *error,
+			 size_t error_size)
+{
+	memset(baseline, 0, sizeof(*baseline));
+	sqlite3 *db = NULL;
+	if (open_history(path, &db, error, error_size) < 0)
+		return -1;
+
+	struct json_object *array = json_object_new_array();
+	char copy[512];
+	snprintf(copy, sizeof(copy), "%s", nodes);
+	char *save = NULL;
+	for (char *node = strtok_r(copy, ",", &save); node != NULL; node = strtok_r(NULL, ",", &save))
+		json_object_array_add(array, json_object_new_string(node));
+
+	sqlite3_stmt *s = NULL;
+	int result = -1;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT operation, p99_ns FROM step_operations"
+			       " JOIN steps ON steps.id = step_operations.step"
+			       " WHERE steps.node IN (SELECT value FROM json_each(?1))"
+			       " AND steps.sample_time_ms >= ?2 AND steps.job_id != ?3"
+			       " AND step_operations.count >= ?4"
+			       " ORDER BY operation, p99_ns",
+			       -1, &s, NULL) != SQLITE_OK) {
+		snprintf(error, error_size, "%s: %s", path, sqlite3_errmsg(db));
+		goto out;
+	}
+	sqlite3_bind_text(s, 1, json_object_to_json_string_ext(array, JSON_C_TO_STRING_PLAIN), -1,
+			  SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 2, now_ms - REPORT_BASELINE_WINDOW_MS);
+	sqlite3_bind_int64(s, 3, exclude_job);
+	sqlite3_bind_int64(s, 4, REPORT_BASELINE_MIN_CALLS);
+
+	/* Rows come sorted by operation then p99: collect each run, take its middle. */
+	uint64_t *values = NULL;
+	size_t count = 0, capacity = 0;
+	int current = -1, rc;
+	while (true) {
+		rc = sqlite3_step(s);
+		int op = rc == SQLITE_ROW ? operation_index((const char *)sqlite3_column_text(s, 0))
+					  : -2;
+		if (op != current && current >= 0 && count > 0) {
+			baseline->steps[current] = (uint32_t)count;
+			baseline->p99_ns[current] = values[(count - 1) / 2];
+		}
+		if (rc != SQLITE_ROW)
+			break;
+		if (op != current)
+			count = 0;
+		current = op;
+		if (op < 0)
+			continue;
+		if (count == capacity) {
+			size_t grown_capacity = capacity > 0 ? capacity * 2 : 64;
+			uint64_t *grown = realloc(values, grown_capacity * sizeof(*grown));
+			if (grown == NULL) {
+				free(values);
+				snprintf(error, error_size, "out of memory");
+				goto out;
+			}
+			values = grown;
+			capacity = grown_capacity;
+		}
+		values[count++] = (uint64_t)sqlite3_column_int64(s, 1);
+	}
+	free(values);
+	if (rc != SQLITE_DONE) {
+		snprintf(error, error_size, "%s: %s", path, sqlite3_errmsg(db));
+		goto out;
+	}
+	result = 0;
+out:
+	json_object_put(array);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return result;
+}
