@@ -3,7 +3,7 @@
  * vnfs.bpf.c — the kernel side: probes on the NFS client's file, inode and
  * address-space operations that count every call per job step.
  *
- * The programs are generic.  The helper (helper/probes.c) picks, per hooked
+ * The programs are generic.  The helper (helper/kernel/probes.c) picks, per hooked
  * kernel function, one numbered hook slot and fills hook_config[slot] from
  * the function's BTF prototype before loading: which operation it counts,
  * which argument holds the object that tells the mount apart, how to read

@@ -68,7 +68,7 @@
  * VNFS_OTHER_COMM}: per uid the totals still add up.  The rest of the map
  * (1,024 rows) is for those per-uid rows and the helper's {0, uid,
  * VNFS_EXPIRED_COMM} rows, into which it folds rows whose cgroup is gone or
- * that did not move for VNFS_UNATTRIBUTED_IDLE_MS (helper/probes.c); it
+ * that did not move for VNFS_UNATTRIBUTED_IDLE_MS (helper/kernel/probes.c); it
  * then lowers unattributed_entries[0], the count of rows of their own.
  */
 #define VNFS_MAX_UNATTRIBUTED_NAMED_ENTRIES (VNFS_MAX_UNATTRIBUTED_ENTRIES - 1024)
@@ -113,7 +113,7 @@ _Static_assert((VNFS_PENDING_CALLS & (VNFS_PENDING_CALLS - 1)) == 0,
 #define VNFS_PENDING_DRAIN_BYTES (1024 * 1024)
 #define VNFS_PENDING_DRAIN_NS 1000000ull
 
-/* The probes attached per hooked kernel function (see helper/probes.c). */
+/* The probes attached per hooked kernel function (see helper/kernel/probes.c). */
 #define VNFS_MAX_HOOKS 40
 
 /* Expands PROGRAMS(0) ... PROGRAMS(39): a BPF object defines one set of
@@ -168,7 +168,7 @@ struct vnfs_cached_slot {
  * name did on one mount (device = superblock s_dev, which the helper maps
  * to a mount point and server:/export).  One map, not one per dimension, so
  * that a call costs one hash update; the helper sums it per process name and
- * per mount (helper/probes.c).  read_* include mmap_read. */
+ * per mount (helper/kernel/probes.c).  read_* include mmap_read. */
 struct vnfs_breakdown_key {
 	__u32 slot;
 	__u32 device;

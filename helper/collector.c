@@ -21,7 +21,7 @@
 
 #include <json-c/json.h>
 
-#include "helper/probes.h"
+#include "helper/kernel/probes.h"
 #include "helper/report_writer.h"
 #include "lib/escape.h"
 #include "lib/log.h"

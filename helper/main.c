@@ -30,7 +30,7 @@
 #include "helper/collector.h"
 #include "helper/history_answers.h"
 #include "lib/config.h"
-#include "helper/probes.h"
+#include "helper/kernel/probes.h"
 #include "helper/registry.h"
 #include "helper/server.h"
 #include "helper/sink.h"

@@ -11,7 +11,7 @@
  * including its cost model (two hash updates and a delete per call, a
  * per-thread key that nested calls overwrite), not improved: the point is to
  * measure it.  The functions are the ones vnfs hooks; the loader fills
- * hook_config per numbered slot from helper/hooks.c.
+ * hook_config per numbered slot from helper/kernel/hooks.c.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

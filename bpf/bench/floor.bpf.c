@@ -3,7 +3,7 @@
  * floor.bpf.c — the benchmark's floor: an empty fentry and an empty fexit.
  *
  * tests/bench/bench-loader loads this pair once per function vnfs hooks
- * (helper/hooks.c), each copy with its own target, so what they add to an
+ * (helper/kernel/hooks.c), each copy with its own target, so what they add to an
  * NFS call is the price of the trampoline itself.  No probe design on
  * fentry/fexit can be cheaper; the budget compares vnfs against this floor
  * (docs/PERFORMANCE.md).

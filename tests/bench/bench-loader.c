@@ -8,7 +8,7 @@
  *   bench_loader collector-design  kprobe/kretprobe re-implementation of the
  *                                  vNFS-collector (collector_design.bpf.c)
  *
- * All hook the functions of vnfs's own table (helper/hooks.c), so the
+ * All hook the functions of vnfs's own table (helper/kernel/hooks.c), so the
  * benchmark compares designs on exactly the functions vnfs hooks.  A function
  * the running kernel lacks is left out with a line, as vnfs leaves it out.  When
  * everything is attached the loader prints "READY ..." on stdout; the
@@ -38,8 +38,8 @@
 #include "bpf/bench/floor.skel.h"
 #include "bpf/bench/timing.h"
 #include "bpf/bench/timing.skel.h"
-#include "helper/hooks.h"
-#include "helper/kernel_btf.h"
+#include "helper/kernel/hooks.h"
+#include "helper/kernel/kernel_btf.h"
 
 /* One hooked function: its entry and exit probes. */
 struct hooked_function {

@@ -1,5 +1,5 @@
 /*
- * probe-driver.c — drives helper/probes.c for the guest suite
+ * probe-driver.c — drives helper/kernel/probes.c for the guest suite
  * tests/guest/suites/probes.sh: opens the probes, registers cgroups in
  * slots, runs a workload command, then prints every counter as text lines
  * the suite parses.  No logic of its own beyond that: what is tested is the
@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "helper/probes.h"
+#include "helper/kernel/probes.h"
 #include "lib/log.h"
 
 #define MAX_CGROUPS 16

@@ -24,8 +24,8 @@
 
 #include <bpf/bpf.h>
 
-#include "helper/hooks.h"
-#include "helper/probes.h"
+#include "helper/kernel/hooks.h"
+#include "helper/kernel/probes.h"
 #include "lib/log.h"
 
 #define ERROR_SIZE 8192

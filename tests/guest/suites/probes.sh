@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/guest/suites/probes.sh — the kernel side (bpf/vnfs.bpf.c) and its
-# loader (helper/probes.c) on a real NFS client, through
+# loader (helper/kernel/probes.c) on a real NFS client, through
 # tests/guest/probe-driver: exact per-step counts for a known workload on
 # NFS v3, v4.0, v4.1 and v4.2, with the probes attached by fentry (mode auto)
 # and again by kprobe (forced); attribution to the nearest registered

@@ -15,7 +15,7 @@
  * NFSv4 has its own ->open and ->flush (nfs4_file_*); the other file and
  * inode operations are shared with NFSv3.
  */
-#include "helper/hooks.h"
+#include "helper/kernel/hooks.h"
 
 /* Flags of the page-cache fills that count as mmap_read. */
 #define PAGE_FILL (VNFS_HOOK_OUTSIDE_READ | VNFS_HOOK_BYTES_FROM_OBJECT)
@@ -85,4 +85,17 @@ const char *vnfs_object_struct_name(enum vnfs_object_kind kind)
 	case VNFS_OBJECT_NONE: break;
 	}
 	return NULL;
+}
+
+void vnfs_hook_fallback_config(const struct vnfs_hook *hook, struct vnfs_hook_config *config)
+{
+	config->operation = hook->operation;
+	config->flags = hook->flags;
+	if (hook->fallback_result_32bit)
+		config->flags |= VNFS_HOOK_RESULT_32BIT;
+	config->object_kind = hook->object_kind;
+	config->object_argument = hook->fallback_object_argument;
+	config->file_argument = hook->fallback_file_argument;
+	config->lookup_flags_argument = hook->fallback_file_argument + 1;
+	config->result_kind = hook->fallback_result_kind;
 }

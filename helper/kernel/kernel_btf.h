@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "helper/hooks.h"
+#include "helper/kernel/hooks.h"
 
 #define KERNEL_BTF_MAX_MODULES 16
 
@@ -51,5 +51,15 @@ bool kernel_btf_find(const struct kernel_btf *kernel, const struct vnfs_hook *ho
 void kernel_btf_drop_types(struct kernel_btf *kernel);
 /* Frees the types and closes the module fds. */
 void kernel_btf_free(struct kernel_btf *kernel);
+
+/*
+ * Derives how to read a hooked function's arguments and result from its
+ * BTF prototype (FUNC type id in btf): which argument holds the object that
+ * names the mount, the struct file or dentry, whether the result is void,
+ * an int (32-bit or not) or a pointer.  Returns 0, or -1 with why the
+ * prototype cannot be used in note ("no struct file * argument").
+ */
+int kernel_btf_hook_config(const struct vnfs_hook *hook, const struct btf *btf, __u32 id,
+			   struct vnfs_hook_config *config, char *note, size_t note_size);
 
 #endif /* VNFS_KERNEL_BTF_H */

@@ -9,6 +9,7 @@
  * each FUNC name is looked up among the sorted hooked names.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,8 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 
-#include "helper/kernel_btf.h"
+#include "helper/kernel/kernel_btf.h"
+#include "lib/log.h"
 
 /* The module's BTF fd when BTF object `id` is an NFS client module's. */
 static int nfs_module_fd(__u32 id)
@@ -144,4 +146,106 @@ bool kernel_btf_find(const struct kernel_btf *kernel, const struct vnfs_hook *ho
 		return true;
 	matched += find_in(kernel->vmlinux, 1, 0, sorted, count, found);
 	return matched > 0;
+}
+
+static const struct btf_type *skip_modifiers(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *type = btf__type_by_id(btf, id);
+
+	while (type && (btf_is_mod(type) || btf_is_typedef(type)))
+		type = btf__type_by_id(btf, type->type);
+	return type;
+}
+
+/* The struct name a parameter points to ("kiocb"), or NULL. */
+static const char *pointed_struct_name(const struct btf *btf, __u32 type_id)
+{
+	const struct btf_type *type = skip_modifiers(btf, type_id);
+
+	if (!type || !btf_is_ptr(type))
+		return NULL;
+	type = skip_modifiers(btf, type->type);
+	if (!type || !btf_is_struct(type))
+		return NULL;
+	return btf__name_by_offset(btf, type->name_off);
+}
+
+int kernel_btf_hook_config(const struct vnfs_hook *hook, const struct btf *btf, __u32 id,
+			   struct vnfs_hook_config *config, char *note, size_t note_size)
+{
+	const char *wanted = vnfs_object_struct_name(hook->object_kind);
+	const struct btf_type *function = btf__type_by_id(btf, id);
+	const struct btf_type *prototype, *result;
+	const struct btf_param *parameters;
+	int object_argument = -1, file_argument = -1, dentry_argument = -1;
+
+	prototype = function ? btf__type_by_id(btf, function->type) : NULL;
+	if (!prototype || !btf_is_func_proto(prototype)) {
+		snprintf(note, note_size, "its BTF has no prototype");
+		return -1;
+	}
+	parameters = btf_params(prototype);
+	for (int i = 0; i < btf_vlen(prototype); i++) {
+		const char *name = pointed_struct_name(btf, parameters[i].type);
+
+		if (!name)
+			continue;
+		if (wanted && object_argument < 0 && strcmp(name, wanted) == 0)
+			object_argument = i;
+		if (file_argument < 0 && strcmp(name, "file") == 0)
+			file_argument = i;
+		if (dentry_argument < 0 && strcmp(name, "dentry") == 0)
+			dentry_argument = i;
+	}
+
+	config->operation = hook->operation;
+	config->flags = hook->flags;
+	config->object_kind = hook->object_kind;
+	if (prototype->type == 0) {
+		config->result_kind = VNFS_RESULT_VOID;
+	} else {
+		result = skip_modifiers(btf, prototype->type);
+		if (result && btf_is_ptr(result)) {
+			config->result_kind = VNFS_RESULT_POINTER;
+		} else if (result && (btf_is_int(result) || btf_is_any_enum(result))) {
+			config->result_kind = VNFS_RESULT_INT;
+			if (result->size == 4)
+				config->flags |= VNFS_HOOK_RESULT_32BIT;
+		} else {
+			snprintf(note, note_size, "its result type is not supported");
+			return -1;
+		}
+	}
+	if (hook->flags & VNFS_HOOK_COUNT_IF_OPENED) {
+		if (file_argument < 0) {
+			snprintf(note, note_size, "no struct file * argument");
+			return -1;
+		}
+		config->file_argument = file_argument;
+	}
+	if (hook->flags & VNFS_HOOK_NEGATIVE_IS_ERROR) {
+		if (dentry_argument < 0) {
+			snprintf(note, note_size, "no struct dentry * argument");
+			return -1;
+		}
+		/* nfs_lookup(dir, dentry, unsigned int flags): the flags follow
+		 * the dentry in every version so far. */
+		config->file_argument = dentry_argument;
+		config->lookup_flags_argument = dentry_argument + 1;
+	}
+	if (wanted && object_argument < 0) {
+		/* Still counted, only without its mount. */
+		vnfs_warning("%s: no struct %s * argument: its calls count without their mount",
+			     hook->function, wanted);
+		config->object_kind = VNFS_OBJECT_NONE;
+	} else if (wanted) {
+		config->object_argument = object_argument;
+	}
+	if ((hook->flags & VNFS_HOOK_BYTES_FROM_OBJECT) &&
+	    config->object_kind == VNFS_OBJECT_NONE) {
+		snprintf(note, note_size, "no struct %s * argument for its bytes",
+			 wanted ? wanted : "?");
+		return -1;
+	}
+	return 0;
 }

@@ -4,7 +4,7 @@
  * Each entry names a function, the operation its calls count as, the kind of
  * object among its arguments that identifies the mount, and how its result is
  * read.  The argument positions are found at start-up in the function's BTF
- * prototype (helper/probes.c), so a signature change between kernels does
+ * prototype (helper/kernel/probes.c), so a signature change between kernels does
  * not shift them; the positions here are Linux 6.1's and are used only on
  * the kprobe path when the running kernel has no BTF for the function.
  */
@@ -34,5 +34,9 @@ extern const size_t vnfs_hook_count;
 
 /* The C name of the struct an object kind points to ("kiocb"), or NULL. */
 const char *vnfs_object_struct_name(enum vnfs_object_kind kind);
+
+/* The configuration of a hook from its table row's fallback (the Linux 6.1
+ * prototype), for a kernel whose BTF does not describe the function. */
+void vnfs_hook_fallback_config(const struct vnfs_hook *hook, struct vnfs_hook_config *config);
 
 #endif /* VNFS_HOOKS_H */

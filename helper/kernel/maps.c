@@ -1,0 +1,661 @@
+/*
+ * maps.c — the probes' maps read and written while the helper runs (see
+ * probes.h): the registry map (cgroup id -> slot), the per-slot counters,
+ * the breakdown and unattributed walks, the expiry of unattributed rows,
+ * resetting a released slot, the BPF side's health counters.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <mntent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "helper/kernel/probes_state.h"
+#include "lib/log.h"
+
+#include "bpf/vnfs.skel.h"
+
+/* ---- the registry map: cgroup id -> slot ---- */
+
+/* Called with registry_lock held, after the registry changed. */
+static int bump_generation(struct vnfs_probes *probes)
+{
+	int fd = bpf_map__fd(probes->skeleton->maps.registry_generation);
+	__u32 key = 0, generation = 0;
+
+	if (bpf_map_lookup_elem(fd, &key, &generation) != 0)
+		return -1;
+	generation++;
+	return bpf_map_update_elem(fd, &key, &generation, BPF_ANY);
+}
+
+int vnfs_probes_register_cgroup(struct vnfs_probes *probes, uint64_t cgroup_id, uint32_t slot)
+{
+	struct vnfs_registration registration = { .slot = slot };
+	__u64 key = cgroup_id;
+	int status;
+
+	if (!probes || slot >= VNFS_MAX_STEPS || cgroup_id == 0)
+		return -1;
+	pthread_mutex_lock(&probes->registry_lock);
+	status = bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.registry), &key,
+				     &registration, BPF_ANY);
+	if (status == 0)
+		status = bump_generation(probes);
+	pthread_mutex_unlock(&probes->registry_lock);
+	return status == 0 ? 0 : -1;
+}
+
+int vnfs_probes_unregister_cgroup(struct vnfs_probes *probes, uint64_t cgroup_id)
+{
+	__u64 key = cgroup_id;
+	int status;
+
+	if (!probes)
+		return -1;
+	pthread_mutex_lock(&probes->registry_lock);
+	status = bpf_map_delete_elem(bpf_map__fd(probes->skeleton->maps.registry), &key);
+	if (status == 0)
+		status = bump_generation(probes);
+	pthread_mutex_unlock(&probes->registry_lock);
+	return status == 0 ? 0 : -1;
+}
+
+int vnfs_probes_registered(struct vnfs_probes *probes, uint64_t cgroup_id, uint32_t *slot)
+{
+	struct vnfs_registration registration;
+	__u64 key = cgroup_id;
+
+	if (!probes ||
+	    bpf_map_lookup_elem(bpf_map__fd(probes->skeleton->maps.registry), &key,
+				&registration) != 0)
+		return -1;
+	*slot = registration.slot;
+	return 0;
+}
+
+uint64_t vnfs_probes_step_activity(const struct vnfs_probes *probes, uint32_t slot)
+{
+	if (!probes || !probes->step_activity || slot >= VNFS_MAX_STEPS)
+		return 0;
+	return probes->step_activity[slot];
+}
+
+int vnfs_probes_read_step_stats(const struct vnfs_probes *probes, uint32_t slot,
+				struct vnfs_step_stats *stats)
+{
+	__u32 key = slot;
+
+	if (!probes || slot >= VNFS_MAX_STEPS)
+		return -1;
+	return bpf_map_lookup_elem(bpf_map__fd(probes->skeleton->maps.step_stats), &key, stats);
+}
+
+/* ---- map walks ---- */
+
+typedef int (*entry_fn)(const void *key, const void *value, void *context);
+
+/* Calls fn for each entry of a hash map.  Entries deleted during the walk are
+ * skipped. */
+static int for_each_entry(int fd, size_t key_size, size_t value_size, entry_fn fn,
+			  void *context)
+{
+	unsigned char *key = malloc(key_size), *next = malloc(key_size);
+	unsigned char *value = malloc(value_size);
+	bool first = true;
+	int status = 0;
+
+	if (!key || !next || !value) {
+		status = -1;
+		goto out;
+	}
+	while (bpf_map_get_next_key(fd, first ? NULL : key, next) == 0) {
+		first = false;
+		memcpy(key, next, key_size);
+		if (bpf_map_lookup_elem(fd, key, value) != 0) {
+			if (errno == ENOENT)
+				continue;
+			status = -1;
+			goto out;
+		}
+		status = fn(key, value, context);
+		if (status != 0)
+			goto out;
+	}
+	if (errno != ENOENT)
+		status = -1;
+out:
+	free(key);
+	free(next);
+	free(value);
+	return status;
+}
+
+/* breakdown_stats read whole, for summing per process name or per mount. */
+struct breakdown_entry {
+	struct vnfs_breakdown_key key;
+	struct vnfs_breakdown_stats stats;
+};
+
+struct breakdown_entries {
+	struct breakdown_entry *entries;
+	size_t count, capacity;
+};
+
+static int collect_breakdown(const void *key, const void *value, void *context)
+{
+	struct breakdown_entries *collected = context;
+
+	if (collected->count == collected->capacity) {
+		size_t capacity = collected->capacity ? 2 * collected->capacity : 64;
+		struct breakdown_entry *entries =
+			realloc(collected->entries, capacity * sizeof(*entries));
+
+		if (!entries)
+			return -1;
+		collected->entries = entries;
+		collected->capacity = capacity;
+	}
+	memcpy(&collected->entries[collected->count].key, key, sizeof(struct vnfs_breakdown_key));
+	memcpy(&collected->entries[collected->count].stats, value,
+	       sizeof(struct vnfs_breakdown_stats));
+	collected->count++;
+	return 0;
+}
+
+/* Reads every entry (the caller frees collected->entries). */
+static int read_breakdown(struct vnfs_probes *probes, struct breakdown_entries *collected)
+{
+	memset(collected, 0, sizeof(*collected));
+	if (for_each_entry(bpf_map__fd(probes->skeleton->maps.breakdown_stats),
+			   sizeof(struct vnfs_breakdown_key), sizeof(struct vnfs_breakdown_stats),
+			   collect_breakdown, collected) != 0) {
+		free(collected->entries);
+		collected->entries = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int compare_slots(__u32 left, __u32 right)
+{
+	return left < right ? -1 : left > right;
+}
+
+static int by_slot_and_comm(const void *left, const void *right)
+{
+	const struct vnfs_breakdown_key *a = left, *b = right;
+
+	return a->slot != b->slot ? compare_slots(a->slot, b->slot)
+				  : strncmp(a->comm, b->comm, VNFS_COMM_LEN);
+}
+
+static int by_slot_and_device(const void *left, const void *right)
+{
+	const struct vnfs_breakdown_key *a = left, *b = right;
+
+	return a->slot != b->slot ? compare_slots(a->slot, b->slot)
+				  : compare_slots(a->device, b->device);
+}
+
+static void add_breakdown(struct vnfs_breakdown_stats *total,
+			  const struct vnfs_breakdown_stats *part)
+{
+	total->read_ops += part->read_ops;
+	total->read_bytes += part->read_bytes;
+	total->write_ops += part->write_ops;
+	total->write_bytes += part->write_bytes;
+	total->other_ops += part->other_ops;
+	total->errors += part->errors;
+	total->time_ns += part->time_ns;
+}
+
+_Static_assert(offsetof(struct breakdown_entry, key) == 0, "sorting compares the key first");
+
+typedef int (*group_fn)(const struct vnfs_breakdown_key *key,
+			const struct vnfs_breakdown_stats *total, void *context);
+
+/* Sorts the entries with compare and calls fn once per run of equal ones,
+ * with their sum. */
+static int for_each_group(struct breakdown_entries *collected,
+			  int (*compare)(const void *, const void *), group_fn fn, void *context)
+{
+	int status = 0;
+
+	qsort(collected->entries, collected->count, sizeof(*collected->entries), compare);
+	for (size_t first = 0, next; status == 0 && first < collected->count; first = next) {
+		struct vnfs_breakdown_stats total = { 0 };
+
+		for (next = first; next < collected->count &&
+				   compare(&collected->entries[next], &collected->entries[first]) == 0;
+		     next++)
+			add_breakdown(&total, &collected->entries[next].stats);
+		status = fn(&collected->entries[first].key, &total, context);
+	}
+	return status;
+}
+
+struct process_walk {
+	vnfs_process_fn fn;
+	void *context;
+};
+
+static int call_process(const struct vnfs_breakdown_key *key,
+			const struct vnfs_breakdown_stats *total, void *context)
+{
+	const struct process_walk *walk = context;
+	struct vnfs_process_key process = { .slot = key->slot };
+	struct vnfs_process_stats stats = {
+		.read_ops = total->read_ops, .read_bytes = total->read_bytes,
+		.write_ops = total->write_ops, .write_bytes = total->write_bytes,
+		.other_ops = total->other_ops,
+	};
+
+	memcpy(process.comm, key->comm, VNFS_COMM_LEN);
+	return walk->fn(&process, &stats, walk->context);
+}
+
+struct mount_walk {
+	vnfs_mount_fn fn;
+	void *context;
+};
+
+static int call_mount(const struct vnfs_breakdown_key *key,
+		      const struct vnfs_breakdown_stats *total, void *context)
+{
+	const struct mount_walk *walk = context;
+	struct vnfs_mount_key mount = { .slot = key->slot, .device = key->device };
+	struct vnfs_mount_stats stats = {
+		.ops = total->read_ops + total->write_ops + total->other_ops,
+		.errors = total->errors, .time_ns = total->time_ns,
+		.read_bytes = total->read_bytes, .write_bytes = total->write_bytes,
+	};
+
+	return walk->fn(&mount, &stats, walk->context);
+}
+
+int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_process_fn process_fn,
+				   void *process_context, vnfs_mount_fn mount_fn,
+				   void *mount_context)
+{
+	struct process_walk processes = { process_fn, process_context };
+	struct mount_walk mounts = { mount_fn, mount_context };
+	struct breakdown_entries collected;
+	int status;
+
+	if (read_breakdown(probes, &collected) != 0)
+		return -1;
+	status = for_each_group(&collected, by_slot_and_comm, call_process, &processes);
+	if (status == 0)
+		status = for_each_group(&collected, by_slot_and_device, call_mount, &mounts);
+	free(collected.entries);
+	return status;
+}
+
+struct unattributed_walk {
+	vnfs_unattributed_fn fn;
+	void *context;
+};
+
+static int call_unattributed(const void *key, const void *value, void *walk)
+{
+	const struct unattributed_walk *unattributed_walk = walk;
+
+	return unattributed_walk->fn(key, value, unattributed_walk->context);
+}
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+int vnfs_probes_for_each_unattributed(struct vnfs_probes *probes, vnfs_unattributed_fn fn,
+				      void *context)
+{
+	struct unattributed_walk walk = { fn, context };
+	struct vnfs_unattributed_expiry expired;
+	int64_t now = monotonic_ms();
+	int status;
+
+	status = for_each_entry(bpf_map__fd(probes->skeleton->maps.unattributed_stats),
+				sizeof(struct vnfs_unattributed_key),
+				sizeof(struct vnfs_unattributed_stats), call_unattributed, &walk);
+	/* After the walk: the caller saw the rows once more as they were, and
+	 * sees their calls in the [expired] rows from the next walk on. */
+	if (status == 0 && now >= probes->next_expiry_ms) {
+		probes->next_expiry_ms = now + VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS;
+		if (vnfs_probes_expire_unattributed(probes, now, VNFS_UNATTRIBUTED_IDLE_MS,
+						    &expired) != 0)
+			vnfs_warning("looking for unattributed rows to expire failed: tried again in "
+				     "%d s", VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS / 1000);
+	}
+	return status;
+}
+
+/* ---- unattributed row expiry ---- */
+
+/* Every row of unattributed_stats, read whole. */
+struct unattributed_row {
+	struct vnfs_unattributed_key key;
+	struct vnfs_unattributed_stats stats;
+};
+
+struct unattributed_rows {
+	struct unattributed_row *rows;
+	size_t count, capacity;
+};
+
+static int collect_unattributed(const void *key, const void *value, void *context)
+{
+	struct unattributed_rows *collected = context;
+
+	if (collected->count == collected->capacity) {
+		size_t capacity = collected->capacity ? 2 * collected->capacity : 64;
+		struct unattributed_row *rows = realloc(collected->rows, capacity * sizeof(*rows));
+
+		if (!rows)
+			return -1;
+		collected->rows = rows;
+		collected->capacity = capacity;
+	}
+	memcpy(&collected->rows[collected->count].key, key, sizeof(struct vnfs_unattributed_key));
+	memcpy(&collected->rows[collected->count].stats, value,
+	       sizeof(struct vnfs_unattributed_stats));
+	collected->count++;
+	return 0;
+}
+
+static int by_unattributed_key(const void *left, const void *right)
+{
+	return memcmp(left, right, sizeof(struct vnfs_unattributed_key));
+}
+
+_Static_assert(offsetof(struct unattributed_row, key) == 0, "rows sort by their key");
+_Static_assert(offsetof(struct watched_row, key) == 0, "watched rows sort by their key");
+
+static uint64_t unattributed_calls(const struct vnfs_unattributed_stats *stats)
+{
+	uint64_t calls = 0;
+
+	for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
+		calls += stats->count[operation];
+	return calls;
+}
+
+static bool has_comm(const struct vnfs_unattributed_key *key, const char *comm)
+{
+	return key->cgroup_id == 0 && strncmp(key->comm, comm, VNFS_COMM_LEN) == 0;
+}
+
+/* The cgroup2 hierarchy the probes' cgroup ids come from (wherever it is
+ * mounted: /sys/fs/cgroup, .../unified on hybrid systems), or -1. */
+static int cgroup_root(struct vnfs_probes *probes)
+{
+	struct mntent *mount;
+	FILE *mounts;
+
+	if (probes->cgroup_root_tried)
+		return probes->cgroup_root_fd;
+	probes->cgroup_root_tried = true;
+	mounts = setmntent("/proc/self/mounts", "re");
+	while (mounts && probes->cgroup_root_fd < 0 && (mount = getmntent(mounts)) != NULL)
+		if (strcmp(mount->mnt_type, "cgroup2") == 0)
+			probes->cgroup_root_fd =
+				open(mount->mnt_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mounts)
+		endmntent(mounts);
+	if (probes->cgroup_root_fd < 0)
+		vnfs_warning("no cgroup2 hierarchy found: unattributed rows expire only when idle");
+	return probes->cgroup_root_fd;
+}
+
+/* 1 when the cgroup of id no longer exists, 0 when it does or that cannot
+ * be told.  A cgroup2 id is the file handle of its directory (kernfs). */
+static int cgroup_is_gone(struct vnfs_probes *probes, uint64_t id)
+{
+	union {
+		struct file_handle handle;
+		char space[sizeof(struct file_handle) + sizeof(uint64_t)];
+	} buffer;
+	int root = cgroup_root(probes), fd;
+
+	if (root < 0 || id == 0)
+		return 0;
+	buffer.handle.handle_bytes = sizeof(uint64_t);
+	buffer.handle.handle_type = FILEID_KERNFS;
+	memcpy(buffer.handle.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(root, &buffer.handle, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno == ESTALE || errno == ENOENT;
+}
+
+static void add_unattributed_stats(struct vnfs_unattributed_stats *total,
+				   const struct vnfs_unattributed_stats *part)
+{
+	for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
+		total->count[operation] += part->count[operation];
+	total->errors += part->errors;
+	total->read_bytes += part->read_bytes;
+	total->write_bytes += part->write_bytes;
+}
+
+/* Adds 1 to a health counter the probes never write (no race with them). */
+static void helper_health_add(struct vnfs_probes *probes, __u32 counter)
+{
+	int fd = bpf_map__fd(probes->skeleton->maps.health);
+	__u64 value = 0;
+
+	if (bpf_map_lookup_elem(fd, &counter, &value) != 0)
+		return;
+	value++;
+	if (bpf_map_update_elem(fd, &counter, &value, BPF_ANY) != 0)
+		vnfs_debug("cannot count an expired row: %s", strerror(errno));
+}
+
+/*
+ * Moves row's counts into its uid's [expired] row and deletes it.  The row
+ * is read again first: what a probe added since the walk goes along (a probe
+ * adding between that read and the delete would be lost; the row is idle or
+ * its cgroup gone, so none should).  Returns 0, or -1 with nothing changed.
+ */
+static int fold_into_expired(struct vnfs_probes *probes, const struct unattributed_row *row)
+{
+	int fd = bpf_map__fd(probes->skeleton->maps.unattributed_stats);
+	struct vnfs_unattributed_key expired_key = { .uid = row->key.uid };
+	struct vnfs_unattributed_stats current, before = { 0 }, after;
+
+	memcpy(expired_key.comm, VNFS_EXPIRED_COMM, sizeof(VNFS_EXPIRED_COMM));
+	if (bpf_map_lookup_elem(fd, &row->key, &current) != 0)
+		return -1;
+	if (bpf_map_lookup_elem(fd, &expired_key, &before) != 0 && errno != ENOENT)
+		return -1;
+	after = before;
+	add_unattributed_stats(&after, &current);
+	if (bpf_map_update_elem(fd, &expired_key, &after, BPF_ANY) != 0)
+		return -1; /* full: the row stays as it is */
+	if (bpf_map_delete_elem(fd, &row->key) != 0) {
+		if (bpf_map_update_elem(fd, &expired_key, &before, BPF_ANY) != 0)
+			vnfs_error("unattributed uid %u: a row is counted twice (its [expired] row "
+				   "could not be restored: %s)", row->key.uid, strerror(errno));
+		return -1;
+	}
+	/* One row of its own fewer: room for a new one (see vnfs.h). */
+	if (row->key.cgroup_id != 0 && probes->unattributed_entries)
+		__atomic_fetch_sub(probes->unattributed_entries, 1, __ATOMIC_RELAXED);
+	helper_health_add(probes, VNFS_HEALTH_UNATTRIBUTED_EXPIRED);
+	return 0;
+}
+
+/* What the last pass knew of key, or NULL. */
+static const struct watched_row *find_watched(const struct vnfs_probes *probes,
+					      const struct vnfs_unattributed_key *key)
+{
+	return bsearch(key, probes->watched, probes->watched_count, sizeof(*probes->watched),
+		       by_unattributed_key);
+}
+
+/* Decides for one row: 1 when it is to expire (*gone says why), else 0
+ * with its watch entry filled in. */
+static int should_expire(struct vnfs_probes *probes, const struct unattributed_row *row,
+			 int64_t now_ms, int64_t idle_ms, struct watched_row *watch, bool *gone)
+{
+	const struct watched_row *before = find_watched(probes, &row->key);
+
+	watch->key = row->key;
+	watch->calls = unattributed_calls(&row->stats);
+	watch->still_since_ms =
+		before && before->calls == watch->calls ? before->still_since_ms : now_ms;
+	*gone = false;
+	if (has_comm(&row->key, VNFS_EXPIRED_COMM))
+		return 0; /* where the others go */
+	*gone = cgroup_is_gone(probes, row->key.cgroup_id) == 1;
+	return *gone || now_ms - watch->still_since_ms >= idle_ms;
+}
+
+int vnfs_probes_expire_unattributed(struct vnfs_probes *probes, int64_t now_ms, int64_t idle_ms,
+				    struct vnfs_unattributed_expiry *result)
+{
+	struct unattributed_rows collected = { 0 };
+	struct watched_row *watched;
+	size_t kept = 0;
+	bool gone;
+
+	memset(result, 0, sizeof(*result));
+	if (!probes || for_each_entry(bpf_map__fd(probes->skeleton->maps.unattributed_stats),
+				      sizeof(struct vnfs_unattributed_key),
+				      sizeof(struct vnfs_unattributed_stats), collect_unattributed,
+				      &collected) != 0) {
+		free(collected.rows);
+		return -1;
+	}
+	watched = calloc(collected.count ? collected.count : 1, sizeof(*watched));
+	if (!watched) {
+		free(collected.rows);
+		return -1;
+	}
+	for (size_t i = 0; i < collected.count; i++) {
+		const struct unattributed_row *row = &collected.rows[i];
+
+		if (!should_expire(probes, row, now_ms, idle_ms, &watched[kept], &gone)) {
+			kept++;
+		} else if (fold_into_expired(probes, row) == 0) {
+			result->gone += gone;
+			result->idle += !gone;
+		} else {
+			result->failed++;
+			kept++;
+		}
+	}
+	qsort(watched, kept, sizeof(*watched), by_unattributed_key);
+	free(probes->watched);
+	probes->watched = watched;
+	probes->watched_count = kept;
+	free(collected.rows);
+	if (result->gone + result->idle > 0)
+		vnfs_info("unattributed: %u rows folded into their uid's %s row (%u of removed "
+			  "cgroups, %u idle)", result->gone + result->idle, VNFS_EXPIRED_COMM,
+			  result->gone, result->idle);
+	if (result->failed > 0)
+		vnfs_warning("unattributed: %u rows to expire could not be folded (map full?): "
+			     "kept", result->failed);
+	return 0;
+}
+
+/* Keys of one slot collected during a walk, deleted after it (deleting
+ * while walking would restart get_next_key). */
+struct slot_keys {
+	uint32_t slot;
+	size_t key_size;
+	size_t count;
+	size_t capacity;
+	unsigned char *keys;
+};
+
+static int collect_slot_key(const void *key, const void *value, void *context)
+{
+	struct slot_keys *collected = context;
+	uint32_t slot;
+
+	(void)value;
+	memcpy(&slot, key, sizeof(slot)); /* the key starts with the slot */
+	if (slot != collected->slot)
+		return 0;
+	if (collected->count == collected->capacity) {
+		size_t capacity = collected->capacity ? 2 * collected->capacity : 64;
+		unsigned char *keys = realloc(collected->keys, capacity * collected->key_size);
+
+		if (!keys)
+			return -1;
+		collected->keys = keys;
+		collected->capacity = capacity;
+	}
+	memcpy(collected->keys + collected->count++ * collected->key_size, key,
+	       collected->key_size);
+	return 0;
+}
+
+static int delete_slot_entries(int fd, size_t key_size, size_t value_size, uint32_t slot)
+{
+	struct slot_keys collected = { .slot = slot, .key_size = key_size };
+	int status = for_each_entry(fd, key_size, value_size, collect_slot_key, &collected);
+
+	for (size_t i = 0; status == 0 && i < collected.count; i++)
+		if (bpf_map_delete_elem(fd, collected.keys + i * key_size) != 0 && errno != ENOENT)
+			status = -1;
+	free(collected.keys);
+	return status;
+}
+
+_Static_assert(offsetof(struct vnfs_breakdown_key, slot) == 0, "slot first in the key");
+
+int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot)
+{
+	static const struct vnfs_step_stats zero;
+	const __u64 no_activity = 0;
+	__u32 key = slot;
+
+	if (!probes || slot >= VNFS_MAX_STEPS)
+		return -1;
+	if (bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.step_stats), &key, &zero,
+				BPF_ANY) != 0 ||
+	    bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.step_activity), &key,
+				&no_activity, BPF_ANY) != 0)
+		return -1;
+	if (delete_slot_entries(bpf_map__fd(probes->skeleton->maps.breakdown_stats),
+				sizeof(struct vnfs_breakdown_key), sizeof(struct vnfs_breakdown_stats),
+				slot) != 0)
+		return -1;
+	/* After the rows: the slot's next step may make its own 64. */
+	return bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.breakdown_entries), &key,
+				   &no_activity, BPF_ANY);
+}
+
+int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_HEALTH_COUNTERS])
+{
+	int fd;
+
+	if (!probes)
+		return -1;
+	fd = bpf_map__fd(probes->skeleton->maps.health);
+	for (__u32 index = 0; index < VNFS_HEALTH_COUNTERS; index++) {
+		__u64 value = 0;
+
+		if (bpf_map_lookup_elem(fd, &index, &value) != 0)
+			return -1;
+		counters[index] = value;
+	}
+	return 0;
+}

@@ -1,0 +1,721 @@
+/*
+ * probes.c — loads bpf/vnfs.bpf.c onto the running kernel's NFS client and
+ * gives the helper access to its maps (see probes.h).
+ *
+ * Start-up, per hooked function of helper/hooks.c:
+ *   1. find its prototype in the kernel's BTF (vmlinux or an nfs* module) and
+ *      derive the hook configuration from it: which argument holds the object
+ *      that names the mount, whether the result is an int, a long, a pointer;
+ *   2. plan an attach method: fentry/fexit (auto, fentry) or kprobe/kretprobe
+ *      (kprobe, or auto where fentry failed or no BTF prototype exists);
+ *   3. load the object and attach.  Loading is per object, so a failure sends
+ *      the affected functions to their next method and the object is loaded
+ *      again; every round only moves functions down the list, so it ends.
+ * What was tried and why it failed is kept per function: when nothing
+ * attaches, that is the error message.
+ *
+ * The pins are pins.c's, the maps while running maps.c's; the state they
+ * share is probes_state.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <mntent.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "helper/kernel/probes_state.h"
+#include "lib/log.h"
+
+/* After bpf/vnfs.h (through probes.h): the skeleton uses its structs. */
+#include "bpf/vnfs.skel.h"
+
+static int libbpf_to_log(enum libbpf_print_level level, const char *format, va_list arguments)
+{
+	char *text = NULL, *line, *saveptr = NULL;
+
+	/* Failed attempts are expected (fallback), so libbpf's warnings go to
+	 * debug level; the outcome is logged by this module.  The verifier log
+	 * of a rejected program (many lines in one warning) shows with log_level
+	 * = debug.  libbpf's own debug chatter (four lines per CO-RE relocation)
+	 * is dropped: formatting it costs more than the load itself. */
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	if (vasprintf(&text, format, arguments) < 0)
+		return 0;
+	for (line = strtok_r(text, "\n", &saveptr); line; line = strtok_r(NULL, "\n", &saveptr))
+		vnfs_debug("libbpf: %s", line);
+	free(text);
+	return 0;
+}
+
+static double milliseconds(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec * 1e3 + now.tv_nsec / 1e6;
+}
+
+static const char *method_name(enum vnfs_attach_method method)
+{
+	switch (method) {
+	case VNFS_ATTACH_FENTRY: return "fentry";
+	case VNFS_ATTACH_KPROBE: return "kprobe";
+	case VNFS_ATTACH_NONE: break;
+	}
+	return "none";
+}
+
+/* ---- planning ---- */
+
+/* Plans every function's first attach method from the kernel's BTF. */
+static void plan_hooks(struct vnfs_probes *probes)
+{
+	struct kernel_function found[VNFS_MAX_HOOKS];
+	bool btf_has_nfs;
+
+	if (kernel_btf_load(&probes->kernel_btf) != 0)
+		vnfs_warning("the kernel has no BTF (/sys/kernel/btf/vmlinux): kprobes only");
+	btf_has_nfs = kernel_btf_find(&probes->kernel_btf, vnfs_hooks, vnfs_hook_count, found);
+	probes->hook_count = vnfs_hook_count;
+	for (size_t i = 0; i < vnfs_hook_count; i++) {
+		struct hook_state *state = &probes->hooks[i];
+
+		state->hook = &vnfs_hooks[i];
+		if (found[i].btf) {
+			if (kernel_btf_hook_config(state->hook, found[i].btf, found[i].id, &state->config,
+						   state->note, sizeof(state->note)) != 0) {
+				state->absent = true;
+				continue;
+			}
+			state->has_prototype = true;
+			state->btf_id = found[i].id;
+			state->btf_object_fd = found[i].object_fd;
+		} else if (btf_has_nfs) {
+			state->absent = true;
+			snprintf(state->note, sizeof(state->note), "not in this kernel");
+			continue;
+		} else {
+			vnfs_hook_fallback_config(state->hook, &state->config);
+			snprintf(state->fentry_error, sizeof(state->fentry_error),
+				 "no BTF describes it (nfs module not loaded?)");
+		}
+		if (probes->mode == VNFS_PROBE_KPROBE) {
+			snprintf(state->fentry_error, sizeof(state->fentry_error),
+				 "not tried (probe mode kprobe)");
+			state->plan = VNFS_ATTACH_KPROBE;
+		} else if (state->has_prototype) {
+			state->plan = VNFS_ATTACH_FENTRY;
+		} else {
+			state->plan = probes->mode == VNFS_PROBE_AUTO ? VNFS_ATTACH_KPROBE
+								      : VNFS_ATTACH_NONE;
+		}
+		if (state->plan == VNFS_ATTACH_NONE)
+			snprintf(state->kprobe_error, sizeof(state->kprobe_error),
+				 "not tried (probe mode fentry)");
+	}
+	kernel_btf_drop_types(&probes->kernel_btf);
+}
+
+/* After fentry failed for a function: its next method per the mode. */
+static void fentry_failed(struct vnfs_probes *probes, struct hook_state *state, const char *format,
+			  ...)
+{
+	va_list arguments;
+
+	va_start(arguments, format);
+	vsnprintf(state->fentry_error, sizeof(state->fentry_error), format, arguments);
+	va_end(arguments);
+	if (probes->mode == VNFS_PROBE_AUTO) {
+		state->plan = VNFS_ATTACH_KPROBE;
+	} else {
+		state->plan = VNFS_ATTACH_NONE;
+		snprintf(state->kprobe_error, sizeof(state->kprobe_error),
+			 "not tried (probe mode fentry)");
+	}
+}
+
+static void kprobe_failed(struct hook_state *state, const char *format, ...)
+{
+	va_list arguments;
+
+	va_start(arguments, format);
+	vsnprintf(state->kprobe_error, sizeof(state->kprobe_error), format, arguments);
+	va_end(arguments);
+	state->plan = VNFS_ATTACH_NONE;
+}
+
+/* ------------------------------------------------------------- loading */
+
+static struct bpf_program *hook_program(struct vnfs_bpf *skeleton, const char *kind, size_t index)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s_%zu", kind, index);
+	return bpf_object__find_program_by_name(skeleton->obj, name);
+}
+
+static void destroy_link_pair(struct hook_state *state)
+{
+	bpf_link__destroy(state->entry_link);
+	bpf_link__destroy(state->exit_link);
+	state->entry_link = NULL;
+	state->exit_link = NULL;
+}
+
+static void release_attempt(struct vnfs_probes *probes)
+{
+	for (size_t i = 0; i < probes->hook_count; i++)
+		if (!probes->hooks[i].reused) {
+			destroy_link_pair(&probes->hooks[i]);
+			probes->hooks[i].method = VNFS_ATTACH_NONE;
+		}
+	vnfs_bpf__destroy(probes->skeleton);
+	probes->skeleton = NULL;
+}
+
+static unsigned int page_shift(void)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	unsigned int shift = 0;
+
+	while (page_size > 1) {
+		page_size >>= 1;
+		shift++;
+	}
+	return shift;
+}
+
+/* The fentry/fexit programs are in sections of their own (bpf/vnfs.h) so
+ * that loading them goes through set_attach_btf_id(), which gives the kernel
+ * the target found by kernel_btf, instead of libbpf's resolution by name.
+ * libbpf's handlers are process-wide, and libbpf 1.1 frees its handler table
+ * when the last one is unregistered but keeps using it (double free on the
+ * next registration): they are registered once and stay, and the probes
+ * being loaded are found through loading_probes. */
+static const struct vnfs_probes *loading_probes;
+
+static int set_attach_btf_id(struct bpf_program *program, struct bpf_prog_load_opts *options,
+			     long cookie)
+{
+	const struct vnfs_probes *probes = loading_probes;
+	const char *index = strrchr(bpf_program__name(program), '_');
+	unsigned long hook = index ? strtoul(index + 1, NULL, 10) : VNFS_MAX_HOOKS;
+
+	(void)cookie;
+	if (!probes || hook >= probes->hook_count || probes->hooks[hook].btf_id == 0)
+		return -EINVAL;
+	options->attach_btf_id = probes->hooks[hook].btf_id;
+	options->attach_btf_obj_fd = probes->hooks[hook].btf_object_fd;
+	return 0;
+}
+
+static int section_handlers_status = -1;
+
+static void register_section_handlers_once(void)
+{
+	LIBBPF_OPTS(libbpf_prog_handler_opts, options,
+		    .prog_prepare_load_fn = set_attach_btf_id);
+
+	if (libbpf_register_prog_handler(VNFS_FENTRY_SECTION, BPF_PROG_TYPE_TRACING,
+					 BPF_TRACE_FENTRY, &options) >= 0 &&
+	    libbpf_register_prog_handler(VNFS_FEXIT_SECTION, BPF_PROG_TYPE_TRACING,
+					 BPF_TRACE_FEXIT, &options) >= 0)
+		section_handlers_status = 0;
+}
+
+static int register_section_handlers(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, register_section_handlers_once);
+	return section_handlers_status;
+}
+
+/* Sets every hook slot's programs for this attempt's plan.  Returns -1 only
+ * when the object cannot be prepared at all. */
+static int prepare_programs(struct vnfs_probes *probes)
+{
+	struct vnfs_bpf *skeleton = probes->skeleton;
+
+	bpf_program__set_autoload(skeleton->progs.drain_at_exit, probes->exit_drain_link == NULL);
+	for (size_t i = 0; i < VNFS_MAX_HOOKS; i++) {
+		struct bpf_program *fentry = hook_program(skeleton, "fentry", i);
+		struct bpf_program *fexit = hook_program(skeleton, "fexit", i);
+		struct bpf_program *kprobe = hook_program(skeleton, "kprobe", i);
+		struct bpf_program *kretprobe = hook_program(skeleton, "kretprobe", i);
+		struct hook_state *state = i < probes->hook_count ? &probes->hooks[i] : NULL;
+
+		if (!fentry || !fexit || !kprobe || !kretprobe)
+			return -1;
+		bpf_program__set_autoload(fentry, false);
+		bpf_program__set_autoload(fexit, false);
+		bpf_program__set_autoload(kprobe, false);
+		bpf_program__set_autoload(kretprobe, false);
+		if (!state || state->plan == VNFS_ATTACH_NONE)
+			continue;
+		skeleton->rodata->hook_config[i] = state->config;
+		if (state->plan == VNFS_ATTACH_FENTRY) {
+			bpf_program__set_autoload(fentry, true);
+			bpf_program__set_autoload(fexit, true);
+			continue;
+		}
+		if (state->plan != VNFS_ATTACH_KPROBE)
+			continue;
+		if (state->config.object_argument >= KPROBE_ARGUMENTS)
+			skeleton->rodata->hook_config[i].object_kind = VNFS_OBJECT_NONE;
+		bpf_program__set_autoload(kprobe, true);
+		bpf_program__set_autoload(kretprobe, true);
+	}
+	return 0;
+}
+
+static bool any_planned(const struct vnfs_probes *probes, enum vnfs_attach_method method)
+{
+	for (size_t i = 0; i < probes->hook_count; i++)
+		if (probes->hooks[i].plan == method)
+			return true;
+	return false;
+}
+
+/* Attaches one function's planned pair.  Returns false when fentry failed
+ * and the object must be reloaded with the function's next method. */
+static bool attach_hook(struct vnfs_probes *probes, struct hook_state *state, size_t index)
+{
+	struct vnfs_bpf *skeleton = probes->skeleton;
+	const char *function = state->hook->function;
+
+	if (state->plan == VNFS_ATTACH_FENTRY) {
+		state->entry_link = bpf_program__attach_trace(hook_program(skeleton, "fentry", index));
+		if (state->entry_link)
+			state->exit_link =
+				bpf_program__attach_trace(hook_program(skeleton, "fexit", index));
+		if (state->entry_link && state->exit_link) {
+			state->method = VNFS_ATTACH_FENTRY;
+			return true;
+		}
+		fentry_failed(probes, state, "attach failed: %s", strerror(errno));
+		destroy_link_pair(state);
+		return state->plan == VNFS_ATTACH_NONE;
+	}
+	if (state->plan != VNFS_ATTACH_KPROBE)
+		return true;
+	state->entry_link = bpf_program__attach_kprobe(hook_program(skeleton, "kprobe", index),
+						       false, function);
+	if (state->entry_link)
+		state->exit_link = bpf_program__attach_kprobe(
+			hook_program(skeleton, "kretprobe", index), true, function);
+	if (state->entry_link && state->exit_link) {
+		state->method = VNFS_ATTACH_KPROBE;
+		return true;
+	}
+	kprobe_failed(state, "attach failed: %s", strerror(errno));
+	destroy_link_pair(state);
+	return true;
+}
+
+/* One round: open, configure, load, attach.  Returns 0 when the round
+ * settled every function (attached or given up), 1 when another round is
+ * needed, -1 on an error unrelated to the kernel's refusals. */
+static int attempt(struct vnfs_probes *probes, char *error, size_t error_size)
+{
+	bool settled = true;
+	int result, status;
+	double started;
+
+	started = milliseconds();
+	if (register_section_handlers() != 0) {
+		snprintf(error, error_size, "cannot register the probes' section handlers");
+		return -1;
+	}
+	probes->skeleton = vnfs_bpf__open();
+	vnfs_debug("open round: %.0f ms", milliseconds() - started);
+	if (!probes->skeleton) {
+		snprintf(error, error_size, "cannot open the BPF object: %s", strerror(errno));
+		return -1;
+	}
+	probes->skeleton->rodata->page_shift = page_shift();
+	started = milliseconds();
+	status = prepare_programs(probes);
+	vnfs_debug("attach targets set in %.0f ms", milliseconds() - started);
+	if (status != 0 || (probes->pin && pins_set_map_paths(probes) != 0)) {
+		snprintf(error, error_size, "the embedded BPF object does not match this helper");
+		release_attempt(probes);
+		return -1;
+	}
+	started = milliseconds();
+	loading_probes = probes;
+	result = vnfs_bpf__load(probes->skeleton);
+	loading_probes = NULL;
+	vnfs_debug("load round: %.0f ms", milliseconds() - started);
+	if (result != 0) {
+		bool fentry_planned = any_planned(probes, VNFS_ATTACH_FENTRY);
+
+		/* Which program the kernel refused is not reported per program:
+		 * every function of the refused kind moves on. */
+		for (size_t i = 0; i < probes->hook_count; i++) {
+			struct hook_state *state = &probes->hooks[i];
+
+			if (fentry_planned && state->plan == VNFS_ATTACH_FENTRY)
+				fentry_failed(probes, state, "load failed: %s", strerror(-result));
+			else if (!fentry_planned && state->plan == VNFS_ATTACH_KPROBE)
+				kprobe_failed(state, "load failed: %s", strerror(-result));
+		}
+		release_attempt(probes);
+		return fentry_planned || any_planned(probes, VNFS_ATTACH_KPROBE) ? 1 : 0;
+	}
+	started = milliseconds();
+	for (size_t i = 0; i < probes->hook_count; i++)
+		if (!attach_hook(probes, &probes->hooks[i], i))
+			settled = false;
+	vnfs_debug("attach round: %.0f ms", milliseconds() - started);
+	if (!settled) {
+		release_attempt(probes);
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- reports */
+
+static bool any_attached(const struct vnfs_probes *probes)
+{
+	for (size_t i = 0; i < probes->hook_count; i++)
+		if (probes->hooks[i].method != VNFS_ATTACH_NONE)
+			return true;
+	return false;
+}
+
+/* Appends to buffer at *length, keeping it terminated and never overflowing. */
+static void append(char *buffer, size_t size, size_t *length, const char *format, ...)
+{
+	va_list arguments;
+	int written;
+
+	if (*length + 1 >= size)
+		return;
+	va_start(arguments, format);
+	written = vsnprintf(buffer + *length, size - *length, format, arguments);
+	va_end(arguments);
+	if (written < 0)
+		return;
+	*length += (size_t)written < size - *length ? (size_t)written : size - *length - 1;
+}
+
+static void describe_failures(const struct vnfs_probes *probes, char *error, size_t error_size)
+{
+	size_t length = 0;
+
+	append(error, error_size, &length,
+	       "no NFS client function could be probed (tried per function):");
+	for (size_t i = 0; i < probes->hook_count; i++) {
+		const struct hook_state *state = &probes->hooks[i];
+
+		if (state->absent)
+			append(error, error_size, &length, "\n  %s: %s", state->hook->function,
+			       state->note);
+		else
+			append(error, error_size, &length, "\n  %s: fentry: %s; kprobe: %s",
+			       state->hook->function,
+			       state->fentry_error[0] ? state->fentry_error : "not tried",
+			       state->kprobe_error[0] ? state->kprobe_error : "not tried");
+	}
+}
+
+/* A kprobe where fentry was tried and failed (mode auto). */
+static bool fell_back(const struct vnfs_probes *probes, const struct hook_state *state)
+{
+	return probes->mode == VNFS_PROBE_AUTO && state->method == VNFS_ATTACH_KPROBE &&
+	       state->fentry_error[0];
+}
+
+size_t vnfs_probes_describe(const struct vnfs_probes *probes, char *buffer, size_t size)
+{
+	size_t length = 0;
+
+	if (size > 0)
+		buffer[0] = '\0';
+	for (size_t i = 0; i < probes->hook_count; i++) {
+		const struct hook_state *state = &probes->hooks[i];
+
+		if (state->method != VNFS_ATTACH_NONE)
+			append(buffer, size, &length, "%s: %s%s%s%s\n", state->hook->function,
+			       method_name(state->method), state->reused ? " (reused)" : "",
+			       fell_back(probes, state) ? " after fentry: " : "",
+			       fell_back(probes, state) ? state->fentry_error : "");
+		else if (state->absent)
+			append(buffer, size, &length, "%s: skipped (%s)\n", state->hook->function,
+			       state->note);
+		else
+			append(buffer, size, &length, "%s: none (fentry: %s; kprobe: %s)\n",
+			       state->hook->function, state->fentry_error, state->kprobe_error);
+	}
+	return length;
+}
+
+/* "open: fentry (nfs_file_open, nfs4_file_open, nfs_atomic_open)" */
+static void log_operation(const struct vnfs_probes *probes, enum vnfs_operation operation)
+{
+	static const enum vnfs_attach_method methods[] = { VNFS_ATTACH_FENTRY,
+							   VNFS_ATTACH_KPROBE };
+	char line[512];
+	size_t length = 0;
+
+	append(line, sizeof(line), &length, "%s:", vnfs_operation_names[operation]);
+	for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
+		const char *separator = " (";
+		bool any = false;
+
+		for (size_t i = 0; i < probes->hook_count; i++) {
+			const struct hook_state *state = &probes->hooks[i];
+
+			if (state->hook->operation != operation || state->method != methods[m])
+				continue;
+			if (!any)
+				append(line, sizeof(line), &length, " %s", method_name(methods[m]));
+			append(line, sizeof(line), &length, "%s%s", separator, state->hook->function);
+			separator = ", ";
+			any = true;
+		}
+		if (any)
+			append(line, sizeof(line), &length, ")");
+	}
+	if (vnfs_probes_attach_method(probes, operation) == VNFS_ATTACH_NONE) {
+		append(line, sizeof(line), &length, " not attached");
+		for (size_t i = 0; i < probes->hook_count; i++) {
+			const struct hook_state *state = &probes->hooks[i];
+
+			if (state->hook->operation == operation)
+				append(line, sizeof(line), &length, " [%s: %s]",
+				       state->hook->function,
+				       state->absent ? state->note : state->kprobe_error);
+		}
+		vnfs_warning("%s", line);
+		return;
+	}
+	vnfs_info("%s", line);
+	for (size_t i = 0; i < probes->hook_count; i++) {
+		const struct hook_state *state = &probes->hooks[i];
+
+		if (state->hook->operation == operation && state->absent)
+			vnfs_info("  %s skipped: %s", state->hook->function, state->note);
+		else if (state->hook->operation == operation && fell_back(probes, state))
+			vnfs_info("  %s: kprobe because fentry: %s", state->hook->function,
+				  state->fentry_error);
+	}
+}
+
+enum vnfs_attach_method vnfs_probes_attach_method(const struct vnfs_probes *probes,
+						  enum vnfs_operation operation)
+{
+	enum vnfs_attach_method method = VNFS_ATTACH_NONE;
+
+	if (!probes)
+		return VNFS_ATTACH_NONE;
+	for (size_t i = 0; i < probes->hook_count; i++) {
+		const struct hook_state *state = &probes->hooks[i];
+
+		if (state->hook->operation != operation || state->method == VNFS_ATTACH_NONE)
+			continue;
+		if (state->method == VNFS_ATTACH_KPROBE)
+			return VNFS_ATTACH_KPROBE;
+		method = state->method;
+	}
+	return method;
+}
+
+/* ------------------------------------------------------------ open/close */
+
+/* Tasks keep their calls pending (bpf/vnfs.h) only once the drain at task
+ * exit runs: without it, what a task had pending when it exited would be
+ * lost, so the probes then move every call out at once. */
+static void attach_exit_drain(struct vnfs_probes *probes)
+{
+	char path[PATH_MAX];
+
+	if (!probes->exit_drain_link) {
+		probes->exit_drain_link = bpf_program__attach_raw_tracepoint(
+			probes->skeleton->progs.drain_at_exit, EXIT_DRAIN_TRACEPOINT);
+		if (!probes->exit_drain_link) {
+			vnfs_warning("cannot attach the drain at task exit (%s): calls are "
+				     "counted one at a time", strerror(errno));
+			return;
+		}
+		/* The hooks stay attached after the helper exits (pinned): an
+		 * exit drain that goes with the helper would leave them keeping
+		 * calls nobody moves out of an exiting task. */
+		if (probes->pin &&
+		    (pins_link_path(path, sizeof(path), probes->pin_dir, EXIT_DRAIN_TRACEPOINT,
+				   EXIT_DRAIN_PIN_END) != 0 ||
+		     bpf_link__pin(probes->exit_drain_link, path) != 0)) {
+			vnfs_warning("cannot pin the drain at task exit (%s): calls are counted "
+				     "one at a time", strerror(errno));
+			bpf_link__destroy(probes->exit_drain_link);
+			probes->exit_drain_link = NULL;
+			return;
+		}
+	}
+	probes->skeleton->data->pending_limit = VNFS_PENDING_CALLS;
+}
+
+static int finish_open(struct vnfs_probes *probes, char *error, size_t error_size)
+{
+	struct vnfs_bpf *skeleton = probes->skeleton;
+	void *mapping;
+
+	if (probes->pin && pins_save(probes, error, error_size) != 0)
+		return -1;
+	mapping = mmap(NULL, STEP_ACTIVITY_MAPPING_SIZE, PROT_READ, MAP_SHARED,
+		       bpf_map__fd(skeleton->maps.step_activity), 0);
+	if (mapping == MAP_FAILED) {
+		snprintf(error, error_size, "cannot map step_activity: %s", strerror(errno));
+		return -1;
+	}
+	probes->step_activity = mapping;
+	mapping = mmap(NULL, UNATTRIBUTED_ENTRIES_MAPPING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(skeleton->maps.unattributed_entries), 0);
+	if (mapping == MAP_FAILED) {
+		snprintf(error, error_size, "cannot map unattributed_entries: %s", strerror(errno));
+		return -1;
+	}
+	probes->unattributed_entries = mapping;
+	return 0;
+}
+
+/* The BPF object embedded in the helper (about 1.2 MiB of its read-only
+ * data) is read only to load the probes: once they are loaded its pages are
+ * handed back.  They are clean pages of the executable, read again from the
+ * file should anything touch them later. */
+static void release_embedded_object(void)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), start, first, end;
+	size_t size = 0;
+
+	start = (uintptr_t)vnfs_bpf__elf_bytes(&size);
+	first = (start + page - 1) & ~(page - 1);
+	end = (start + size) & ~(page - 1);
+	if (end > first && madvise((void *)first, end - first, MADV_DONTNEED) != 0)
+		vnfs_debug("cannot release the embedded BPF object's pages: %s", strerror(errno));
+}
+
+int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_options *options,
+		     char *error, size_t error_size)
+{
+	struct vnfs_probes *probes;
+	bool had_pins = false;
+	int round = 0, status;
+	double started;
+
+	*result = NULL;
+	probes = calloc(1, sizeof(*probes));
+	if (!probes) {
+		snprintf(error, error_size, "out of memory");
+		return -1;
+	}
+	pthread_mutex_init(&probes->registry_lock, NULL);
+	probes->cgroup_root_fd = -1;
+	probes->mode = options->mode;
+	probes->pin = options->pin;
+	snprintf(probes->pin_dir, sizeof(probes->pin_dir), "%s",
+		 options->pin_dir ? options->pin_dir : VNFS_DEFAULT_PIN_DIR);
+	libbpf_set_print(libbpf_to_log);
+
+	started = milliseconds();
+	plan_hooks(probes);
+	vnfs_debug("BTF prototypes read in %.0f ms", milliseconds() - started);
+	if (probes->pin && pins_prepare(probes, &had_pins, error, error_size) != 0)
+		goto fail;
+	do {
+		status = attempt(probes, error, error_size);
+	} while (status == 1 && ++round < MAX_ATTEMPTS);
+	kernel_btf_free(&probes->kernel_btf);
+	if (status < 0)
+		goto fail;
+	if (status == 1) {
+		snprintf(error, error_size, "the probes did not settle in %d rounds", MAX_ATTEMPTS);
+		goto fail;
+	}
+	if (!any_attached(probes)) {
+		describe_failures(probes, error, error_size);
+		goto fail;
+	}
+	attach_exit_drain(probes);
+	if (finish_open(probes, error, error_size) != 0)
+		goto fail;
+	for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
+		log_operation(probes, operation);
+	vnfs_info("probes ready in %.0f ms", milliseconds() - started);
+	release_embedded_object();
+	*result = probes;
+	return 0;
+fail:
+	if (probes->pin && !had_pins) {
+		char ignored[256];
+
+		/* Nothing of ours may keep counting after a failed start. */
+		for (size_t i = 0; i < probes->hook_count; i++)
+			destroy_link_pair(&probes->hooks[i]);
+		bpf_link__destroy(probes->exit_drain_link);
+		probes->exit_drain_link = NULL;
+		vnfs_bpf__destroy(probes->skeleton);
+		probes->skeleton = NULL;
+		if (vnfs_probes_unpin(probes->pin_dir, ignored, sizeof(ignored)) != 0)
+			vnfs_warning("%s", ignored);
+	}
+	vnfs_probes_close(probes);
+	return -1;
+}
+
+/* Lets go of a link without detaching it when it is pinned. */
+static void release_link(struct bpf_link *link, bool pinned)
+{
+	if (!link)
+		return;
+	if (pinned) {
+		/* destroy() would detach (a perf link is even disabled): keep the
+		 * kernel object, close only our descriptor. */
+		bpf_link__disconnect(link);
+		close(bpf_link__fd(link));
+	}
+	bpf_link__destroy(link);
+}
+
+void vnfs_probes_close(struct vnfs_probes *probes)
+{
+	if (!probes)
+		return;
+	for (size_t i = 0; i < probes->hook_count; i++) {
+		release_link(probes->hooks[i].entry_link, probes->pin);
+		release_link(probes->hooks[i].exit_link, probes->pin);
+	}
+	release_link(probes->exit_drain_link, probes->pin);
+	if (probes->step_activity)
+		munmap((void *)probes->step_activity, STEP_ACTIVITY_MAPPING_SIZE);
+	if (probes->unattributed_entries)
+		munmap(probes->unattributed_entries, UNATTRIBUTED_ENTRIES_MAPPING_SIZE);
+	if (probes->cgroup_root_fd >= 0)
+		close(probes->cgroup_root_fd);
+	free(probes->watched);
+	vnfs_bpf__destroy(probes->skeleton);
+	kernel_btf_free(&probes->kernel_btf);
+	pthread_mutex_destroy(&probes->registry_lock);
+	free(probes);
+}
+

@@ -1,0 +1,97 @@
+/*
+ * probes_state.h — what the three files of the probes (probes.c: plan, load,
+ * attach, report; pins.c: the bpffs pins; maps.c: reading and writing the
+ * maps) share: the state of one loaded instance.  Nothing outside
+ * helper/kernel/ includes it; the rest of the helper sees probes.h.
+ */
+#ifndef VNFS_PROBES_STATE_H
+#define VNFS_PROBES_STATE_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "helper/kernel/hooks.h"
+#include "helper/kernel/kernel_btf.h"
+#include "helper/kernel/probes.h"
+
+struct bpf_link;
+struct vnfs_bpf;
+
+#define REASON_SIZE 160
+#define MAX_ATTEMPTS 4
+/* Arguments the kprobe programs can read (PT_REGS_PARM1..5). */
+#define KPROBE_ARGUMENTS 5
+
+/* The step_activity map as mmapped (a whole number of pages). */
+#define STEP_ACTIVITY_MAPPING_SIZE (sizeof(__u64) * VNFS_MAX_STEPS)
+_Static_assert(STEP_ACTIVITY_MAPPING_SIZE % 4096 == 0, "step_activity fills whole pages");
+
+/* include/linux/exportfs.h, not in the UAPI headers: the file handle type
+ * of a kernfs node, whose 64-bit id is a cgroup2 cgroup's id. */
+#define FILEID_KERNFS 0xfe
+
+/* The unattributed_entries map as mmapped: one page (the kernel rounds an
+ * mmapable array up to whole pages). */
+#define UNATTRIBUTED_ENTRIES_MAPPING_SIZE 4096
+
+/* An unattributed row as the last expiry pass saw it: its calls, and since
+ * when they have not moved. */
+struct watched_row {
+	struct vnfs_unattributed_key key;
+	uint64_t calls;
+	int64_t still_since_ms;
+};
+
+/* Indices of the pinned abi map. */
+enum { ABI_VERSION, ABI_STEP_STATS_SIZE };
+
+struct hook_state {
+	const struct vnfs_hook *hook;
+	struct vnfs_hook_config config;
+	bool absent;                /* the kernel's nfs BTF has no such function */
+	__u32 btf_id;               /* fentry/fexit target: the FUNC type id */
+	int btf_object_fd;          /* and where it is (0: vmlinux); see kernel_btf */
+	bool has_prototype;         /* config comes from BTF, not the fallback */
+	bool reused;                /* links pinned by a previous helper */
+	enum vnfs_attach_method plan;
+	enum vnfs_attach_method method;
+	struct bpf_link *entry_link;
+	struct bpf_link *exit_link;
+	char note[REASON_SIZE];     /* absence, or how the prototype was read */
+	char fentry_error[REASON_SIZE];
+	char kprobe_error[REASON_SIZE];
+};
+
+struct vnfs_probes {
+	struct vnfs_bpf *skeleton;
+	struct hook_state hooks[VNFS_MAX_HOOKS];
+	size_t hook_count;
+	enum vnfs_probe_mode mode;
+	bool pin;
+	char pin_dir[PATH_MAX];
+	struct bpf_link *exit_drain_link; /* drain_at_exit on sched_process_exit */
+	volatile __u64 *step_activity; /* mmapped step_activity map */
+	__u64 *unattributed_entries;   /* mmapped read-write: [0] rows of their own */
+	struct watched_row *watched;   /* unattributed rows at the last expiry pass */
+	size_t watched_count;
+	int64_t next_expiry_ms;        /* when the walk next looks for rows to expire */
+	int cgroup_root_fd;            /* cgroup2 root for open_by_handle_at, -1 none */
+	bool cgroup_root_tried;
+	pthread_mutex_t registry_lock;
+	struct kernel_btf kernel_btf; /* while opening: the targets' BTF objects */
+};
+
+/* The drain at task exit: a raw tracepoint, pinned as links/<this>-drain. */
+#define EXIT_DRAIN_TRACEPOINT "sched_process_exit"
+#define EXIT_DRAIN_PIN_END "drain"
+
+/* ---- pins.c ---- */
+int pins_prepare(struct vnfs_probes *probes, bool *had_pins, char *error, size_t error_size);
+int pins_set_map_paths(struct vnfs_probes *probes);
+int pins_save(struct vnfs_probes *probes, char *error, size_t error_size);
+int pins_link_path(char *buffer, size_t size, const char *pin_dir, const char *function,
+		   const char *end);
+
+#endif /* VNFS_PROBES_STATE_H */
