@@ -347,8 +347,7 @@ static void snapshot_step(const struct vnfs_step *step, uint32_t slot, void *con
 	collector->snapshot[index].slot = slot;
 	collector->snapshot[index].state = step->state;
 	memset(record, 0, sizeof(*record));
-	record->job_id = step->job_id;
-	record->step_id = step->step_id;
+	vnfs_record_identify_slurm(record, step->job_id, step->step_id);
 	record->uid = step->uid;
 	snprintf(record->node, sizeof(record->node), "%s", collector->node);
 	record->cgroup_id = step->cgroup_id;

@@ -72,9 +72,10 @@ static const char *const statement_sql[STATEMENTS] = {
 				  "ON CONFLICT (name) DO UPDATE SET class = excluded.class",
 	/* A job row never goes back from finished to running. */
 	[UPSERT_JOB] =
-		"INSERT INTO jobs (job_id, node, uid, user, start_time_ms, end_time_ms,"
-		" sample_time_ms, finished) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
-		"ON CONFLICT (job_id, node) DO UPDATE SET uid = excluded.uid,"
+		"INSERT INTO jobs (source, job, node, job_id, uid, user, start_time_ms,"
+		" end_time_ms, sample_time_ms, finished)"
+		" VALUES (?9, ?10, ?2, ?1, ?3, ?4, ?5, ?6, ?7, ?8) "
+		"ON CONFLICT (source, job, node) DO UPDATE SET uid = excluded.uid,"
 		" user = excluded.user,"
 		" start_time_ms = min(jobs.start_time_ms, excluded.start_time_ms),"
 		" end_time_ms = excluded.end_time_ms,"
@@ -82,11 +83,11 @@ static const char *const statement_sql[STATEMENTS] = {
 		" finished = excluded.finished "
 		"WHERE jobs.finished = 0 OR excluded.finished = 1",
 	[UPSERT_STEP] =
-		"INSERT INTO steps (job_id, node, step_id, uid, user, cgroup_id, cgroup_path,"
-		" start_time_ms, end_time_ms, sample_time_ms, finished, read_size_histogram,"
-		" write_size_histogram) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-		" ?12, ?13) "
-		"ON CONFLICT (job_id, node, step_id) DO UPDATE SET uid = excluded.uid,"
+		"INSERT INTO steps (source, job, node, part, job_id, step_id, uid, user,"
+		" cgroup_id, cgroup_path, start_time_ms, end_time_ms, sample_time_ms, finished,"
+		" read_size_histogram, write_size_histogram) VALUES (?14, ?15, ?2, ?16, ?1, ?3,"
+		" ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+		"ON CONFLICT (source, job, node, part) DO UPDATE SET uid = excluded.uid,"
 		" user = excluded.user, cgroup_id = excluded.cgroup_id,"
 		" cgroup_path = excluded.cgroup_path, start_time_ms = excluded.start_time_ms,"
 		" end_time_ms = excluded.end_time_ms, sample_time_ms = excluded.sample_time_ms,"
@@ -281,12 +282,25 @@ static void forget_stale_fingerprints(struct sqlite_sink *sink)
 
 /* ---- writing ------------------------------------------------------------ */
 
-static int write_job_row(struct sqlite_sink *sink, uint32_t job_id, const char *node,
-			 uint32_t uid, const char *user, int64_t start_ms, int64_t end_ms,
-			 int64_t sample_ms, bool finished)
+/* Binds the workload's identity at index (source), index + 1 (job) and,
+ * with_part, index + 2 (part); Slurm's numbers are bound by the caller. */
+static void bind_workload(sqlite3_stmt *statement, int index,
+			  const struct vnfs_workload *workload, bool with_part)
+{
+	bind_text(statement, index, vnfs_workload_source_name(workload->source));
+	bind_text(statement, index + 1, workload->job);
+	if (with_part)
+		bind_text(statement, index + 2, workload->part);
+}
+
+/* A job row, of the job of the step record step (its identity and numbers). */
+static int write_job_row(struct sqlite_sink *sink, const struct vnfs_step_record *step,
+			 const char *node, uint32_t uid, const char *user, int64_t start_ms,
+			 int64_t end_ms, int64_t sample_ms, bool finished)
 {
 	sqlite3_stmt *s = sink->statements[UPSERT_JOB];
-	sqlite3_bind_int64(s, 1, job_id);
+	bind_workload(s, 9, &step->workload, false);
+	sqlite3_bind_int64(s, 1, step->job_id);
 	bind_text(s, 2, node);
 	sqlite3_bind_int64(s, 3, uid);
 	bind_text(s, 4, user);
@@ -409,12 +423,13 @@ static int write_step(struct sqlite_sink *sink, const struct vnfs_step_record *r
 
 	int rc = SQLITE_OK;
 	if (with_job)
-		rc = write_job_row(sink, record->job_id, record->node, record->uid, record->user,
+		rc = write_job_row(sink, record, record->node, record->uid, record->user,
 				   record->start_time_ms, 0, record->sample_time_ms, false);
 	if (rc != SQLITE_OK)
 		return rc;
 
 	sqlite3_stmt *s = sink->statements[UPSERT_STEP];
+	bind_workload(s, 14, &record->workload, true);
 	sqlite3_bind_int64(s, 1, record->job_id);
 	bind_text(s, 2, record->node);
 	sqlite3_bind_int64(s, 3, record->step_id);
@@ -451,9 +466,9 @@ static int write_finished_job(struct sqlite_sink *sink, const struct vnfs_job *j
 	int rc = SQLITE_OK;
 	for (size_t i = 0; i < job->step_count && rc == SQLITE_OK; i++)
 		rc = write_step(sink, &job->steps[i], true, true, NULL);
-	if (rc != SQLITE_OK)
+	if (rc != SQLITE_OK || job->step_count == 0)
 		return rc;
-	return write_job_row(sink, job->job_id, job->node != NULL ? job->node : "", job->uid,
+	return write_job_row(sink, &job->steps[0], job->node != NULL ? job->node : "", job->uid,
 			     job->user != NULL ? job->user : "", job->start_time_ms,
 			     job->end_time_ms, job->end_time_ms, true);
 }
@@ -925,8 +940,8 @@ static int open_database(struct sqlite_sink *sink, char *error, size_t error_siz
 	    set_journal_size_limit(sink, error, error_size) < 0 ||
 	    vnfs_history_exec(sink->db, "PRAGMA cache_size = " CACHE_SIZE, path, error,
 			      error_size) < 0 ||
-	    vnfs_history_exec(sink->db, "PRAGMA foreign_keys = ON", path, error, error_size) < 0 ||
-	    vnfs_history_migrate(sink->db, path, error, error_size) < 0)
+	    vnfs_history_migrate(sink->db, path, error, error_size) < 0 ||
+	    vnfs_history_exec(sink->db, "PRAGMA foreign_keys = ON", path, error, error_size) < 0)
 		return -1;
 	for (int i = 0; i < STATEMENTS; i++) {
 		if (sqlite3_prepare_v3(sink->db, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT,

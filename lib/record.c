@@ -26,6 +26,10 @@ void vnfs_job_of_steps(struct vnfs_job *job, uint32_t job_id, const char *node,
 {
 	memset(job, 0, sizeof(*job));
 	job->job_id = job_id;
+	if (count > 0) {
+		job->workload = steps[0].workload;
+		job->workload.part[0] = '\0';
+	}
 	job->node = node;
 	job->steps = steps;
 	job->step_count = count;
@@ -37,6 +41,14 @@ void vnfs_job_of_steps(struct vnfs_job *job, uint32_t job_id, const char *node,
 		job->uid = steps[i].uid;
 		job->user = steps[i].user;
 	}
+}
+
+void vnfs_record_identify_slurm(struct vnfs_step_record *record, uint32_t job_id,
+				uint32_t step_id)
+{
+	record->job_id = job_id;
+	record->step_id = step_id;
+	vnfs_workload_of_slurm_step(&record->workload, job_id, step_id);
 }
 
 const char *vnfs_step_name(uint32_t step_id, char *buf, size_t size)

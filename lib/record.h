@@ -21,6 +21,7 @@
 #include "bpf/vnfs.h"
 #include "escape.h"
 #include "tags.h"
+#include "workload.h"
 
 /* Slurm's special step ids (slurm.h, 22.05); vnfs_step_name() spells them. */
 #define VNFS_STEP_PENDING 0xfffffffdu
@@ -78,6 +79,10 @@ struct vnfs_mount_record {
 };
 
 struct vnfs_step_record {
+	/* Whose record: the workload's identity (lib/workload.h), set with
+	 * vnfs_record_identify_slurm() for a Slurm step, which also sets
+	 * job_id and step_id, Slurm's numbers (0 for any other source). */
+	struct vnfs_workload workload;
 	uint32_t job_id;
 	uint32_t step_id;
 	uint32_t uid;
@@ -109,7 +114,8 @@ struct vnfs_unattributed_record {
 };
 
 struct vnfs_job {
-	uint32_t job_id;
+	struct vnfs_workload workload; /* its steps', without their part */
+	uint32_t job_id;               /* Slurm's, as in the steps */
 	uint32_t uid;
 	const char *user;
 	const char *node;
@@ -118,6 +124,10 @@ struct vnfs_job {
 	size_t step_count;
 	const struct vnfs_step_record *steps; /* final counts, finished == true */
 };
+
+/* Makes record the record of Slurm's job_id, step step_id. */
+void vnfs_record_identify_slurm(struct vnfs_step_record *record, uint32_t job_id,
+				uint32_t step_id);
 
 /* The job of count steps (all of job_id, at least one) as node saw them:
  * its owner from the steps, its start the earliest and its end the latest

@@ -156,6 +156,12 @@ static struct json_object *mounts_to_json(const struct vnfs_mount_record *mounts
 	return array;
 }
 
+/* A Slurm step's record is written as before the identity was general
+ * ("job": 42, "step": "0"), so that every reader of today's files and
+ * streams keeps reading them; a source that is not Slurm adds its own
+ * fields here when it comes. */
+_Static_assert(VNFS_SOURCE_COUNT == 1, "the JSON of a record names only Slurm's workloads");
+
 struct json_object *vnfs_step_record_to_json(const struct vnfs_step_record *record)
 {
 	struct json_object *object = json_object_new_object();
@@ -693,6 +699,7 @@ static int read_step(struct reader *reader, const struct json_object *object,
 	if (vnfs_step_parse(step, &record->step_id) < 0)
 		return fail(reader, "field 'step' must be a step number, batch, extern, "
 				    "interactive or pending, not '%s'", step);
+	vnfs_record_identify_slurm(record, record->job_id, record->step_id);
 	if (read_u32(reader, object, "uid", &record->uid) < 0 ||
 	    read_string(reader, object, "user", record->user, sizeof(record->user)) < 0 ||
 	    read_string(reader, object, "node", record->node, sizeof(record->node)) < 0 ||

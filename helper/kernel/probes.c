@@ -2,7 +2,7 @@
  * probes.c — loads bpf/vnfs.bpf.c onto the running kernel's NFS client and
  * gives the helper access to its maps (see probes.h).
  *
- * Start-up, per hooked function of helper/hooks.c:
+ * Start-up, per hooked function of hooks.c:
  *   1. find its prototype in the kernel's BTF (vmlinux or an nfs* module) and
  *      derive the hook configuration from it: which argument holds the object
  *      that names the mount, whether the result is an int, a long, a pointer;

@@ -26,8 +26,42 @@ static int operation_index(const char *name)
 	return -1;
 }
 
+/*
+ * What differs between the schemas read: a version-1 history knows only
+ * Slurm's numbers; from version 2 jobs and steps are keyed by the
+ * workload's identity (lib/history/schema.c), which the step query returns
+ * after the columns both share.  Only Slurm's jobs are listed so far: they
+ * are the only ones the listing's numbers order.
+ */
+#define STEP_COLUMNS                                                              \
+	"SELECT id, step_id, uid, user, cgroup_id, cgroup_path, start_time_ms,"  \
+	" end_time_ms, sample_time_ms, finished, read_size_histogram,"            \
+	" write_size_histogram"
+#define STEP_IDENTITY_COLUMN 12 /* source, job, part */
+
+static const struct schema_queries {
+	const char *slurm_jobs;    /* the condition that a jobs row is Slurm's */
+	const char *selected_jobs; /* ... and among ?1, a JSON array of job ids */
+	const char *steps_of_job;  /* the steps of job ?1 on node ?2 */
+} schema_queries[VNFS_HISTORY_SCHEMA_VERSION + 1] = {
+	[1] = {
+		"1",
+		"AND job_id IN (SELECT value FROM json_each(?1)) ",
+		STEP_COLUMNS " FROM steps WHERE job_id = ?1 AND node = ?2",
+	},
+	[2] = {
+		"source = 'slurm'",
+		"AND job IN (SELECT CAST(value AS TEXT) FROM json_each(?1)) ",
+		STEP_COLUMNS ", source, job, part FROM steps"
+		" WHERE source = 'slurm' AND job = CAST(?1 AS TEXT) AND node = ?2",
+	},
+};
+_Static_assert(VNFS_HISTORY_OLDEST_READ_VERSION == 1 && VNFS_HISTORY_SCHEMA_VERSION == 2,
+	       "every schema read has its queries above");
+
 struct reader {
 	sqlite3 *db;
+	int version;               /* of the schema, OLDEST_READ_VERSION.. */
 	sqlite3_stmt *steps, *operations, *processes, *mounts, *tags;
 	const char *path;
 	char *error;
@@ -184,6 +218,35 @@ static int read_tags(struct reader *reader, sqlite3_int64 step, struct vnfs_step
 	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading tags");
 }
 
+/*
+ * A version-2 step's identity, from its own columns: text the writer took
+ * from the registry, checked again like any text read from a file.
+ */
+static int read_identity(struct reader *reader, sqlite3_stmt *s, sqlite3_int64 step,
+			 struct vnfs_step_record *record)
+{
+	const unsigned char *source = sqlite3_column_text(s, STEP_IDENTITY_COLUMN);
+	const unsigned char *job = sqlite3_column_text(s, STEP_IDENTITY_COLUMN + 1);
+	const unsigned char *part = sqlite3_column_text(s, STEP_IDENTITY_COLUMN + 2);
+	enum vnfs_workload_source parsed;
+	char message[256];
+
+	if (source == NULL || job == NULL || part == NULL ||
+	    vnfs_workload_source_parse((const char *)source, &parsed) < 0) {
+		snprintf(reader->error, reader->error_size,
+			 "%s: step row %lld: no workload source this vnfs knows", reader->path,
+			 (long long)step);
+		return -1;
+	}
+	if (vnfs_workload_set(&record->workload, parsed, (const char *)job, (const char *)part,
+			      message, sizeof(message)) < 0) {
+		snprintf(reader->error, reader->error_size, "%s: step row %lld: %s", reader->path,
+			 (long long)step, message);
+		return -1;
+	}
+	return 0;
+}
+
 /* Every step of one job on one node. */
 static int read_job(struct reader *reader, struct report_set *set, uint32_t job_id,
 		    const char *node)
@@ -201,8 +264,12 @@ static int read_job(struct reader *reader, struct report_set *set, uint32_t job_
 		}
 		record.stats = stats;
 		sqlite3_int64 step = sqlite3_column_int64(s, 0);
-		record.job_id = job_id;
-		record.step_id = (uint32_t)sqlite3_column_int64(s, 1);
+		vnfs_record_identify_slurm(&record, job_id, (uint32_t)sqlite3_column_int64(s, 1));
+		if (reader->version >= 2 && read_identity(reader, s, step, &record) < 0) {
+			vnfs_step_record_free_arrays(&record);
+			sqlite3_reset(s);
+			return -1;
+		}
 		record.uid = (uint32_t)sqlite3_column_int64(s, 2);
 		copy_column(s, 3, record.user, sizeof(record.user));
 		snprintf(record.node, sizeof(record.node), "%s", node);
@@ -271,7 +338,8 @@ static int open_read_only(const char *path, sqlite3 **db)
 	return sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
 }
 
-static int open_history(const char *path, sqlite3 **db, char *error, size_t error_size)
+static int open_history(const char *path, sqlite3 **db, int *schema_version, char *error,
+			size_t error_size)
 {
 	struct stat st;
 	if (stat(path, &st) < 0) {
@@ -289,7 +357,8 @@ static int open_history(const char *path, sqlite3 **db, char *error, size_t erro
 	int version = -1;
 	if (vnfs_history_schema_version(*db, &version) < 0)
 		version = -1;
-	if (version != VNFS_HISTORY_SCHEMA_VERSION) {
+	*schema_version = version;
+	if (version < VNFS_HISTORY_OLDEST_READ_VERSION || version > VNFS_HISTORY_SCHEMA_VERSION) {
 		if (version < 0)
 			snprintf(error, error_size, "history database %s: %s", path,
 				 sqlite3_errmsg(*db));
@@ -298,8 +367,9 @@ static int open_history(const char *path, sqlite3 **db, char *error, size_t erro
 				 "history database %s: not a vnfs history (schema version 0)", path);
 		else
 			snprintf(error, error_size,
-				 "history database %s: schema version %d, this vnfs-report reads %d",
-				 path, version, VNFS_HISTORY_SCHEMA_VERSION);
+				 "history database %s: schema version %d, this vnfs reads %d to %d",
+				 path, version, VNFS_HISTORY_OLDEST_READ_VERSION,
+				 VNFS_HISTORY_SCHEMA_VERSION);
 		sqlite3_close(*db);
 		*db = NULL;
 		return -1;
@@ -366,25 +436,22 @@ int report_database_open(struct report_database **out, const char *path,
 	reader->path = database->path;
 	reader->error = database->message;
 	reader->error_size = sizeof(database->message);
-	if (open_history(path, &reader->db, error, error_size) < 0) {
+	if (open_history(path, &reader->db, &reader->version, error, error_size) < 0) {
 		free(database);
 		return -1;
 	}
 
+	const struct schema_queries *queries = &schema_queries[reader->version];
 	char sql[512];
 	snprintf(sql, sizeof(sql),
-		 "SELECT job_id, node FROM jobs WHERE 1 %s%s%s%s%s ORDER BY job_id, node",
-		 filter->job_count > 0 ? "AND job_id IN (SELECT value FROM json_each(?1)) " : "",
+		 "SELECT job_id, node FROM jobs WHERE %s %s%s%s%s%s ORDER BY job_id, node",
+		 queries->slurm_jobs, filter->job_count > 0 ? queries->selected_jobs : "",
 		 filter->has_uid ? "AND uid = ?2 " : "",
 		 filter->user_name[0] != '\0' ? "AND user = ?5 " : "",
 		 filter->has_end ? "AND start_time_ms <= ?3 " : "",
 		 filter->has_start ? "AND (end_time_ms IS NULL OR end_time_ms >= ?4) " : "");
 	if (prepare(reader, sql, &database->jobs) < 0 ||
-	    prepare(reader,
-		    "SELECT id, step_id, uid, user, cgroup_id, cgroup_path, start_time_ms,"
-		    " end_time_ms, sample_time_ms, finished, read_size_histogram,"
-		    " write_size_histogram FROM steps WHERE job_id = ?1 AND node = ?2",
-		    &reader->steps) < 0 ||
+	    prepare(reader, queries->steps_of_job, &reader->steps) < 0 ||
 	    prepare(reader,
 		    "SELECT operation, count, errors, time_ns, bytes, latency_histogram"
 		    " FROM step_operations WHERE step = ?1",
@@ -457,7 +524,8 @@ int report_load_baseline(const char *path, const char *nodes, uint32_t exclude_j
 {
 	memset(baseline, 0, sizeof(*baseline));
 	sqlite3 *db = NULL;
-	if (open_history(path, &db, error, error_size) < 0)
+	int version;
+	if (open_history(path, &db, &version, error, error_size) < 0)
 		return -1;
 
 	struct json_object *array = json_object_new_array();
@@ -473,7 +541,7 @@ int report_load_baseline(const char *path, const char *nodes, uint32_t exclude_j
 			       "SELECT operation, p99_ns FROM step_operations"
 			       " JOIN steps ON steps.id = step_operations.step"
 			       " WHERE steps.node IN (SELECT value FROM json_each(?1))"
-			       " AND steps.sample_time_ms >= ?2 AND steps.job_id != ?3"
+			       " AND steps.sample_time_ms >= ?2 AND steps.job_id IS NOT ?3"
 			       " AND step_operations.count >= ?4"
 			       " ORDER BY operation, p99_ns",
 			       -1, &s, NULL) != SQLITE_OK) {

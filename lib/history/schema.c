@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "lib/log.h"
+#include "lib/record.h"
 
 /* migrations[i] takes the schema from user_version i to i + 1. */
 static const char *const migrations[] = {
@@ -93,7 +94,75 @@ static const char *const migrations[] = {
 	"  write_bytes INTEGER NOT NULL,\n"
 	"  PRIMARY KEY (step, device)\n"
 	") WITHOUT ROWID;\n",
+
+	/*
+	 * 1 -> 2: jobs and steps are keyed by the workload's identity
+	 * (lib/workload.h): source, job and, for a step, part, as text.
+	 * Slurm's numbers stay beside them (job_id, step_id; NULL for other
+	 * sources), so that Slurm's rows keep every column they had.  SQLite
+	 * cannot change a key in place: the two tables are rebuilt (with
+	 * foreign keys off, see vnfs_history_migrate), keeping every step's
+	 * id, so that the rows of step_tags, step_operations, step_processes
+	 * and step_mounts stay theirs.
+	 */
+	"CREATE TABLE jobs_v2 (\n"
+	"  source TEXT NOT NULL,\n"
+	"  job TEXT NOT NULL,\n"
+	"  node TEXT NOT NULL,\n"
+	"  job_id INTEGER,\n"
+	"  uid INTEGER NOT NULL,\n"
+	"  user TEXT NOT NULL,\n"
+	"  start_time_ms INTEGER NOT NULL,\n"
+	"  end_time_ms INTEGER,\n"
+	"  sample_time_ms INTEGER NOT NULL,\n"
+	"  finished INTEGER NOT NULL DEFAULT 0,\n"
+	"  PRIMARY KEY (source, job, node)\n"
+	");\n"
+	"INSERT INTO jobs_v2 SELECT 'slurm', CAST(job_id AS TEXT), node, job_id, uid, user,\n"
+	"  start_time_ms, end_time_ms, sample_time_ms, finished FROM jobs;\n"
+	"CREATE TABLE steps_v2 (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  source TEXT NOT NULL,\n"
+	"  job TEXT NOT NULL,\n"
+	"  node TEXT NOT NULL,\n"
+	"  part TEXT NOT NULL,\n"
+	"  job_id INTEGER,\n"
+	"  step_id INTEGER,\n"
+	"  uid INTEGER NOT NULL,\n"
+	"  user TEXT NOT NULL,\n"
+	"  cgroup_id INTEGER NOT NULL,\n"
+	"  cgroup_path TEXT NOT NULL,\n"
+	"  start_time_ms INTEGER NOT NULL,\n"
+	"  end_time_ms INTEGER,\n"
+	"  sample_time_ms INTEGER NOT NULL,\n"
+	"  finished INTEGER NOT NULL,\n"
+	"  read_size_histogram TEXT NOT NULL,\n"
+	"  write_size_histogram TEXT NOT NULL,\n"
+	"  UNIQUE (source, job, node, part),\n"
+	"  FOREIGN KEY (source, job, node) REFERENCES jobs (source, job, node)"
+	" ON DELETE CASCADE\n"
+	");\n"
+	"INSERT INTO steps_v2 SELECT id, 'slurm', CAST(job_id AS TEXT), node,\n"
+	"  CASE step_id WHEN 4294967291 THEN 'batch' WHEN 4294967292 THEN 'extern'\n"
+	"    WHEN 4294967290 THEN 'interactive' WHEN 4294967293 THEN 'pending'\n"
+	"    ELSE CAST(step_id AS TEXT) END,\n"
+	"  job_id, step_id, uid, user, cgroup_id, cgroup_path, start_time_ms, end_time_ms,\n"
+	"  sample_time_ms, finished, read_size_histogram, write_size_histogram FROM steps;\n"
+	"DROP TABLE steps;\n"
+	"DROP TABLE jobs;\n"
+	"ALTER TABLE jobs_v2 RENAME TO jobs;\n"
+	"ALTER TABLE steps_v2 RENAME TO steps;\n"
+	"CREATE INDEX jobs_by_start ON jobs (start_time_ms);\n"
+	"CREATE INDEX jobs_by_end ON jobs (end_time_ms);\n"
+	"CREATE INDEX jobs_by_uid ON jobs (uid, start_time_ms);\n"
+	"CREATE INDEX jobs_by_job_id ON jobs (job_id);\n"
+	"CREATE INDEX steps_by_sample ON steps (node, sample_time_ms);\n",
 };
+
+/* The Slurm step names of migration 1 -> 2 (vnfs_step_name's). */
+_Static_assert(VNFS_STEP_BATCH == 4294967291u && VNFS_STEP_EXTERN == 4294967292u &&
+		       VNFS_STEP_INTERACTIVE == 4294967290u && VNFS_STEP_PENDING == 4294967293u,
+	       "migration 1 -> 2 spells Slurm's special steps by these numbers");
 
 #define MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 _Static_assert(MIGRATIONS == VNFS_HISTORY_SCHEMA_VERSION,
@@ -127,6 +196,27 @@ int vnfs_history_schema_version(sqlite3 *db, int *version)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* A rebuilt table must leave every reference whole: any row
+ * PRAGMA foreign_key_check reports fails the migration. */
+static int check_foreign_keys(sqlite3 *db, const char *path, char *error, size_t error_size)
+{
+	sqlite3_stmt *statement;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA foreign_key_check", -1, &statement, NULL) != SQLITE_OK) {
+		snprintf(error, error_size, "sqlite: %s: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	rc = sqlite3_step(statement);
+	if (rc == SQLITE_ROW)
+		snprintf(error, error_size, "sqlite: %s: a row of table %s lost its reference",
+			 path, (const char *)sqlite3_column_text(statement, 0));
+	else if (rc != SQLITE_DONE)
+		snprintf(error, error_size, "sqlite: %s: %s", path, sqlite3_errmsg(db));
+	sqlite3_finalize(statement);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 /* Migration step (from version step to step + 1) in one transaction. */
 static int migrate_once(sqlite3 *db, int step, const char *path, char *error, size_t error_size)
 {
@@ -136,6 +226,7 @@ static int migrate_once(sqlite3 *db, int step, const char *path, char *error, si
 	if (vnfs_history_exec(db, "BEGIN IMMEDIATE", path, error, error_size) < 0)
 		return -1;
 	if (vnfs_history_exec(db, migrations[step], path, error, error_size) < 0 ||
+	    check_foreign_keys(db, path, error, error_size) < 0 ||
 	    vnfs_history_exec(db, set_version, path, error, error_size) < 0 ||
 	    vnfs_history_exec(db, "COMMIT", path, error, error_size) < 0) {
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -160,8 +251,18 @@ int vnfs_history_migrate(sqlite3 *db, const char *path, char *error, size_t erro
 			 path, version, MIGRATIONS);
 		return -1;
 	}
+	/* Rebuilding a table drops the old one, which with foreign keys on
+	 * would delete its children first; outside a transaction only. */
+	if (version < MIGRATIONS &&
+	    vnfs_history_exec(db, "PRAGMA foreign_keys = OFF", path, error, error_size) < 0)
+		return -1;
 	for (int step = version; step < MIGRATIONS; step++)
 		if (migrate_once(db, step, path, error, error_size) < 0)
 			return -1;
 	return 0;
+}
+
+const char *vnfs_history_migration(int from_version)
+{
+	return from_version >= 0 && from_version < MIGRATIONS ? migrations[from_version] : NULL;
 }

@@ -11,7 +11,11 @@
 
 #include <stddef.h>
 
-#define VNFS_HISTORY_SCHEMA_VERSION 1
+#define VNFS_HISTORY_SCHEMA_VERSION 2
+
+/* The oldest schema the readers still read (lib/history/reader.c): a
+ * database the helper has not migrated yet, or an archived copy. */
+#define VNFS_HISTORY_OLDEST_READ_VERSION 1
 
 struct sqlite3;
 
@@ -28,8 +32,13 @@ int vnfs_history_schema_version(struct sqlite3 *db, int *version);
  * Takes the database at path (open read-write in db) up to
  * VNFS_HISTORY_SCHEMA_VERSION, one migration per transaction, so a crash
  * leaves it at some whole version.  A database of a newer schema is refused.
- * Returns 0, or -1 with a message in error.
+ * Foreign keys are off afterwards when a migration ran (the caller turns
+ * them on).  Returns 0, or -1 with a message in error.
  */
 int vnfs_history_migrate(struct sqlite3 *db, const char *path, char *error, size_t error_size);
+
+/* The SQL that takes the schema from from_version to from_version + 1, or
+ * NULL: for tests that build a database of an older version. */
+const char *vnfs_history_migration(int from_version);
 
 #endif /* VNFS_HISTORY_SCHEMA_H */

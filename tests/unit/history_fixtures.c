@@ -27,8 +27,7 @@ void history_step_init(struct history_step *step, uint32_t job_id, uint32_t step
 	char step_name[16];
 
 	memset(step, 0, sizeof(*step));
-	r->job_id = job_id;
-	r->step_id = step_id;
+	vnfs_record_identify_slurm(r, job_id, step_id);
 	r->uid = uid;
 	snprintf(r->user, sizeof(r->user), "%s", user);
 	snprintf(r->node, sizeof(r->node), "%s", node);

@@ -21,6 +21,8 @@
 #include <sqlite3.h>
 
 #include "helper/sink.h"
+#include "lib/history/reader.h"
+#include "lib/history/schema.h"
 #include "tests/unit/history_fixtures.h"
 
 struct fixture {
@@ -130,7 +132,7 @@ static void test_migration_from_empty(void **state)
 
 	sqlite3 *db = open_db(f->path);
 	char text[512];
-	assert_int_equal(query_int(db, "PRAGMA user_version"), 1);
+	assert_int_equal(query_int(db, "PRAGMA user_version"), 2);
 	query_text(db, "PRAGMA journal_mode", text, sizeof(text));
 	assert_string_equal(text, "wal");
 	query_text(db, "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name", text,
@@ -143,10 +145,10 @@ static void test_migration_from_empty(void **state)
 		   text, sizeof(text));
 	assert_string_equal(text, "META|DATA");
 
-	/* A second open finds version 1 and changes nothing. */
+	/* A second open finds version 2 and changes nothing. */
 	open_sink(f, &sink);
 	sink.close(sink.state);
-	assert_int_equal(query_int(db, "PRAGMA user_version"), 1);
+	assert_int_equal(query_int(db, "PRAGMA user_version"), 2);
 
 	/* A database from a newer vnfs is refused, not misread. */
 	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 9", NULL, NULL, NULL), SQLITE_OK);
@@ -155,8 +157,151 @@ static void test_migration_from_empty(void **state)
 	assert_int_equal(vnfs_sink_sqlite_open(&sink, &f->config, error, sizeof(error)), -1);
 	char expected[300];
 	snprintf(expected, sizeof(expected),
-		 "sqlite: %s: schema version 9 is newer than this vnfs understands (1)", f->path);
+		 "sqlite: %s: schema version 9 is newer than this vnfs understands (2)", f->path);
 	assert_string_equal(error, expected);
+}
+
+/*
+ * A history of schema version 1, as a helper before the general workload
+ * identity left it: job 42 (a batch step and step 0, with a tag, an
+ * operation, a process and a mount) and job 43.
+ */
+static void make_version_1_history(const struct fixture *f)
+{
+	char directory[160];
+	sqlite3 *db = NULL;
+
+	snprintf(directory, sizeof(directory), "%s/db", f->directory);
+	assert_int_equal(mkdir(directory, 0700), 0);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, vnfs_history_migration(0), NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(db,
+			     "PRAGMA user_version = 1;"
+			     "INSERT INTO operations VALUES ('write', 'DATA');"
+			     "INSERT INTO jobs VALUES (42, 'node1', 1001, 'alice', 1000, 9000,"
+			     " 9000, 1);"
+			     "INSERT INTO jobs VALUES (43, 'node1', 1002, 'bob', 2000, NULL,"
+			     " 5000, 0);"
+			     "INSERT INTO steps VALUES (7, 42, 'node1', 4294967291, 1001, 'alice',"
+			     " 77, '/sys/fs/cgroup/job_42/step_batch', 1000, 9000, 9000, 1,"
+			     " '[]', '[]');"
+			     "INSERT INTO steps VALUES (8, 42, 'node1', 0, 1001, 'alice', 78,"
+			     " '/sys/fs/cgroup/job_42/step_0', 1500, 8000, 9000, 1, '[]',"
+			     " '[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,8]');"
+			     "INSERT INTO steps VALUES (9, 43, 'node1', 0, 1002, 'bob', 79,"
+			     " '/sys/fs/cgroup/job_43/step_0', 2000, NULL, 5000, 0, '[]', '[]');"
+			     "INSERT INTO step_tags VALUES (8, 'PROJECT_NAME', 'alpha');"
+			     "INSERT INTO step_operations VALUES (8, 'write', 8, 0, 4000, 8388608,"
+			     " 256, 512, '[0,0,0,0,0,0,0,0,8]');"
+			     "INSERT INTO step_processes VALUES (8, 'dd', 0, 0, 8, 8388608, 0);"
+			     "INSERT INTO step_mounts VALUES (8, 53, '/mnt/nfs', 'server:/export',"
+			     " '4.2', 1048576, 1048576, 8, 0, 4000, 0, 8388608);",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
+	sqlite3_close(db);
+}
+
+/* What the reader finds of job 42, the same before and after the migration. */
+static void expect_job_42(const struct fixture *f)
+{
+	struct report_filter *filter = calloc(1, sizeof(*filter));
+	struct report_database *database = NULL;
+	struct report_set set;
+	char error[512] = "";
+	const struct vnfs_step_record *step;
+
+	assert_non_null(filter);
+	filter->job_count = 1;
+	filter->jobs[0].job_id = 42;
+	report_set_init(&set);
+	if (report_database_open(&database, f->path, filter, error, sizeof(error)) < 0)
+		fail_msg("open: %s", error);
+	assert_int_equal(report_database_read_job(database, &set, error, sizeof(error)), 1);
+	assert_int_equal(report_database_read_job(database, &set, error, sizeof(error)), 0);
+	assert_int_equal(set.count, 2);
+	step = set.records[0].step_id == 0 ? &set.records[0] : &set.records[1];
+	assert_int_equal(step->workload.source, VNFS_SOURCE_SLURM);
+	assert_string_equal(step->workload.job, "42");
+	assert_string_equal(step->workload.part, "0");
+	assert_int_equal(step->job_id, 42);
+	assert_int_equal(step->uid, 1001);
+	assert_string_equal(step->user, "alice");
+	assert_string_equal(step->cgroup_path, "/sys/fs/cgroup/job_42/step_0");
+	assert_int_equal(step->start_time_ms, 1500);
+	assert_int_equal(step->end_time_ms, 8000);
+	assert_true(step->finished);
+	assert_int_equal(step->stats->operations[VNFS_OP_WRITE].count, 8);
+	assert_int_equal(step->stats->operations[VNFS_OP_WRITE].bytes, 8388608);
+	assert_int_equal(step->stats->operations[VNFS_OP_WRITE].latency_histogram[8], 8);
+	assert_int_equal(step->stats->request_size_histogram[VNFS_DIRECTION_WRITE][20], 8);
+	assert_string_equal(vnfs_tags_find(&step->tags, "PROJECT_NAME"), "alpha");
+	assert_int_equal(step->process_count, 1);
+	assert_string_equal(step->processes[0].comm, "dd");
+	assert_int_equal(step->processes[0].stats.write_bytes, 8388608);
+	assert_int_equal(step->mount_count, 1);
+	assert_string_equal(step->mounts[0].source, "server:/export");
+	assert_int_equal(step->mounts[0].stats.write_bytes, 8388608);
+	step = step == &set.records[0] ? &set.records[1] : &set.records[0];
+	assert_string_equal(step->workload.part, "batch");
+	assert_int_equal(step->step_id, VNFS_STEP_BATCH);
+	report_database_close(database);
+	report_set_free(&set);
+	free(filter);
+}
+
+static void test_version_1_history_read_then_migrated(void **state)
+{
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	struct history_step steps[1];
+	struct vnfs_step_record records[1];
+	char text[512];
+	sqlite3 *db;
+
+	make_version_1_history(f);
+	/* vnfs-report reads a history no helper has migrated yet. */
+	expect_job_42(f);
+
+	/* The helper migrates it: every row kept, keyed by identity now. */
+	open_sink(f, &sink);
+	db = open_db(f->path);
+	assert_int_equal(query_int(db, "PRAGMA user_version"), 2);
+	query_text(db, "SELECT source || ':' || job || ':' || job_id FROM jobs ORDER BY job", text,
+		   sizeof(text));
+	assert_string_equal(text, "slurm:42:42|slurm:43:43");
+	query_text(db,
+		   "SELECT id || ':' || job || '.' || part || ':' || step_id FROM steps ORDER BY id",
+		   text, sizeof(text));
+	assert_string_equal(text, "7:42.batch:4294967291|8:42.0:0|9:43.0:0");
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_operations WHERE step = 8"), 1);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_tags WHERE step = 8"), 1);
+	query_text(db, "SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL"
+		       " ORDER BY name", text, sizeof(text));
+	assert_string_equal(text, "jobs_by_end|jobs_by_job_id|jobs_by_start|jobs_by_uid|"
+				  "steps_by_sample");
+	expect_job_42(f);
+
+	/* Job 43's step 0 written again lands on its migrated row. */
+	history_step_init(&steps[0], 43, 0, 1002, "bob", "node1", 2000, 1);
+	publish(&sink, steps, 1, records);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM steps WHERE job = '43'"), 1);
+	assert_int_equal(query_int(db, "SELECT id FROM steps WHERE job = '43'"), 9);
+	assert_int_equal(query_int(db, "SELECT sample_time_ms FROM steps WHERE id = 9"),
+			 2000 + 60000);
+	sink.close(sink.state);
+
+	/* The rebuilt tables cascade as the old ones did. */
+	assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys = ON;"
+					  "DELETE FROM jobs WHERE job = '42'", NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM steps"), 1);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_operations WHERE step = 8"), 0);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_mounts WHERE step = 8"), 0);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_tags WHERE step = 8"), 0);
+	/* history_step_init gives a step five operations. */
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_operations WHERE step = 9"), 5);
+	sqlite3_close(db);
 }
 
 static void test_intervals_then_finished(void **state)
@@ -583,6 +728,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_migration_from_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version_1_history_read_then_migrated, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_intervals_then_finished, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unchanged_steps_not_rewritten, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_running_steps_written_per_write_interval, setup,

@@ -1,0 +1,177 @@
+/*
+ * workload.c — the workload identity's table, checks and order (see
+ * workload.h).
+ */
+#include "lib/workload.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/record.h"
+
+static const struct {
+	const char *name, *job_label, *part_label;
+} sources[VNFS_SOURCE_COUNT] = {
+#define VNFS_WORKLOAD_SOURCE_ROW(constant, name, job_label, part_label) \
+	[VNFS_SOURCE_##constant] = { name, job_label, part_label },
+	VNFS_WORKLOAD_SOURCES(VNFS_WORKLOAD_SOURCE_ROW)
+#undef VNFS_WORKLOAD_SOURCE_ROW
+};
+
+/* Bytes of a user's text quoted in a message. */
+#define SHOWN_MAX 40
+
+const char *vnfs_workload_source_name(enum vnfs_workload_source source)
+{
+	return (unsigned)source < VNFS_SOURCE_COUNT ? sources[source].name : NULL;
+}
+
+const char *vnfs_workload_job_label(enum vnfs_workload_source source)
+{
+	return (unsigned)source < VNFS_SOURCE_COUNT ? sources[source].job_label : NULL;
+}
+
+const char *vnfs_workload_part_label(enum vnfs_workload_source source)
+{
+	return (unsigned)source < VNFS_SOURCE_COUNT ? sources[source].part_label : NULL;
+}
+
+int vnfs_workload_source_parse(const char *name, enum vnfs_workload_source *source)
+{
+	for (int i = 0; i < VNFS_SOURCE_COUNT; i++) {
+		if (strcmp(sources[i].name, name) == 0) {
+			*source = (enum vnfs_workload_source)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static bool allowed_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c != '\0' && strchr("._-:@+/[]=,%#~", c) != NULL);
+}
+
+bool vnfs_workload_text_valid(const char *text, size_t max)
+{
+	size_t length = 0;
+
+	for (; text[length] != '\0'; length++)
+		if (length + 1 >= max || !allowed_byte((unsigned char)text[length]))
+			return false;
+	return length > 0;
+}
+
+/* What may be shown of a user's text in a message: its allowed prefix. */
+static int shown_length(const char *text)
+{
+	int length = 0;
+
+	while (length < SHOWN_MAX && allowed_byte((unsigned char)text[length]))
+		length++;
+	return length;
+}
+
+static int check_text(const char *what, const char *text, size_t max, bool may_be_empty,
+		      char *error, size_t error_size)
+{
+	if (may_be_empty && text[0] == '\0')
+		return 0;
+	if (vnfs_workload_text_valid(text, max))
+		return 0;
+	if (text[0] == '\0')
+		snprintf(error, error_size, "the workload's %s is empty", what);
+	else if (strnlen(text, max) >= max)
+		snprintf(error, error_size, "the workload's %s is longer than %zu bytes", what,
+			 max - 1);
+	else
+		snprintf(error, error_size,
+			 "the workload's %s '%.*s...' holds a byte other than letters, digits "
+			 "and ._-:@+/[]=,%%#~", what, shown_length(text), text);
+	return -1;
+}
+
+int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source source,
+		      const char *job, const char *part, char *error, size_t error_size)
+{
+	if ((unsigned)source >= VNFS_SOURCE_COUNT) {
+		snprintf(error, error_size, "unknown workload source %d", (int)source);
+		return -1;
+	}
+	if (check_text("job", job, VNFS_WORKLOAD_JOB_MAX, false, error, error_size) < 0 ||
+	    check_text("part", part, VNFS_WORKLOAD_PART_MAX, true, error, error_size) < 0)
+		return -1;
+	workload->source = source;
+	snprintf(workload->job, sizeof(workload->job), "%s", job);
+	snprintf(workload->part, sizeof(workload->part), "%s", part);
+	return 0;
+}
+
+void vnfs_workload_of_slurm_step(struct vnfs_workload *workload, uint32_t job_id,
+				 uint32_t step_id)
+{
+	workload->source = VNFS_SOURCE_SLURM;
+	snprintf(workload->job, sizeof(workload->job), "%u", job_id);
+	vnfs_step_name(step_id, workload->part, sizeof(workload->part));
+}
+
+int vnfs_workload_slurm_ids(const struct vnfs_workload *workload, uint32_t *job_id,
+			    uint32_t *step_id)
+{
+	/* vnfs_step_parse reads "batch" too: a job id must be a number. */
+	if (workload->source != VNFS_SOURCE_SLURM || workload->job[0] < '0' ||
+	    workload->job[0] > '9' || vnfs_step_parse(workload->job, job_id) < 0 ||
+	    vnfs_step_parse(workload->part, step_id) < 0)
+		return -1;
+	return 0;
+}
+
+bool vnfs_workload_same_job(const struct vnfs_workload *a, const struct vnfs_workload *b)
+{
+	return a->source == b->source && strcmp(a->job, b->job) == 0;
+}
+
+bool vnfs_workload_equal(const struct vnfs_workload *a, const struct vnfs_workload *b)
+{
+	return vnfs_workload_same_job(a, b) && strcmp(a->part, b->part) == 0;
+}
+
+static bool decimal(const char *text)
+{
+	if (text[0] == '\0')
+		return false;
+	for (; *text != '\0'; text++)
+		if (*text < '0' || *text > '9')
+			return false;
+	return true;
+}
+
+/* Decimal texts by value (longer is larger once leading zeros are gone),
+ * anything else by bytes. */
+static int compare_text(const char *a, const char *b)
+{
+	size_t a_length, b_length;
+
+	if (!decimal(a) || !decimal(b))
+		return strcmp(a, b);
+	while (a[0] == '0' && a[1] != '\0')
+		a++;
+	while (b[0] == '0' && b[1] != '\0')
+		b++;
+	a_length = strlen(a);
+	b_length = strlen(b);
+	if (a_length != b_length)
+		return a_length < b_length ? -1 : 1;
+	return strcmp(a, b);
+}
+
+int vnfs_workload_compare(const struct vnfs_workload *a, const struct vnfs_workload *b)
+{
+	int order;
+
+	if (a->source != b->source)
+		return a->source < b->source ? -1 : 1;
+	order = compare_text(a->job, b->job);
+	return order != 0 ? order : compare_text(a->part, b->part);
+}

@@ -1,0 +1,98 @@
+/*
+ * workload.h — who made an NFS call: a workload's identity, general across
+ * schedulers and runtimes (DESIGN.md, decision 11).
+ *
+ * A workload is named by three things: its source (the scheduler or runtime
+ * that started it: Slurm first), the id of its job as text ("42" for Slurm;
+ * a pod, an LSF or PBS job in the sources to come), and its part of that
+ * job (a Slurm step, "0" or "batch"; a container).  Its owner's uid and its
+ * tags travel beside it in every request, record and row.  Text, because
+ * most schedulers' ids are not numbers ("1234[5].pbs01", a pod's uid); the
+ * numbers Slurm uses stay available through vnfs_workload_slurm_ids().
+ *
+ * Adding a source is one row in VNFS_WORKLOAD_SOURCES and one module that
+ * learns its workloads; the outputs name a workload by the row's labels.
+ * Identity text may come from users (an environment variable, a container
+ * annotation, a scheduler hook), so every setter checks it against
+ * vnfs_workload_text_valid(), and outputs still escape it where it goes.
+ */
+#ifndef VNFS_WORKLOAD_H
+#define VNFS_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Every source, once: its constant, its name (in records, the history, the
+ * protocol) and the names of its job and part in reports and metrics labels
+ * (Slurm's are today's job_id and step_id, which stay as they are).
+ */
+#define VNFS_WORKLOAD_SOURCES(X)             \
+	/* constant  name     job label  part label */ \
+	X(SLURM, "slurm", "job_id", "step_id")
+
+enum vnfs_workload_source {
+#define VNFS_WORKLOAD_SOURCE_ENUM(constant, name, job_label, part_label) \
+	VNFS_SOURCE_##constant,
+	VNFS_WORKLOAD_SOURCES(VNFS_WORKLOAD_SOURCE_ENUM)
+#undef VNFS_WORKLOAD_SOURCE_ENUM
+	VNFS_SOURCE_COUNT
+};
+
+/* Bytes of a job id and of a part, with the NUL: a Kubernetes
+ * "namespace/pod" is at most 63 + 1 + 253 bytes. */
+#define VNFS_WORKLOAD_JOB_MAX 320
+#define VNFS_WORKLOAD_PART_MAX 256
+
+struct vnfs_workload {
+	enum vnfs_workload_source source;
+	char job[VNFS_WORKLOAD_JOB_MAX];   /* never empty once set */
+	char part[VNFS_WORKLOAD_PART_MAX]; /* "" when the job has no parts */
+};
+
+/* "slurm", ...; NULL for an out-of-range source. */
+const char *vnfs_workload_source_name(enum vnfs_workload_source source);
+/* The labels of a source's job and part ("job_id", "step_id"). */
+const char *vnfs_workload_job_label(enum vnfs_workload_source source);
+const char *vnfs_workload_part_label(enum vnfs_workload_source source);
+/* The source named name.  Returns 0, or -1 when no source has that name. */
+int vnfs_workload_source_parse(const char *name, enum vnfs_workload_source *source);
+
+/*
+ * Whether text may name a job or a part: 1 to max - 1 bytes of letters,
+ * digits and ._-:@+/[]=,%#~ — what scheduler ids, pod and container names
+ * are made of, and nothing that a label, a path, a shell or a terminal
+ * treats specially (no space, quote, backslash, control or non-ASCII byte).
+ */
+bool vnfs_workload_text_valid(const char *text, size_t max);
+
+/*
+ * Sets *workload from untrusted text.  part may be "" (a job without
+ * parts).  Returns 0, or -1 with a message in error naming what is wrong;
+ * *workload is then unchanged.
+ */
+int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source source,
+		      const char *job, const char *part, char *error, size_t error_size);
+
+/* A Slurm step's identity: job "42", part "0", "batch", "extern", ... */
+void vnfs_workload_of_slurm_step(struct vnfs_workload *workload, uint32_t job_id,
+				 uint32_t step_id);
+
+/* The Slurm numbers back.  Returns 0, or -1 when workload is not a Slurm
+ * step (another source, or text that is not Slurm's). */
+int vnfs_workload_slurm_ids(const struct vnfs_workload *workload, uint32_t *job_id,
+			    uint32_t *step_id);
+
+/* Whether a and b name the same workload, and the same job. */
+bool vnfs_workload_equal(const struct vnfs_workload *a, const struct vnfs_workload *b);
+bool vnfs_workload_same_job(const struct vnfs_workload *a, const struct vnfs_workload *b);
+
+/*
+ * The order of reports: by source, then job, then part; job ids and parts
+ * that are both decimal numbers compare as numbers (job 9 before job 10).
+ * Returns <0, 0 or >0 like strcmp.
+ */
+int vnfs_workload_compare(const struct vnfs_workload *a, const struct vnfs_workload *b);
+
+#endif /* VNFS_WORKLOAD_H */

@@ -1,0 +1,178 @@
+/*
+ * test_workload.c — lib/workload.c: the source table, Slurm's identities
+ * both ways, the text rule for untrusted ids with its exact messages, and
+ * the order reports use.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/record.h"
+#include "lib/workload.h"
+
+static void test_source_table(void **state)
+{
+	enum vnfs_workload_source source = VNFS_SOURCE_COUNT;
+
+	(void)state;
+	assert_int_equal(VNFS_SOURCE_COUNT, 1);
+	assert_string_equal(vnfs_workload_source_name(VNFS_SOURCE_SLURM), "slurm");
+	assert_string_equal(vnfs_workload_job_label(VNFS_SOURCE_SLURM), "job_id");
+	assert_string_equal(vnfs_workload_part_label(VNFS_SOURCE_SLURM), "step_id");
+	assert_null(vnfs_workload_source_name(VNFS_SOURCE_COUNT));
+	assert_null(vnfs_workload_job_label((enum vnfs_workload_source)-1));
+	assert_int_equal(vnfs_workload_source_parse("slurm", &source), 0);
+	assert_int_equal(source, VNFS_SOURCE_SLURM);
+	assert_int_equal(vnfs_workload_source_parse("Slurm", &source), -1);
+	assert_int_equal(vnfs_workload_source_parse("", &source), -1);
+}
+
+static void test_slurm_both_ways(void **state)
+{
+	static const struct {
+		uint32_t step_id;
+		const char *part;
+	} steps[] = {
+		{ 0, "0" },
+		{ 7, "7" },
+		{ VNFS_STEP_BATCH, "batch" },
+		{ VNFS_STEP_EXTERN, "extern" },
+		{ VNFS_STEP_INTERACTIVE, "interactive" },
+		{ 4294967290u - 1, "4294967289" },
+	};
+	struct vnfs_workload workload;
+	uint32_t job_id, step_id;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		vnfs_workload_of_slurm_step(&workload, 4294967295u, steps[i].step_id);
+		assert_int_equal(workload.source, VNFS_SOURCE_SLURM);
+		assert_string_equal(workload.job, "4294967295");
+		assert_string_equal(workload.part, steps[i].part);
+		assert_int_equal(vnfs_workload_slurm_ids(&workload, &job_id, &step_id), 0);
+		assert_int_equal(job_id, 4294967295u);
+		assert_int_equal(step_id, steps[i].step_id);
+	}
+	/* Text that no Slurm step has is not read as one. */
+	snprintf(workload.job, sizeof(workload.job), "batch");
+	assert_int_equal(vnfs_workload_slurm_ids(&workload, &job_id, &step_id), -1);
+	snprintf(workload.job, sizeof(workload.job), "4294967296");
+	assert_int_equal(vnfs_workload_slurm_ids(&workload, &job_id, &step_id), -1);
+	snprintf(workload.job, sizeof(workload.job), "42");
+	snprintf(workload.part, sizeof(workload.part), "0x1");
+	assert_int_equal(vnfs_workload_slurm_ids(&workload, &job_id, &step_id), -1);
+	snprintf(workload.part, sizeof(workload.part), "1");
+	assert_int_equal(vnfs_workload_slurm_ids(&workload, &job_id, &step_id), 0);
+	assert_int_equal(job_id, 42);
+	assert_int_equal(step_id, 1);
+}
+
+static void expect_refused(const char *job, const char *part, const char *message)
+{
+	struct vnfs_workload workload;
+	char error[256] = "";
+
+	vnfs_workload_of_slurm_step(&workload, 42, 0);
+	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_SLURM, job, part, error,
+					   sizeof(error)),
+			 -1);
+	assert_string_equal(error, message);
+	/* Unchanged by the refusal. */
+	assert_string_equal(workload.job, "42");
+	assert_string_equal(workload.part, "0");
+}
+
+static void test_untrusted_text(void **state)
+{
+	struct vnfs_workload workload;
+	char error[256] = "", longest[VNFS_WORKLOAD_JOB_MAX], too_long[VNFS_WORKLOAD_JOB_MAX + 1];
+
+	(void)state;
+	/* What scheduler ids and pod names look like. */
+	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_SLURM, "1234[5].pbs01",
+					   "train-0", error, sizeof(error)),
+			 0);
+	assert_string_equal(workload.job, "1234[5].pbs01");
+	assert_string_equal(workload.part, "train-0");
+	assert_true(vnfs_workload_text_valid("ml-team/resnet-7f9c:gpu@node1+2=a,b%c#d~e", 64));
+	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_SLURM, "77", "", error,
+					   sizeof(error)),
+			 0);
+	assert_string_equal(workload.part, "");
+
+	memset(longest, 'a', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = '\0';
+	assert_true(vnfs_workload_text_valid(longest, VNFS_WORKLOAD_JOB_MAX));
+	memset(too_long, 'a', sizeof(too_long) - 1);
+	too_long[sizeof(too_long) - 1] = '\0';
+	assert_false(vnfs_workload_text_valid(too_long, VNFS_WORKLOAD_JOB_MAX));
+
+	expect_refused("", "0", "the workload's job is empty");
+	expect_refused(too_long, "0", "the workload's job is longer than 319 bytes");
+	expect_refused("42 43", "0",
+		       "the workload's job '42...' holds a byte other than letters, digits and "
+		       "._-:@+/[]=,%#~");
+	expect_refused("42", "a\x1b[2J",
+		       "the workload's part 'a...' holds a byte other than letters, digits and "
+		       "._-:@+/[]=,%#~");
+	expect_refused("j\xc3\xa9", "0",
+		       "the workload's job 'j...' holds a byte other than letters, digits and "
+		       "._-:@+/[]=,%#~");
+	expect_refused("$(reboot)", "0",
+		       "the workload's job '...' holds a byte other than letters, digits and "
+		       "._-:@+/[]=,%#~");
+	for (const char *c = " \"'\\`$;&|<>*?!(){}\t\n"; *c != '\0'; c++) {
+		char text[4] = { 'a', *c, 'b', '\0' };
+
+		assert_false(vnfs_workload_text_valid(text, 64));
+	}
+	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_COUNT, "1", "", error,
+					   sizeof(error)),
+			 -1);
+	assert_string_equal(error, "unknown workload source 1");
+}
+
+static void test_order_and_equality(void **state)
+{
+	struct vnfs_workload a, b;
+
+	(void)state;
+	vnfs_workload_of_slurm_step(&a, 9, 0);
+	vnfs_workload_of_slurm_step(&b, 10, 0);
+	assert_true(vnfs_workload_compare(&a, &b) < 0);
+	assert_true(vnfs_workload_compare(&b, &a) > 0);
+	assert_false(vnfs_workload_same_job(&a, &b));
+	vnfs_workload_of_slurm_step(&b, 9, 10);
+	assert_true(vnfs_workload_same_job(&a, &b));
+	assert_false(vnfs_workload_equal(&a, &b));
+	assert_true(vnfs_workload_compare(&a, &b) < 0);
+	vnfs_workload_of_slurm_step(&b, 9, 0);
+	assert_true(vnfs_workload_equal(&a, &b));
+	assert_int_equal(vnfs_workload_compare(&a, &b), 0);
+	/* Leading zeros do not make a number larger; text orders by bytes. */
+	snprintf(a.job, sizeof(a.job), "007");
+	snprintf(b.job, sizeof(b.job), "10");
+	assert_true(vnfs_workload_compare(&a, &b) < 0);
+	snprintf(a.job, sizeof(a.job), "pod-b");
+	snprintf(b.job, sizeof(b.job), "pod-a");
+	assert_true(vnfs_workload_compare(&a, &b) > 0);
+	snprintf(b.job, sizeof(b.job), "10");
+	assert_true(vnfs_workload_compare(&a, &b) > 0); /* "p" > "1" */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_source_table),
+		cmocka_unit_test(test_slurm_both_ways),
+		cmocka_unit_test(test_untrusted_text),
+		cmocka_unit_test(test_order_and_equality),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
