@@ -20,12 +20,12 @@
 #include <stdint.h>
 
 #include "lib/config.h"
+#include "helper/counters.h"
 #include "helper/ended_steps.h"
 #include "helper/mounts.h"
 #include "helper/registry.h"
 #include "helper/sink.h"
 
-struct vnfs_probes;
 struct vnfs_report_writer;
 struct json_object;
 
@@ -35,7 +35,7 @@ struct json_object;
 struct vnfs_collector {
 	pthread_mutex_t lock;
 	const struct vnfs_config *config;
-	struct vnfs_probes *probes;
+	struct vnfs_counter_source source; /* where the counters come from */
 	struct vnfs_registry *registry;
 	struct vnfs_mounts mounts;
 	char node[65];
@@ -97,9 +97,10 @@ struct vnfs_collector {
 	size_t unattributed_count, unattributed_capacity;
 };
 
+/* source is copied; its context must outlive the collector. */
 int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_config *config,
-			struct vnfs_probes *probes, struct vnfs_registry *registry, const char *node,
-			char *error, size_t error_size);
+			const struct vnfs_counter_source *source, struct vnfs_registry *registry,
+			const char *node, char *error, size_t error_size);
 /* Takes ownership of sink (closed by vnfs_collector_destroy). */
 int vnfs_collector_add_sink(struct vnfs_collector *collector, const struct vnfs_sink *sink);
 void vnfs_collector_destroy(struct vnfs_collector *collector);
