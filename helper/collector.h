@@ -1,17 +1,21 @@
 /*
- * collector.h — turns the BPF maps into records, every interval and on demand.
+ * collector.h — turns counters into records, every interval and on demand.
  *
- * The collector owns the sinks and the only code that reads the maps: each
- * interval it snapshots the registry (again only when it changed), copies
- * the counters of the steps that counted calls since the last interval,
- * groups the process and mount breakdowns by slot, and
- * hands the same vnfs_interval to every sink.  When a job finishes it does the
- * job's final read, renders its report files for the report writer's thread
+ * The collector owns the sinks and is the only reader of the counters, which
+ * it reaches through a counter source (helper/counters.h: helper/probes.c's
+ * reads the BPF maps, a host test's hands out snapshots).  Each interval it
+ * snapshots the registry (again only when it changed), copies the counters
+ * of the slots whose activity moved since the last copy, walks the process
+ * and mount rows when any activity or the registry moved and groups them by
+ * slot, reads the unattributed rows and the health counters, and hands the
+ * same vnfs_interval to every sink.  When a job finishes it does the job's final
+ * read, renders its report files for the report writer's thread
  * (helper/report_writer.h: no file I/O under the lock), tells the sinks, and
- * releases the job's slots.  A step that ended and whose cgroup holds no task
- * any more gets its final read at once and leaves its slot for
- * helper/ended_steps.h, where it waits for its job's end.  One mutex serialises all of it, so sinks never
- * run twice at once.
+ * gives the job's slots back to the source and the registry.  A step that
+ * ended and whose cgroup holds no task any more gets its final read at once
+ * and leaves its slot for helper/ended_steps.h, where it waits for its job's
+ * end.  One mutex serialises all of it, so neither the source nor a sink is
+ * ever called twice at once.
  */
 #ifndef VNFS_COLLECTOR_H
 #define VNFS_COLLECTOR_H

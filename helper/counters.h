@@ -12,7 +12,9 @@
  * kernel NFS client.
  *
  * The collector calls a source under its own lock only, never two calls at
- * once.  Slots are below VNFS_MAX_STEPS.  The layout of every key and value
+ * once (a REGISTER reaches the probes directly from the socket thread:
+ * helper/probes.c locks its registry map itself).  Slots are below
+ * VNFS_MAX_STEPS.  The layout of every key and value
  * is bpf/vnfs.h's and lib/record.h's.
  */
 #ifndef VNFS_COUNTERS_H
