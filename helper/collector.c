@@ -226,6 +226,7 @@ static uint64_t total_activity(const struct vnfs_collector *collector)
  * any step's activity, are read every time. */
 static void read_breakdowns(struct vnfs_collector *collector, int64_t now_ms)
 {
+	const struct vnfs_counter_source *source = &collector->source;
 	struct mount_context mount_context = { collector, now_ms };
 	uint64_t activity;
 
@@ -236,17 +237,15 @@ static void read_breakdowns(struct vnfs_collector *collector, int64_t now_ms)
 		collector->process_count = 0;
 		collector->mount_count = 0;
 		collector->breakdowns_valid =
-			collector->source.for_each_breakdown(collector->source.context, add_process,
-							     collector, add_mount,
-							     &mount_context) == 0;
+			source->for_each_breakdown(source->context, add_process, collector,
+						   add_mount, &mount_context) == 0;
 		if (!collector->breakdowns_valid)
 			vnfs_warning("reading the process and mount breakdowns failed: they are "
 				     "incomplete this interval");
 		collector->breakdowns_activity = activity;
 		collector->breakdowns_generation = collector->snapshot_generation;
 	}
-	if (collector->source.for_each_unattributed(collector->source.context, add_unattributed,
-						    collector) != 0)
+	if (source->for_each_unattributed(source->context, add_unattributed, collector) != 0)
 		vnfs_warning("reading unattributed counters failed: incomplete this interval");
 }
 
@@ -303,8 +302,9 @@ static const struct vnfs_step_stats empty_stats;
 static const struct vnfs_step_stats *step_counters(struct vnfs_collector *collector,
 						   uint32_t slot, bool force)
 {
+	const struct vnfs_counter_source *source = &collector->source;
 	struct vnfs_slot_counters *counters = &collector->counters[slot];
-	uint64_t activity = collector->source.step_activity(collector->source.context, slot);
+	uint64_t activity = source->step_activity(source->context, slot);
 	bool moved = activity != counters->activity;
 
 	if (activity == 0 && counters->copy == NULL)
@@ -315,8 +315,7 @@ static const struct vnfs_step_stats *step_counters(struct vnfs_collector *collec
 		vnfs_error("slot %u: out of memory for its counters: reported as zero", slot);
 		return &empty_stats;
 	}
-	if (collector->source.read_step_stats(collector->source.context, slot, counters->copy) !=
-	    0) {
+	if (source->read_step_stats(source->context, slot, counters->copy) != 0) {
 		vnfs_warning("slot %u: reading step_stats failed (%s): counts are an interval late",
 			     slot, strerror(errno));
 		return counters->copy;
@@ -340,12 +339,12 @@ static void release_counters(struct vnfs_collector *collector, uint32_t slot)
 static void give_back_slot(struct vnfs_collector *collector, uint32_t slot,
 			   const struct vnfs_step_record *record)
 {
-	void *context = collector->source.context;
+	const struct vnfs_counter_source *source = &collector->source;
 
-	if (collector->source.unregister_cgroup(context, record->cgroup_id) != 0)
+	if (source->unregister_cgroup(source->context, record->cgroup_id) != 0)
 		vnfs_warning("job %u step %u: cgroup %llu was not in the BPF registry",
 			     record->job_id, record->step_id, (unsigned long long)record->cgroup_id);
-	(void)collector->source.reset_slot(context, slot);
+	(void)source->reset_slot(source->context, slot);
 	release_counters(collector, slot);
 }
 
@@ -605,7 +604,8 @@ static bool cgroup_empty(const char *path)
 
 /* Gives the slot of the ended step at index (its final read made) to the
  * ended steps: the source's registration and counters first, so that the
- * slot is clean before a REGISTER can take it.  Returns 0, or -1 (step left as it was). */
+ * slot is clean before a REGISTER can take it.  Returns 0, or -1 (step left
+ * as it was). */
 static int move_out(struct vnfs_collector *collector, uint32_t index, int64_t now_ms)
 {
 	uint32_t slot = collector->snapshot[index].slot;

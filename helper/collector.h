@@ -8,10 +8,10 @@
  * of the slots whose activity moved since the last copy, walks the process
  * and mount rows when any activity or the registry moved and groups them by
  * slot, reads the unattributed rows and the health counters, and hands the
- * same vnfs_interval to every sink.  When a job finishes it does the job's final
- * read, renders its report files for the report writer's thread
- * (helper/report_writer.h: no file I/O under the lock), tells the sinks, and
- * gives the job's slots back to the source and the registry.  A step that
+ * same vnfs_interval to every sink.  When a job finishes it does the job's
+ * final read, renders its report files for the report writer's thread
+ * (helper/report_writer.h: no file I/O under the lock), tells the sinks,
+ * and gives the job's slots back to the source and the registry.  A step that
  * ended and whose cgroup holds no task any more gets its final read at once
  * and leaves its slot for helper/ended_steps.h, where it waits for its job's
  * end.  One mutex serialises all of it, so neither the source nor a sink is
