@@ -1,12 +1,13 @@
 /*
- * collector.c — BPF maps -> records -> sinks.
+ * collector.c — counters (helper/counters.h) -> records -> sinks.
  *
- * A step's counters (7.4 KiB) are copied from step_stats only when the
- * step's entry of the mmapped step_activity array moved: a thousand idle
- * steps cost a thousand loads and no memory, where mapping step_stats cost
- * its whole 7.4 MiB in every helper.  The breakdown maps (process, mount,
- * unattributed) are iterated once per collection and bucketed by slot, so
- * each record gets a contiguous range.
+ * A step's counters (7.4 KiB) are copied from the source only when the
+ * slot's activity moved, which for the probes is one load from the mmapped
+ * step_activity array: a thousand idle steps cost a thousand loads and no
+ * memory, where mapping step_stats cost its whole 7.4 MiB in every helper.
+ * The breakdown rows (process, mount, unattributed) are walked at most once
+ * per collection and bucketed by slot, so each record gets a contiguous
+ * range.
  */
 #include "helper/collector.h"
 
@@ -21,7 +22,6 @@
 
 #include <json-c/json.h>
 
-#include "helper/kernel/probes.h"
 #include "helper/report_writer.h"
 #include "lib/escape.h"
 #include "lib/log.h"
@@ -56,15 +56,15 @@ static void open_ended_steps(struct vnfs_collector *collector)
 }
 
 int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_config *config,
-			struct vnfs_probes *probes, struct vnfs_registry *registry, const char *node,
-			char *error, size_t error_size)
+			const struct vnfs_counter_source *source, struct vnfs_registry *registry,
+			const char *node, char *error, size_t error_size)
 {
 	memset(collector, 0, sizeof(*collector));
 	if (vnfs_report_writer_start(&collector->report_writer, config->helper.admin_gid, error,
 				     error_size) != 0)
 		return -1;
 	collector->config = config;
-	collector->probes = probes;
+	collector->source = *source;
 	collector->registry = registry;
 	snprintf(collector->node, sizeof(collector->node), "%s", node);
 	collector->snapshot = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*collector->snapshot));
@@ -85,8 +85,7 @@ int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_conf
 	collector->health.max_slots = VNFS_MAX_STEPS;
 	for (int op = 0; op < VNFS_OP_COUNT; op++)
 		collector->health.attach_method[op] =
-			probes ? vnfs_probes_attach_method(probes, (enum vnfs_operation)op)
-			       : VNFS_ATTACH_NONE;
+			source->attach_method(source->context, (enum vnfs_operation)op);
 	return 0;
 }
 
@@ -138,7 +137,7 @@ static int reserve(void **array, size_t element_size, size_t count, size_t *capa
 	return 0;
 }
 
-/* Breakdown rows arrive with their slots ascending (probes.c sorts them), so
+/* Breakdown rows arrive with their slots ascending (helper/counters.h), so
  * appending keeps each step's rows together for first_of_slot(). */
 static int add_process(const struct vnfs_process_key *key, const struct vnfs_process_stats *stats,
 		       void *context)
@@ -208,16 +207,16 @@ static int add_unattributed(const struct vnfs_unattributed_key *key,
 	return 0;
 }
 
-/* The sum of every slot's step_activity.  A drain adds to breakdown_stats
- * before it bumps its slot's activity, and only the helper's own release of a
- * slot (a registry change) lowers one: so the same sum under the same
- * registry means breakdown_stats holds what was read last. */
+/* The sum of every slot's step_activity.  A drain adds to the rows before
+ * it bumps its slot's activity, and only the helper's own release of a slot
+ * (a registry change) lowers one: so the same sum under the same registry
+ * means the rows are what was read last. */
 static uint64_t total_activity(const struct vnfs_collector *collector)
 {
 	uint64_t total = 0;
 
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++)
-		total += vnfs_probes_step_activity(collector->probes, slot);
+		total += collector->source.step_activity(collector->source.context, slot);
 	return total;
 }
 
@@ -227,30 +226,26 @@ static uint64_t total_activity(const struct vnfs_collector *collector)
  * any step's activity, are read every time. */
 static void read_breakdowns(struct vnfs_collector *collector, int64_t now_ms)
 {
+	const struct vnfs_counter_source *source = &collector->source;
 	struct mount_context mount_context = { collector, now_ms };
 	uint64_t activity;
 
 	collector->unattributed_count = 0;
-	if (collector->probes == NULL) {
-		collector->process_count = 0;
-		collector->mount_count = 0;
-		return;
-	}
 	activity = total_activity(collector);
 	if (!collector->breakdowns_valid || activity != collector->breakdowns_activity ||
 	    collector->snapshot_generation != collector->breakdowns_generation) {
 		collector->process_count = 0;
 		collector->mount_count = 0;
 		collector->breakdowns_valid =
-			vnfs_probes_for_each_breakdown(collector->probes, add_process, collector,
-						       add_mount, &mount_context) == 0;
+			source->for_each_breakdown(source->context, add_process, collector,
+						   add_mount, &mount_context) == 0;
 		if (!collector->breakdowns_valid)
 			vnfs_warning("reading the process and mount breakdowns failed: they are "
 				     "incomplete this interval");
 		collector->breakdowns_activity = activity;
 		collector->breakdowns_generation = collector->snapshot_generation;
 	}
-	if (vnfs_probes_for_each_unattributed(collector->probes, add_unattributed, collector) != 0)
+	if (source->for_each_unattributed(source->context, add_unattributed, collector) != 0)
 		vnfs_warning("reading unattributed counters failed: incomplete this interval");
 }
 
@@ -307,8 +302,9 @@ static const struct vnfs_step_stats empty_stats;
 static const struct vnfs_step_stats *step_counters(struct vnfs_collector *collector,
 						   uint32_t slot, bool force)
 {
+	const struct vnfs_counter_source *source = &collector->source;
 	struct vnfs_slot_counters *counters = &collector->counters[slot];
-	uint64_t activity = vnfs_probes_step_activity(collector->probes, slot);
+	uint64_t activity = source->step_activity(source->context, slot);
 	bool moved = activity != counters->activity;
 
 	if (activity == 0 && counters->copy == NULL)
@@ -319,7 +315,7 @@ static const struct vnfs_step_stats *step_counters(struct vnfs_collector *collec
 		vnfs_error("slot %u: out of memory for its counters: reported as zero", slot);
 		return &empty_stats;
 	}
-	if (vnfs_probes_read_step_stats(collector->probes, slot, counters->copy) != 0) {
+	if (source->read_step_stats(source->context, slot, counters->copy) != 0) {
 		vnfs_warning("slot %u: reading step_stats failed (%s): counts are an interval late",
 			     slot, strerror(errno));
 		return counters->copy;
@@ -334,6 +330,22 @@ static void release_counters(struct vnfs_collector *collector, uint32_t slot)
 {
 	free(collector->counters[slot].copy);
 	memset(&collector->counters[slot], 0, sizeof(collector->counters[slot]));
+}
+
+/* After the final read of record, the step in slot: the source counts
+ * nothing more for its cgroup, then zeroes the slot, and the copy goes, so
+ * that the slot's next step starts clean.  The registry's entry is the
+ * caller's to release, after this. */
+static void give_back_slot(struct vnfs_collector *collector, uint32_t slot,
+			   const struct vnfs_step_record *record)
+{
+	const struct vnfs_counter_source *source = &collector->source;
+
+	if (source->unregister_cgroup(source->context, record->cgroup_id) != 0)
+		vnfs_warning("job %u step %u: cgroup %llu was not in the BPF registry",
+			     record->job_id, record->step_id, (unsigned long long)record->cgroup_id);
+	(void)source->reset_slot(source->context, slot);
+	release_counters(collector, slot);
 }
 
 /* The parts of a step's record that change only with the registry, but the
@@ -490,13 +502,7 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 	for (uint32_t i = 0; i < selected; i++) {
 		if (slots[i] == VNFS_SLOT_NONE)
 			continue;
-		if (collector->probes != NULL) {
-			if (vnfs_probes_unregister_cgroup(collector->probes, steps[i].cgroup_id) != 0)
-				vnfs_warning("job %u: cgroup %llu was not in the BPF registry", job_id,
-					     (unsigned long long)steps[i].cgroup_id);
-			vnfs_probes_reset_slot(collector->probes, slots[i]);
-		}
-		release_counters(collector, slots[i]);
+		give_back_slot(collector, slots[i], &steps[i]);
 		vnfs_registry_release(collector->registry, slots[i]);
 	}
 	if (vnfs_ended_steps_remove_job(&collector->ended, job_id) > 0)
@@ -514,8 +520,8 @@ static void update_health(struct vnfs_collector *collector)
 	struct vnfs_helper_health *health = &collector->health;
 
 	health->active_slots = collector->live_count;
-	if (collector->probes != NULL)
-		vnfs_probes_read_health(collector->probes, health->counters);
+	/* What a failed read could not read keeps its last value. */
+	(void)collector->source.read_health(collector->source.context, health->counters);
 	health->sink_count = collector->sink_count;
 	for (unsigned i = 0; i < collector->sink_count; i++) {
 		health->sink_names[i] = collector->sinks[i].name;
@@ -596,8 +602,9 @@ static bool cgroup_empty(const char *path)
 }
 
 /* Gives the slot of the ended step at index (its final read made) to the
- * ended steps: BPF's registry entry and counters first, so that the slot is
- * clean before a REGISTER can take it.  Returns 0, or -1 (step left as it was). */
+ * ended steps: the source's registration and counters first, so that the
+ * slot is clean before a REGISTER can take it.  Returns 0, or -1 (step left
+ * as it was). */
 static int move_out(struct vnfs_collector *collector, uint32_t index, int64_t now_ms)
 {
 	uint32_t slot = collector->snapshot[index].slot;
@@ -612,14 +619,7 @@ static int move_out(struct vnfs_collector *collector, uint32_t index, int64_t no
 			     record.job_id, record.step_id, error);
 		return -1;
 	}
-	if (collector->probes != NULL) {
-		if (vnfs_probes_unregister_cgroup(collector->probes, record.cgroup_id) != 0)
-			vnfs_warning("job %u step %u: cgroup %llu was not in the BPF registry",
-				     record.job_id, record.step_id,
-				     (unsigned long long)record.cgroup_id);
-		vnfs_probes_reset_slot(collector->probes, slot);
-	}
-	release_counters(collector, slot);
+	give_back_slot(collector, slot, &record);
 	if (vnfs_registry_release_ended(collector->registry, slot, record.job_id,
 					record.step_id) != 0)
 		vnfs_warning("job %u step %u: changed while its slot was released", record.job_id,

@@ -1,17 +1,21 @@
 /*
- * collector.h — turns the BPF maps into records, every interval and on demand.
+ * collector.h — turns counters into records, every interval and on demand.
  *
- * The collector owns the sinks and the only code that reads the maps: each
- * interval it snapshots the registry (again only when it changed), copies
- * the counters of the steps that counted calls since the last interval,
- * groups the process and mount breakdowns by slot, and
- * hands the same vnfs_interval to every sink.  When a job finishes it does the
- * job's final read, renders its report files for the report writer's thread
- * (helper/report_writer.h: no file I/O under the lock), tells the sinks, and
- * releases the job's slots.  A step that ended and whose cgroup holds no task
- * any more gets its final read at once and leaves its slot for
- * helper/ended_steps.h, where it waits for its job's end.  One mutex serialises all of it, so sinks never
- * run twice at once.
+ * The collector owns the sinks and is the only reader of the counters, which
+ * it reaches through a counter source (helper/counters.h: helper/kernel/maps.c's
+ * reads the BPF maps, a host test's hands out snapshots).  Each interval it
+ * snapshots the registry (again only when it changed), copies the counters
+ * of the slots whose activity moved since the last copy, walks the process
+ * and mount rows when any activity or the registry moved and groups them by
+ * slot, reads the unattributed rows and the health counters, and hands the
+ * same vnfs_interval to every sink.  When a job finishes it does the job's
+ * final read, renders its report files for the report writer's thread
+ * (helper/report_writer.h: no file I/O under the lock), tells the sinks,
+ * and gives the job's slots back to the source and the registry.  A step that
+ * ended and whose cgroup holds no task any more gets its final read at once
+ * and leaves its slot for helper/ended_steps.h, where it waits for its job's
+ * end.  One mutex serialises all of it, so neither the source nor a sink is
+ * ever called twice at once.
  */
 #ifndef VNFS_COLLECTOR_H
 #define VNFS_COLLECTOR_H
@@ -20,12 +24,12 @@
 #include <stdint.h>
 
 #include "lib/config.h"
+#include "helper/counters.h"
 #include "helper/ended_steps.h"
 #include "helper/mounts.h"
 #include "helper/registry.h"
 #include "helper/sink.h"
 
-struct vnfs_probes;
 struct vnfs_report_writer;
 struct json_object;
 
@@ -35,7 +39,7 @@ struct json_object;
 struct vnfs_collector {
 	pthread_mutex_t lock;
 	const struct vnfs_config *config;
-	struct vnfs_probes *probes;
+	struct vnfs_counter_source source; /* where the counters come from */
 	struct vnfs_registry *registry;
 	struct vnfs_mounts mounts;
 	char node[65];
@@ -97,9 +101,10 @@ struct vnfs_collector {
 	size_t unattributed_count, unattributed_capacity;
 };
 
+/* source is copied; its context must outlive the collector. */
 int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_config *config,
-			struct vnfs_probes *probes, struct vnfs_registry *registry, const char *node,
-			char *error, size_t error_size);
+			const struct vnfs_counter_source *source, struct vnfs_registry *registry,
+			const char *node, char *error, size_t error_size);
 /* Takes ownership of sink (closed by vnfs_collector_destroy). */
 int vnfs_collector_add_sink(struct vnfs_collector *collector, const struct vnfs_sink *sink);
 void vnfs_collector_destroy(struct vnfs_collector *collector);

@@ -504,6 +504,7 @@ static int start(struct helper *helper)
 		.max_clients_per_user = helper->config.helper.max_clients_per_user,
 	};
 	struct opened_sinks opened = { .config = &helper->config };
+	struct vnfs_counter_source counters;
 	char error[4096];
 	int status;
 
@@ -526,8 +527,9 @@ static int start(struct helper *helper)
 	vnfs_registry_set_limits(&helper->registry, helper->config.helper.max_steps_per_job,
 				 helper->config.helper.max_steps_per_user);
 	reconcile_registry(helper);
-	if (vnfs_collector_init(&helper->collector, &helper->config, helper->probes,
-				&helper->registry, helper->node, error, sizeof(error)) != 0) {
+	counters = vnfs_probes_counter_source(helper->probes);
+	if (vnfs_collector_init(&helper->collector, &helper->config, &counters, &helper->registry,
+				helper->node, error, sizeof(error)) != 0) {
 		vnfs_error("%s", error);
 		take_sinks(&opened, NULL);
 		return -1;

@@ -659,3 +659,66 @@ int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_H
 	}
 	return 0;
 }
+
+/* ---- the collector's counter source ---- */
+
+/* The collector's view of the functions above (helper/counters.h): each
+ * takes the probes as the source's context. */
+
+static uint64_t source_step_activity(void *probes, uint32_t slot)
+{
+	return vnfs_probes_step_activity(probes, slot);
+}
+
+static int source_read_step_stats(void *probes, uint32_t slot, struct vnfs_step_stats *stats)
+{
+	return vnfs_probes_read_step_stats(probes, slot, stats);
+}
+
+static int source_for_each_breakdown(void *probes, vnfs_process_fn process_fn,
+				     void *process_context, vnfs_mount_fn mount_fn,
+				     void *mount_context)
+{
+	return vnfs_probes_for_each_breakdown(probes, process_fn, process_context, mount_fn,
+					      mount_context);
+}
+
+static int source_for_each_unattributed(void *probes, vnfs_unattributed_fn fn, void *context)
+{
+	return vnfs_probes_for_each_unattributed(probes, fn, context);
+}
+
+static int source_read_health(void *probes, uint64_t counters[VNFS_HEALTH_COUNTERS])
+{
+	return vnfs_probes_read_health(probes, counters);
+}
+
+static enum vnfs_attach_method source_attach_method(void *probes, enum vnfs_operation operation)
+{
+	return vnfs_probes_attach_method(probes, operation);
+}
+
+static int source_unregister_cgroup(void *probes, uint64_t cgroup_id)
+{
+	return vnfs_probes_unregister_cgroup(probes, cgroup_id);
+}
+
+static int source_reset_slot(void *probes, uint32_t slot)
+{
+	return vnfs_probes_reset_slot(probes, slot);
+}
+
+struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes)
+{
+	return (struct vnfs_counter_source){
+		.context = probes,
+		.step_activity = source_step_activity,
+		.read_step_stats = source_read_step_stats,
+		.for_each_breakdown = source_for_each_breakdown,
+		.for_each_unattributed = source_for_each_unattributed,
+		.read_health = source_read_health,
+		.attach_method = source_attach_method,
+		.unregister_cgroup = source_unregister_cgroup,
+		.reset_slot = source_reset_slot,
+	};
+}

@@ -18,6 +18,7 @@
 
 #include "bpf/vnfs.h"
 #include "lib/config.h"
+#include "helper/counters.h"
 #include "helper/sink.h" /* enum vnfs_attach_method, struct vnfs_helper_health */
 #include "lib/paths.h"
 #include "lib/record.h"
@@ -75,16 +76,11 @@ int vnfs_probes_read_step_stats(const struct vnfs_probes *probes, uint32_t slot,
  * slot's next step.  Returns 0 or -1. */
 int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot);
 
-/* The walks below call fn per entry (or group); a nonzero return from fn
- * stops the walk and is returned.  -1 if the map cannot be read. */
-typedef int (*vnfs_process_fn)(const struct vnfs_process_key *key,
-			       const struct vnfs_process_stats *stats, void *context);
-typedef int (*vnfs_mount_fn)(const struct vnfs_mount_key *key,
-			     const struct vnfs_mount_stats *stats, void *context);
-typedef int (*vnfs_unattributed_fn)(const struct vnfs_unattributed_key *key,
-				    const struct vnfs_unattributed_stats *stats, void *context);
-/* Reads breakdown_stats once, then calls process_fn per {slot, process name}
- * and mount_fn per {slot, device}, each with the sums, slots ascending. */
+/* The walks below call fn (helper/counters.h) per entry or group; a nonzero
+ * return from fn stops the walk and is returned, -1 if the map cannot be
+ * read.  This one reads breakdown_stats once, then calls process_fn per
+ * {slot, process name} and mount_fn per {slot, device}, each with the sums,
+ * slots ascending. */
 int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_process_fn process_fn,
 				   void *process_context, vnfs_mount_fn mount_fn,
 				   void *mount_context);
@@ -122,6 +118,10 @@ int vnfs_probes_expire_unattributed(struct vnfs_probes *probes, int64_t now_ms, 
 
 /* The BPF side's health counters (enum vnfs_health_counter). */
 int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_HEALTH_COUNTERS]);
+
+/* The collector's counter source (helper/counters.h): the functions above,
+ * on probes, which must outlive it. */
+struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes);
 
 /* One line per hooked function, "nfs_file_read: fentry", "nfs3_listxattr:
  * skipped (not in this kernel)": for `vnfs-helper --status`-style output and tests. */

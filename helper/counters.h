@@ -1,0 +1,91 @@
+/*
+ * counters.h — where the collector reads counters from, and gives slots back.
+ *
+ * The collector turns counters into records; it does not know where they
+ * are kept.  A counter source is the one way it reaches them: per slot, a
+ * count of calls that moves whenever the slot's counters move, and the
+ * counters themselves; the process, mount and unattributed rows; the health
+ * counters; how each operation is attached; and, when a step is done with
+ * its slot, the release of the slot.  helper/kernel/maps.c's source reads the BPF
+ * maps (vnfs_probes_counter_source); tests/unit/test_collector.c's hands
+ * out counters a test set, so that the collector runs on a host without a
+ * kernel NFS client.
+ *
+ * The collector calls a source under its own lock only, never two calls at
+ * once (a REGISTER reaches the probes directly from the socket thread:
+ * helper/kernel/maps.c locks its registry map itself).  Slots are below
+ * VNFS_MAX_STEPS.  The layout of every key and value
+ * is bpf/vnfs.h's and lib/record.h's.
+ */
+#ifndef VNFS_COUNTERS_H
+#define VNFS_COUNTERS_H
+
+#include <stdint.h>
+
+#include "bpf/vnfs.h"
+#include "helper/sink.h" /* enum vnfs_attach_method */
+#include "lib/record.h"
+
+/* The walks call fn per row; a nonzero return from fn stops the walk and is
+ * the walk's return. */
+typedef int (*vnfs_process_fn)(const struct vnfs_process_key *key,
+			       const struct vnfs_process_stats *stats, void *context);
+typedef int (*vnfs_mount_fn)(const struct vnfs_mount_key *key,
+			     const struct vnfs_mount_stats *stats, void *context);
+typedef int (*vnfs_unattributed_fn)(const struct vnfs_unattributed_key *key,
+				    const struct vnfs_unattributed_stats *stats, void *context);
+
+struct vnfs_counter_source {
+	void *context; /* passed to every operation */
+
+	/*
+	 * Calls counted into slot so far.  It moves after the slot's counters
+	 * and its process and mount rows moved (never before), and only
+	 * reset_slot lowers it: so the same value twice means nothing was
+	 * counted in between, and the collector copies the counters again only
+	 * when it moved.  0 for a slot that counted nothing.
+	 */
+	uint64_t (*step_activity)(void *context, uint32_t slot);
+
+	/* Copies the slot's counters into stats.  They may move during the
+	 * copy (each counter is read whole): the collector copies once more at
+	 * the next interval.  Returns 0, or -1 with errno set. */
+	int (*read_step_stats)(void *context, uint32_t slot, struct vnfs_step_stats *stats);
+
+	/*
+	 * Calls process_fn once per {slot, process name} and mount_fn once per
+	 * {slot, device}, each with the sums of its rows, slots ascending in
+	 * each walk (the collector gives each record a contiguous range of
+	 * them).  The rows change only with some slot's step_activity or a
+	 * reset_slot, so the collector walks again only then.  Returns 0, fn's
+	 * nonzero return, or -1 when the rows cannot be read.
+	 */
+	int (*for_each_breakdown)(void *context, vnfs_process_fn process_fn,
+				  void *process_context, vnfs_mount_fn mount_fn,
+				  void *mount_context);
+
+	/* Calls fn per row of calls made in no registered cgroup, in any order.
+	 * These move without any step's activity: walked every interval.  The
+	 * source may fold idle rows after a walk (helper/kernel/probes.h).  Returns 0,
+	 * fn's nonzero return, or -1. */
+	int (*for_each_unattributed)(void *context, vnfs_unattributed_fn fn, void *fn_context);
+
+	/* The counting side's health counters (enum vnfs_health_counter).
+	 * Returns 0, or -1 (counters then holds what could be read). */
+	int (*read_health)(void *context, uint64_t counters[VNFS_HEALTH_COUNTERS]);
+
+	/* How the operation is counted: fentry, kprobe, or none (not hooked). */
+	enum vnfs_attach_method (*attach_method)(void *context, enum vnfs_operation operation);
+
+	/* A step is done with its slot (final read made): nothing more is
+	 * counted for its cgroup.  Returns 0, or -1 when the cgroup was not
+	 * registered. */
+	int (*unregister_cgroup)(void *context, uint64_t cgroup_id);
+
+	/* Zeroes the slot's counters, activity and rows, after
+	 * unregister_cgroup, so that its next step starts from nothing.
+	 * Returns 0 or -1. */
+	int (*reset_slot)(void *context, uint32_t slot);
+};
+
+#endif /* VNFS_COUNTERS_H */
