@@ -75,6 +75,18 @@ int vnfs_probes_read_step_stats(const struct vnfs_probes *probes, uint32_t slot,
  * slot's next step.  Returns 0 or -1. */
 int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot);
 
+/* The groups vnfs_probes_for_each_breakdown sums breakdown_stats rows into:
+ * a step's slot and process name, a step's slot and mount (st_dev). */
+struct vnfs_process_key {
+	__u32 slot;
+	char comm[VNFS_COMM_LEN];
+};
+
+struct vnfs_mount_key {
+	__u32 slot;
+	__u32 device;
+};
+
 /* The walks below call fn per entry (or group); a nonzero return from fn
  * stops the walk and is returned.  -1 if the map cannot be read. */
 typedef int (*vnfs_process_fn)(const struct vnfs_process_key *key,
