@@ -364,10 +364,8 @@ out:
 	return status;
 }
 
-/*
- * Finds or makes the step's cgroup the cgroup= way mode says, puts pid in it
- * if ours, registers once.
- */
+/* Finds or makes the step's cgroup as mode (cgroup=) says, puts pid in it if
+ * ours, registers once. */
 static int account_step(struct plugin_state *state, spank_t spank, enum vnfs_cgroup_mode mode,
 			pid_t pid)
 {
