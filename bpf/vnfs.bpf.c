@@ -56,10 +56,12 @@ struct {
 	__type(value, struct vnfs_cached_slot);
 } cgroup_cache SEC(".maps");
 
+/* step_stats[slot]: read by the helper one slot at a time
+ * (bpf_map_lookup_elem), never mapped: a mapping made all 7.4 MiB resident
+ * in the helper (docs/PERFORMANCE.md), so it is not BPF_F_MMAPABLE. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, VNFS_MAX_STEPS);
-	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct vnfs_step_stats);
 } step_stats SEC(".maps");

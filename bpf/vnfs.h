@@ -3,8 +3,10 @@
  *
  * It owns the layout of every map: keys, values and their sizes.  The helper
  * reads the maps with these structs and pins them across restarts, so any
- * change to a struct here must bump VNFS_ABI_VERSION: a helper that finds
- * pinned maps of another version replaces them instead of misreading them.
+ * change to a struct here, or to a map's definition in vnfs.bpf.c (type,
+ * entries, flags), must bump VNFS_ABI_VERSION: a helper that finds pinned
+ * maps of another version replaces them instead of misreading them or, for
+ * a definition libbpf finds different, failing to load.
  *
  * Counting model.  The helper gives each registered job step a slot (an index
  * into step_stats).  A task's cgroup id resolves to a slot through the
@@ -36,8 +38,11 @@
 #include "operations.h"
 
 /* 5: breakdown_entries, unattributed_entries, the "[other]" rows and three
- * health counters (per-step and overall bounds on the rows, issue 13). */
-#define VNFS_ABI_VERSION 5
+ * health counters (per-step and overall bounds on the rows, issue 13).
+ * 6: step_stats is no longer BPF_F_MMAPABLE (nothing maps it).  A map's
+ * flags are part of its definition: libbpf reuses a pinned map only if
+ * type, sizes and flags all match, so a v6 helper must replace v5 pins. */
+#define VNFS_ABI_VERSION 6
 
 /* Job steps tracked at once on a node (slots), and map capacities. */
 #define VNFS_MAX_STEPS 1024

@@ -26,6 +26,18 @@
 #include "helper/sink.h" /* enum vnfs_attach_method */
 #include "lib/record.h"
 
+/* The groups for_each_breakdown sums breakdown_stats rows into: a step's
+ * slot and process name, a step's slot and mount (st_dev). */
+struct vnfs_process_key {
+	__u32 slot;
+	char comm[VNFS_COMM_LEN];
+};
+
+struct vnfs_mount_key {
+	__u32 slot;
+	__u32 device;
+};
+
 /* The walks call fn per row; a nonzero return from fn stops the walk and is
  * the walk's return. */
 typedef int (*vnfs_process_fn)(const struct vnfs_process_key *key,

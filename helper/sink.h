@@ -17,8 +17,8 @@
 #include "lib/record.h"
 
 /* What only the helper and its outputs share: how probes are attached, the
- * helper's health, and the interval every sink is handed.  Not in lib/: the
- * plugin and vnfs-report have no use for them. */
+ * helper's health, the unattributed rows, and the interval every sink is
+ * handed.  Not in lib/: the plugin and vnfs-report have no use for them. */
 
 /* How one operation's probes are attached (self-metrics, STATUS). */
 enum vnfs_attach_method { VNFS_ATTACH_NONE, VNFS_ATTACH_FENTRY, VNFS_ATTACH_KPROBE };
@@ -52,6 +52,15 @@ struct vnfs_helper_health {
 	unsigned sink_count;
 	const char *sink_names[VNFS_MAX_SINKS];
 	uint64_t sink_dropped[VNFS_MAX_SINKS];
+};
+
+/* A row of unattributed_stats: calls from a task in no registered cgroup
+ * (/metrics only; no step owns them, so no record or report has them). */
+struct vnfs_unattributed_record {
+	uint64_t cgroup_id;
+	uint32_t uid;
+	char comm[VNFS_PROCESS_NAME_TEXT_MAX]; /* canonical text, as in vnfs_process_record */
+	struct vnfs_unattributed_stats stats;
 };
 
 struct vnfs_interval {

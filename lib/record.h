@@ -1,14 +1,16 @@
 /*
- * record.h — what the collector hands to every output (sink).
+ * record.h — a job step's accounting as every program sees it: the
+ * collector makes one vnfs_step_record per known step each interval and
+ * hands it to every output (helper/sink.h), and a vnfs_job once a job has
+ * finished and its final counts were read; the SPANK plugin and vnfs-report
+ * read the same records back from JSON (record_json.h) or the history.
+ * Counters are cumulative since the step was registered; a reader that
+ * wants rates computes them.
  *
- * The collector reads the BPF maps each interval and turns them into one
- * vnfs_step_record per known job step; every sink receives the same
- * vnfs_interval, and a vnfs_job once when a job has finished and its final
- * counts were read.  Counters are cumulative since the step was registered;
- * a sink that wants rates computes them.  Records are only valid during the
- * call: a sink that keeps anything copies it.
- * stats is a pointer (see vnfs_step_record); vnfs_step_record_from_json
- * allocates it and vnfs_step_record_free_arrays frees it.
+ * A record does not own what it points to (stats, processes, mounts): the
+ * collector's records are valid during the call that hands them over, and a
+ * sink that keeps anything copies it; vnfs_step_record_from_json allocates
+ * them and vnfs_step_record_free_arrays frees them.
  */
 #ifndef VNFS_RECORD_H
 #define VNFS_RECORD_H
@@ -34,22 +36,12 @@
 #define VNFS_MAX_PROCESS_ENTRIES VNFS_MAX_BREAKDOWN_ENTRIES
 #define VNFS_MAX_MOUNT_ENTRIES VNFS_MAX_BREAKDOWN_ENTRIES
 
-struct vnfs_process_key {
-	__u32 slot;
-	char comm[VNFS_COMM_LEN];
-};
-
 struct vnfs_process_stats {
 	__u64 read_ops;
 	__u64 read_bytes;
 	__u64 write_ops;
 	__u64 write_bytes;
 	__u64 other_ops;
-};
-
-struct vnfs_mount_key {
-	__u32 slot;
-	__u32 device;
 };
 
 struct vnfs_mount_stats {
@@ -104,13 +96,6 @@ struct vnfs_step_record {
 	const struct vnfs_process_record *processes;
 	size_t mount_count;
 	const struct vnfs_mount_record *mounts;
-};
-
-struct vnfs_unattributed_record {
-	uint64_t cgroup_id;
-	uint32_t uid;
-	char comm[VNFS_PROCESS_NAME_TEXT_MAX]; /* canonical text, as in vnfs_process_record */
-	struct vnfs_unattributed_stats stats;
 };
 
 struct vnfs_job {

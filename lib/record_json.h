@@ -15,9 +15,10 @@ struct json_object *vnfs_step_record_to_json(const struct vnfs_step_record *reco
 struct json_object *vnfs_job_to_json(const struct vnfs_job *job);
 
 /*
- * Reads back what vnfs_step_record_to_json wrote.  processes and mounts are
- * malloc'd into *record (free with vnfs_step_record_free_arrays).  Returns 0,
- * or -1 with a message in error.
+ * Reads back what vnfs_step_record_to_json wrote.  stats, processes and
+ * mounts are malloc'd into *record (free with vnfs_step_record_free_arrays;
+ * a failed read frees them itself).  Returns 0, or -1 with a message in
+ * error.
  */
 int vnfs_step_record_from_json(const struct json_object *object, struct vnfs_step_record *record,
 			       char *error, size_t error_size);

@@ -11,8 +11,6 @@
 #include "lib/escape.h"
 #include "spank/plugin_args.h"
 
-#define KNOWN_ARGUMENTS "socket= envs= timeout_ms= report= report_dir= cgroup= cgroup_root="
-
 void vnfs_plugin_args_defaults(struct vnfs_plugin_args *args)
 {
 	memset(args, 0, sizeof(*args));
@@ -102,8 +100,8 @@ static int parse_envs(struct vnfs_plugin_args *args, const char *value, char *er
 		size_t length = strcspn(name, ",");
 		char copy[VNFS_TAG_NAME_MAX + 2];
 
-		snprintf(copy, sizeof(copy), "%.*s", (int)(length < sizeof(copy) ? length : sizeof(copy) - 1),
-			 name);
+		snprintf(copy, sizeof(copy), "%.*s",
+			 (int)(length < sizeof(copy) ? length : sizeof(copy) - 1), name);
 		if (length > VNFS_TAG_NAME_MAX || !vnfs_tag_name_valid(copy)) {
 			snprintf(error, error_size,
 				 "envs: '%.*s' is not an environment variable name (letters, digits "
@@ -125,50 +123,100 @@ static int parse_envs(struct vnfs_plugin_args *args, const char *value, char *er
 	return 0;
 }
 
+static int parse_socket(struct vnfs_plugin_args *args, const char *value, char *error,
+			size_t error_size)
+{
+	return copy_path(args->socket_path, sizeof(args->socket_path), "socket", value, true,
+			 error, error_size);
+}
+
+static int parse_report(struct vnfs_plugin_args *args, const char *value, char *error,
+			size_t error_size)
+{
+	if (*value && vnfs_report_mode_parse(value, &args->report) == 0)
+		return 0;
+	snprintf(error, error_size, "report: '%s' is not brief, full or none", value);
+	return -1;
+}
+
+static int parse_report_dir(struct vnfs_plugin_args *args, const char *value, char *error,
+			    size_t error_size)
+{
+	return copy_path(args->report_dir, sizeof(args->report_dir), "report_dir", value, true,
+			 error, error_size);
+}
+
+static int parse_cgroup(struct vnfs_plugin_args *args, const char *value, char *error,
+			size_t error_size)
+{
+	if (!strcmp(value, "auto"))
+		args->cgroup = VNFS_CGROUP_AUTO;
+	else if (!strcmp(value, "slurm"))
+		args->cgroup = VNFS_CGROUP_SLURM;
+	else if (!strcmp(value, "vnfs"))
+		args->cgroup = VNFS_CGROUP_VNFS;
+	else {
+		snprintf(error, error_size, "cgroup: '%s' is not auto, slurm or vnfs", value);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_cgroup_root(struct vnfs_plugin_args *args, const char *value, char *error,
+			     size_t error_size)
+{
+	return copy_path(args->cgroup_root, sizeof(args->cgroup_root), "cgroup_root", value, true,
+			 error, error_size);
+}
+
+/* The plugstack.conf arguments, in the order the unknown-argument message
+ * lists them: the one list of their keys. */
+static const struct argument {
+	const char *key;
+	int (*parse)(struct vnfs_plugin_args *args, const char *value, char *error,
+		     size_t error_size);
+} arguments[] = {
+	{ "socket", parse_socket },
+	{ "envs", parse_envs },
+	{ "timeout_ms", parse_timeout },
+	{ "report", parse_report },
+	{ "report_dir", parse_report_dir },
+	{ "cgroup", parse_cgroup },
+	{ "cgroup_root", parse_cgroup_root },
+};
+
+#define ARGUMENT_COUNT (sizeof(arguments) / sizeof(arguments[0]))
+
+/* "unknown argument 'x' (known: socket= envs= ...)". */
+static int unknown_argument(const char *argument, char *error, size_t error_size)
+{
+	char known[256];
+	size_t used = 0;
+
+	known[0] = '\0';
+	for (size_t i = 0; i < ARGUMENT_COUNT && used < sizeof(known); i++)
+		used += (size_t)snprintf(known + used, sizeof(known) - used, "%s%s=",
+					 i ? " " : "", arguments[i].key);
+	snprintf(error, error_size, "unknown argument '%.100s' (known: %s)", argument, known);
+	return -1;
+}
+
+/* KEY=VALUE; a known key without '=' is not that argument. */
 static int parse_one(struct vnfs_plugin_args *args, const char *argument, char *error,
 		     size_t error_size)
 {
 	const char *equals = strchr(argument, '=');
-	const char *value = equals ? equals + 1 : "";
-	size_t key_length = equals ? (size_t)(equals - argument) : strlen(argument);
 
-#define KEY_IS(name) (key_length == strlen(name) && !strncmp(argument, name, key_length))
-	if (equals && KEY_IS("socket"))
-		return copy_path(args->socket_path, sizeof(args->socket_path), "socket", value, true,
-				 error, error_size);
-	if (equals && KEY_IS("envs"))
-		return parse_envs(args, value, error, error_size);
-	if (equals && KEY_IS("timeout_ms"))
-		return parse_timeout(args, value, error, error_size);
-	if (equals && KEY_IS("report")) {
-		if (*value && vnfs_report_mode_parse(value, &args->report) == 0)
-			return 0;
-		snprintf(error, error_size, "report: '%s' is not brief, full or none", value);
-		return -1;
+	if (!equals)
+		return unknown_argument(argument, error, error_size);
+	for (size_t i = 0; i < ARGUMENT_COUNT; i++) {
+		const char *key = arguments[i].key;
+
+		if ((size_t)(equals - argument) == strlen(key) &&
+		    !strncmp(argument, key, strlen(key)))
+			return arguments[i].parse(args, equals + 1, error, error_size);
 	}
-	if (equals && KEY_IS("report_dir"))
-		return copy_path(args->report_dir, sizeof(args->report_dir), "report_dir", value,
-				 true, error, error_size);
-	if (equals && KEY_IS("cgroup")) {
-		if (!strcmp(value, "auto"))
-			args->cgroup = VNFS_CGROUP_AUTO;
-		else if (!strcmp(value, "slurm"))
-			args->cgroup = VNFS_CGROUP_SLURM;
-		else if (!strcmp(value, "vnfs"))
-			args->cgroup = VNFS_CGROUP_VNFS;
-		else {
-			snprintf(error, error_size, "cgroup: '%s' is not auto, slurm or vnfs", value);
-			return -1;
-		}
-		return 0;
-	}
-	if (equals && KEY_IS("cgroup_root"))
-		return copy_path(args->cgroup_root, sizeof(args->cgroup_root), "cgroup_root", value,
-				 true, error, error_size);
-#undef KEY_IS
-	snprintf(error, error_size, "unknown argument '%.100s' (known: %s)", argument,
-		 KNOWN_ARGUMENTS);
-	return -1;
+	return unknown_argument(argument, error, error_size);
 }
 
 int vnfs_plugin_args_parse(struct vnfs_plugin_args *args, int argc, char *const argv[],

@@ -59,7 +59,9 @@ int vnfs_slurm_step_prefix(const char *cgroup_path, uint32_t job_id, const char 
  * Finds or makes the cgroup of the step the task pid belongs to (see the top
  * of this file), moving pid into a vnfs-owned one when that is the way.  Safe
  * to call for every task of a step: the directory is made once, each task is
- * moved.  Returns 0, or -1 with a message in error.
+ * moved.  pid 0 is no task: the caller's own cgroup is looked at and nothing
+ * is moved (the extern step, from its slurmstepd).  Returns 0, or -1 with a
+ * message in error.
  */
 int vnfs_step_cgroup_place(enum vnfs_cgroup_mode mode, const char *cgroup_root, pid_t pid,
 			   uint32_t job_id, uint32_t step_id, struct vnfs_step_cgroup *cgroup,

@@ -10,12 +10,6 @@
 #include "lib/record_json.h"
 #include "spank/step_report.h"
 
-static const char *const operation_names[VNFS_OP_COUNT] = {
-#define OPERATION_NAME(suffix, name, class) [VNFS_OP_##suffix] = #name,
-	VNFS_OPERATIONS(OPERATION_NAME)
-#undef OPERATION_NAME
-};
-
 /* Appends to out without ever overflowing; the text is cut at size. */
 struct text {
 	char *out;
@@ -105,7 +99,7 @@ static void format_full(const struct vnfs_step_record *record, struct text *text
 
 		if (!stats->count)
 			continue;
-		append(text, "vnfs: %-12s %12llu %8llu %12.6f %16llu\n", operation_names[op],
+		append(text, "vnfs: %-12s %12llu %8llu %12.6f %16llu\n", vnfs_operation_names[op],
 		       (unsigned long long)stats->count, (unsigned long long)stats->errors,
 		       stats->time_ns / 1e9, (unsigned long long)stats->bytes);
 	}

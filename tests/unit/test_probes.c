@@ -223,34 +223,54 @@ static void test_failed_start_leaves_no_pins(void **state)
 	free(error);
 }
 
-static void test_pins_of_another_abi_are_replaced(void **state)
+/* Pins an abi map at pin_dir/abi as a helper of ABI version leaves it. */
+static void pin_abi_marker(const char *pin_dir, __u32 version, __u32 step_stats_size)
 {
-	struct bpffs *bpffs = *state;
-	char path[160], expected[128];
+	char path[160];
 	__u32 key, value;
-	char *error;
 	int fd;
 
-	assert_int_equal(mkdir(bpffs->pin_dir, 0700), 0);
+	assert_int_equal(mkdir(pin_dir, 0700), 0);
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "abi", sizeof(__u32), sizeof(__u32), 2, NULL);
 	assert_true(fd >= 0);
 	key = 0;
-	value = 999;
+	value = version;
 	assert_int_equal(bpf_map_update_elem(fd, &key, &value, BPF_ANY), 0);
-	snprintf(path, sizeof(path), "%s/abi", bpffs->pin_dir);
+	key = 1;
+	value = step_stats_size;
+	assert_int_equal(bpf_map_update_elem(fd, &key, &value, BPF_ANY), 0);
+	snprintf(path, sizeof(path), "%s/abi", pin_dir);
 	assert_int_equal(bpf_obj_pin(fd, path), 0);
 	close(fd);
+}
+
+/* Opens over pin_dir's pins (failing: no NFS client here) and checks that
+ * the helper said `expected` and removed every pin, and pin_dir itself. */
+static void assert_pins_replaced(const char *pin_dir, const char *expected)
+{
+	char path[160];
+	char *error;
 
 	logged[0] = '\0';
 	vnfs_log_set_sink(capture_log);
-	error = open_must_fail(VNFS_PROBE_AUTO, bpffs->pin_dir, true);
+	error = open_must_fail(VNFS_PROBE_AUTO, pin_dir, true);
 	vnfs_log_set_sink(NULL);
+	assert_non_null(strstr(logged, expected));
+	snprintf(path, sizeof(path), "%s/abi", pin_dir);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(access(pin_dir, F_OK), -1);
+	free(error);
+}
+
+static void test_pins_of_another_abi_are_replaced(void **state)
+{
+	struct bpffs *bpffs = *state;
+	char expected[128];
+
+	pin_abi_marker(bpffs->pin_dir, 999, 0);
 	snprintf(expected, sizeof(expected), "pinned maps have ABI v999, this helper v%d: replacing",
 		 VNFS_ABI_VERSION);
-	assert_non_null(strstr(logged, expected));
-	assert_int_equal(access(path, F_OK), -1);
-	assert_int_equal(access(bpffs->pin_dir, F_OK), -1);
-	free(error);
+	assert_pins_replaced(bpffs->pin_dir, expected);
 }
 
 static void test_pin_dir_must_be_on_bpffs(void **state)
@@ -320,39 +340,42 @@ static void test_null_probes_are_refused(void **state)
 	vnfs_probes_close(NULL);
 }
 
-/* Pins of the previous ABI (4: no bound on the breakdown and unattributed
- * rows, no breakdown_entries map) are replaced, not reused: the new
- * programs need maps the old pins lack. */
+/* Pins of ABI 4 (no bound on the breakdown and unattributed rows, no
+ * breakdown_entries map) are replaced, not reused: the programs need maps
+ * the old pins lack. */
 static void test_pins_of_abi_4_are_replaced(void **state)
 {
 	struct bpffs *bpffs = *state;
-	char path[160], expected[128];
-	__u32 key, value;
-	char *error;
+
+	assert_int_equal(VNFS_ABI_VERSION, 6);
+	/* sizeof(struct vnfs_step_stats) unchanged: the version alone tells. */
+	pin_abi_marker(bpffs->pin_dir, 4, sizeof(struct vnfs_step_stats));
+	assert_pins_replaced(bpffs->pin_dir, "pinned maps have ABI v4, this helper v6: replacing");
+}
+
+/*
+ * Pins of ABI 5, the one before, whose step_stats was BPF_F_MMAPABLE, are
+ * replaced, not reused: libbpf reuses a pinned map only if its flags match
+ * the object's, so reusing them would fail the load on every restart after
+ * an upgrade.  Its step_stats pin goes with the rest.
+ */
+static void test_pins_of_abi_5_are_replaced(void **state)
+{
+	struct bpffs *bpffs = *state;
+	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
+	char path[160];
 	int fd;
 
-	assert_int_equal(VNFS_ABI_VERSION, 5);
-	assert_int_equal(mkdir(bpffs->pin_dir, 0700), 0);
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "abi", sizeof(__u32), sizeof(__u32), 2, NULL);
+	assert_int_equal(VNFS_ABI_VERSION, 6);
+	pin_abi_marker(bpffs->pin_dir, 5, sizeof(struct vnfs_step_stats));
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "step_stats", sizeof(__u32),
+			    sizeof(struct vnfs_step_stats), VNFS_MAX_STEPS, &mmapable);
 	assert_true(fd >= 0);
-	key = 0;
-	value = 4;
-	assert_int_equal(bpf_map_update_elem(fd, &key, &value, BPF_ANY), 0);
-	key = 1;
-	value = sizeof(struct vnfs_step_stats); /* unchanged: the version alone tells */
-	assert_int_equal(bpf_map_update_elem(fd, &key, &value, BPF_ANY), 0);
-	snprintf(path, sizeof(path), "%s/abi", bpffs->pin_dir);
+	snprintf(path, sizeof(path), "%s/step_stats", bpffs->pin_dir);
 	assert_int_equal(bpf_obj_pin(fd, path), 0);
 	close(fd);
-
-	logged[0] = '\0';
-	vnfs_log_set_sink(capture_log);
-	error = open_must_fail(VNFS_PROBE_AUTO, bpffs->pin_dir, true);
-	vnfs_log_set_sink(NULL);
-	snprintf(expected, sizeof(expected), "pinned maps have ABI v4, this helper v5: replacing");
-	assert_non_null(strstr(logged, expected));
+	assert_pins_replaced(bpffs->pin_dir, "pinned maps have ABI v5, this helper v6: replacing");
 	assert_int_equal(access(path, F_OK), -1);
-	free(error);
 }
 
 int main(void)
@@ -370,6 +393,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pins_of_another_abi_are_replaced, mount_bpffs,
 						unmount_bpffs),
 		cmocka_unit_test_setup_teardown(test_pins_of_abi_4_are_replaced, mount_bpffs,
+						unmount_bpffs),
+		cmocka_unit_test_setup_teardown(test_pins_of_abi_5_are_replaced, mount_bpffs,
 						unmount_bpffs),
 		cmocka_unit_test_setup_teardown(test_unpin_of_missing_dir_succeeds, mount_bpffs,
 						unmount_bpffs),
