@@ -49,23 +49,22 @@ static void open_ended_steps(struct vnfs_collector *collector)
 		/* In memory only: cannot fail. */
 		(void)vnfs_ended_steps_open(&collector->ended, NULL, error, sizeof(error));
 	}
-	vnfs_registry_visit(collector->registry, forget_kept_twice, &collector->ended, NULL);
+	vnfs_registry_visit(collector->steps->registry, forget_kept_twice, &collector->ended, NULL);
 	if (collector->ended.count > 0)
 		vnfs_info("ended steps: %zu read back, waiting for their jobs to finish",
 			  collector->ended.count);
 }
 
 int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_config *config,
-			const struct vnfs_counter_source *source, struct vnfs_registry *registry,
-			const char *node, char *error, size_t error_size)
+			struct vnfs_steps *steps, const char *node, char *error,
+			size_t error_size)
 {
 	memset(collector, 0, sizeof(*collector));
 	if (vnfs_report_writer_start(&collector->report_writer, config->helper.admin_gid, error,
 				     error_size) != 0)
 		return -1;
 	collector->config = config;
-	collector->source = *source;
-	collector->registry = registry;
+	collector->steps = steps;
 	snprintf(collector->node, sizeof(collector->node), "%s", node);
 	collector->snapshot = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*collector->snapshot));
 	collector->records = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*collector->records));
@@ -85,7 +84,8 @@ int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_conf
 	collector->health.max_slots = VNFS_MAX_STEPS;
 	for (int op = 0; op < VNFS_OP_COUNT; op++)
 		collector->health.attach_method[op] =
-			source->attach_method(source->context, (enum vnfs_operation)op);
+			steps->source.attach_method(steps->source.context,
+						    (enum vnfs_operation)op);
 	return 0;
 }
 
@@ -216,7 +216,7 @@ static uint64_t total_activity(const struct vnfs_collector *collector)
 	uint64_t total = 0;
 
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++)
-		total += collector->source.step_activity(collector->source.context, slot);
+		total += collector->steps->source.step_activity(collector->steps->source.context, slot);
 	return total;
 }
 
@@ -226,7 +226,7 @@ static uint64_t total_activity(const struct vnfs_collector *collector)
  * any step's activity, are read every time. */
 static void read_breakdowns(struct vnfs_collector *collector, int64_t now_ms)
 {
-	const struct vnfs_counter_source *source = &collector->source;
+	const struct vnfs_counter_source *source = &collector->steps->source;
 	struct mount_context mount_context = { collector, now_ms };
 	uint64_t activity;
 
@@ -302,7 +302,7 @@ static const struct vnfs_step_stats empty_stats;
 static const struct vnfs_step_stats *step_counters(struct vnfs_collector *collector,
 						   uint32_t slot, bool force)
 {
-	const struct vnfs_counter_source *source = &collector->source;
+	const struct vnfs_counter_source *source = &collector->steps->source;
 	struct vnfs_slot_counters *counters = &collector->counters[slot];
 	uint64_t activity = source->step_activity(source->context, slot);
 	bool moved = activity != counters->activity;
@@ -332,20 +332,16 @@ static void release_counters(struct vnfs_collector *collector, uint32_t slot)
 	memset(&collector->counters[slot], 0, sizeof(collector->counters[slot]));
 }
 
-/* After the final read of record, the step in slot: the source counts
- * nothing more for its cgroup, then zeroes the slot, and the copy goes, so
- * that the slot's next step starts clean.  The registry's entry is the
- * caller's to release, after this. */
-static void give_back_slot(struct vnfs_collector *collector, uint32_t slot,
-			   const struct vnfs_step_record *record)
+/* The slot of record's step goes back (helper/steps.c), its copy of the
+ * counters with it, so that the slot's next step starts clean; with
+ * only_if_ended, only while the registry still holds that step, ended. */
+static int give_back_slot(struct vnfs_collector *collector, uint32_t slot,
+			  const struct vnfs_step_record *record, bool only_if_ended)
 {
-	const struct vnfs_counter_source *source = &collector->source;
+	int status = vnfs_steps_release(collector->steps, slot, record, only_if_ended);
 
-	if (source->unregister_cgroup(source->context, record->cgroup_id) != 0)
-		vnfs_warning("job %u step %u: cgroup %llu was not in the BPF registry",
-			     record->job_id, record->step_id, (unsigned long long)record->cgroup_id);
-	(void)source->reset_slot(source->context, slot);
 	release_counters(collector, slot);
+	return status;
 }
 
 /* The parts of a step's record that change only with the registry, but the
@@ -397,10 +393,10 @@ static void refresh_record(struct vnfs_collector *collector, uint32_t slot,
 static uint32_t refresh_snapshot(struct vnfs_collector *collector)
 {
 	if (collector->snapshot_valid &&
-	    vnfs_registry_generation(collector->registry) == collector->snapshot_generation)
+	    vnfs_registry_generation(collector->steps->registry) == collector->snapshot_generation)
 		return collector->step_count;
 	collector->step_count = 0;
-	vnfs_registry_visit(collector->registry, snapshot_step, collector,
+	vnfs_registry_visit(collector->steps->registry, snapshot_step, collector,
 			    &collector->snapshot_generation);
 	for (uint32_t i = 0; i < collector->step_count; i++)
 		user_name(collector, collector->records[i].uid, collector->records[i].user,
@@ -502,8 +498,7 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 	for (uint32_t i = 0; i < selected; i++) {
 		if (slots[i] == VNFS_SLOT_NONE)
 			continue;
-		give_back_slot(collector, slots[i], &steps[i]);
-		vnfs_registry_release(collector->registry, slots[i]);
+		(void)give_back_slot(collector, slots[i], &steps[i], false);
 	}
 	if (vnfs_ended_steps_remove_job(&collector->ended, job_id) > 0)
 		collector->snapshot_valid = false;
@@ -521,7 +516,7 @@ static void update_health(struct vnfs_collector *collector)
 
 	health->active_slots = collector->live_count;
 	/* What a failed read could not read keeps its last value. */
-	(void)collector->source.read_health(collector->source.context, health->counters);
+	(void)collector->steps->source.read_health(collector->steps->source.context, health->counters);
 	health->sink_count = collector->sink_count;
 	for (unsigned i = 0; i < collector->sink_count; i++) {
 		health->sink_names[i] = collector->sinks[i].name;
@@ -619,9 +614,7 @@ static int move_out(struct vnfs_collector *collector, uint32_t index, int64_t no
 			     record.job_id, record.step_id, error);
 		return -1;
 	}
-	give_back_slot(collector, slot, &record);
-	if (vnfs_registry_release_ended(collector->registry, slot, record.job_id,
-					record.step_id) != 0)
+	if (give_back_slot(collector, slot, &record, true) != 0)
 		vnfs_warning("job %u step %u: changed while its slot was released", record.job_id,
 			     record.step_id);
 	return 0;
@@ -697,7 +690,7 @@ struct json_object *vnfs_collector_finish_job(struct vnfs_collector *collector, 
 	uint32_t count;
 
 	pthread_mutex_lock(&collector->lock);
-	if (vnfs_registry_finish_job(collector->registry, job_id, now_ms) == 0 &&
+	if (vnfs_registry_finish_job(collector->steps->registry, job_id, now_ms) == 0 &&
 	    !vnfs_ended_steps_has_job(&collector->ended, job_id)) {
 		snprintf(error, error_size, "job %u is not known on this node", job_id);
 	} else {
@@ -793,7 +786,7 @@ struct json_object *vnfs_collector_status(struct vnfs_collector *collector)
 			vnfs_attach_method_name(collector->health.attach_method[op])));
 	json_object_object_add(status, "attach", attach);
 	json_object_object_add(status, "slots_used",
-			       json_object_new_int64(collector->registry->used));
+			       json_object_new_int64(vnfs_registry_used(collector->steps->registry)));
 	json_object_object_add(status, "slots", json_object_new_int64(VNFS_MAX_STEPS));
 	json_object_object_add(status, "ended_steps_kept",
 			       json_object_new_int64((int64_t)collector->ended.count));

@@ -23,12 +23,11 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "lib/config.h"
-#include "helper/counters.h"
 #include "helper/ended_steps.h"
 #include "helper/mounts.h"
-#include "helper/registry.h"
 #include "helper/sink.h"
+#include "helper/steps.h"
+#include "lib/config.h"
 
 struct vnfs_report_writer;
 struct json_object;
@@ -39,8 +38,7 @@ struct json_object;
 struct vnfs_collector {
 	pthread_mutex_t lock;
 	const struct vnfs_config *config;
-	struct vnfs_counter_source source; /* where the counters come from */
-	struct vnfs_registry *registry;
+	struct vnfs_steps *steps;       /* the registry and the counter source */
 	struct vnfs_mounts mounts;
 	char node[65];
 	unsigned sink_count;
@@ -103,8 +101,8 @@ struct vnfs_collector {
 
 /* source is copied; its context must outlive the collector. */
 int vnfs_collector_init(struct vnfs_collector *collector, const struct vnfs_config *config,
-			const struct vnfs_counter_source *source, struct vnfs_registry *registry,
-			const char *node, char *error, size_t error_size);
+			struct vnfs_steps *steps, const char *node, char *error,
+			size_t error_size);
 /* Takes ownership of sink (closed by vnfs_collector_destroy). */
 int vnfs_collector_add_sink(struct vnfs_collector *collector, const struct vnfs_sink *sink);
 void vnfs_collector_destroy(struct vnfs_collector *collector);

@@ -1,5 +1,6 @@
 /*
- * counters.h — where the collector reads counters from, and gives slots back.
+ * counters.h — where the collector reads counters from, and where a step's
+ * cgroup is given a slot and gives it back (helper/steps.c).
  *
  * The collector turns counters into records; it does not know where they
  * are kept.  A counter source is the one way it reaches them: per slot, a
@@ -88,6 +89,14 @@ struct vnfs_counter_source {
 
 	/* How the operation is counted: fentry, kprobe, or none (not hooked). */
 	enum vnfs_attach_method (*attach_method)(void *context, enum vnfs_operation operation);
+
+	/* A step's cgroup (and every cgroup below it) counts into slot from
+	 * now on.  Returns 0, or -1 when the source has no room. */
+	int (*register_cgroup)(void *context, uint64_t cgroup_id, uint32_t slot);
+
+	/* 0 and *slot when cgroup_id counts into a slot already (a previous
+	 * helper registered it: the pins survived), else -1. */
+	int (*registered)(void *context, uint64_t cgroup_id, uint32_t *slot);
 
 	/* A step is done with its slot (final read made): nothing more is
 	 * counted for its cgroup.  Returns 0, or -1 when the cgroup was not

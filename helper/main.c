@@ -33,6 +33,7 @@
 #include "helper/kernel/probes.h"
 #include "helper/registry.h"
 #include "helper/server.h"
+#include "helper/steps.h"
 #include "helper/sink.h"
 #include "helper/sink_module.h"
 #include "lib/log.h"
@@ -42,6 +43,7 @@ struct helper {
 	struct vnfs_config config;
 	struct vnfs_registry registry;
 	struct vnfs_probes *probes;
+	struct vnfs_steps steps;      /* every change of a step (registry + probes) */
 	struct vnfs_collector collector;
 	struct vnfs_server *server;
 	char node[65];
@@ -103,15 +105,8 @@ static struct json_object *handle_register(struct helper *helper, const struct v
 						errno ? strerror(errno) : "not a directory");
 		step.cgroup_id = cgroup.st_ino;
 	}
-	if (vnfs_registry_add(&helper->registry, &step, &slot, error, sizeof(error)) != 0)
+	if (vnfs_steps_register(&helper->steps, &step, &slot, error, sizeof(error)) != 0)
 		return vnfs_reply_error("%s", error);
-	if (vnfs_probes_register_cgroup(helper->probes, step.cgroup_id, slot) != 0) {
-		vnfs_registry_release(&helper->registry, slot);
-		return vnfs_reply_error("job %u step %u: the BPF registry is full", step.job_id,
-					step.step_id);
-	}
-	vnfs_info("registered job %u step %u (uid %u, cgroup %llu %s) in slot %u", step.job_id,
-		  step.step_id, step.uid, (unsigned long long)step.cgroup_id, step.cgroup_path, slot);
 	return vnfs_reply_ok(with_field("slot", json_object_new_int64(slot)));
 }
 
@@ -185,7 +180,7 @@ static struct json_object *handle_request(void *context, const struct vnfs_reque
 	case VNFS_REQUEST_REGISTER:
 		return handle_register(helper, request);
 	case VNFS_REQUEST_UNREGISTER:
-		if (vnfs_registry_end(&helper->registry, request->job_id, request->step_id, now_ms()) < 0)
+		if (vnfs_steps_end(&helper->steps, request->job_id, request->step_id, now_ms()) < 0)
 			return vnfs_reply_error("job %u step %u is not registered", request->job_id,
 						request->step_id);
 		return vnfs_reply_ok(NULL);
@@ -213,61 +208,6 @@ static struct json_object *handle_request(void *context, const struct vnfs_reque
 	default:
 		return vnfs_reply_error("request type %d is not handled", (int)request->type);
 	}
-}
-
-/* What reconcile_registry needs of a persisted step. */
-struct persisted_step {
-	uint32_t slot, job_id, step_id;
-	uint64_t cgroup_id;
-};
-
-struct persisted_steps {
-	uint32_t count;
-	struct persisted_step steps[VNFS_MAX_STEPS];
-};
-
-static void note_persisted_step(const struct vnfs_step *step, uint32_t slot, void *context)
-{
-	struct persisted_steps *persisted = context;
-
-	persisted->steps[persisted->count++] = (struct persisted_step){
-		.slot = slot,
-		.job_id = step->job_id,
-		.step_id = step->step_id,
-		.cgroup_id = step->cgroup_id,
-	};
-}
-
-/* After a restart the pinned BPF registry still holds the steps; after an
- * ABI change (maps replaced) it is empty and the steps are registered again. */
-static void reconcile_registry(struct helper *helper)
-{
-	struct persisted_steps *persisted = calloc(1, sizeof(*persisted));
-	uint32_t pinned_slot, restored = 0, continued = 0;
-
-	if (persisted == NULL) {
-		vnfs_error("out of memory reconciling the registry");
-		return;
-	}
-	vnfs_registry_visit(&helper->registry, note_persisted_step, persisted, NULL);
-	for (uint32_t i = 0; i < persisted->count; i++) {
-		const struct persisted_step *step = &persisted->steps[i];
-
-		if (vnfs_probes_registered(helper->probes, step->cgroup_id, &pinned_slot) == 0 &&
-		    pinned_slot == step->slot) {
-			continued++;
-			continue;
-		}
-		if (vnfs_probes_register_cgroup(helper->probes, step->cgroup_id, step->slot) == 0)
-			restored++;
-		else
-			vnfs_error("job %u step %u: cannot restore its registration", step->job_id,
-				   step->step_id);
-	}
-	if (persisted->count > 0)
-		vnfs_info("registry: %u steps continue from the pinned maps, %u registered again",
-			  continued, restored);
-	free(persisted);
 }
 
 typedef int (*sink_open_fn)(struct vnfs_sink *, const struct vnfs_config *, char *, size_t);
@@ -526,10 +466,11 @@ static int start(struct helper *helper)
 		vnfs_error("%s", error);
 	vnfs_registry_set_limits(&helper->registry, helper->config.helper.max_steps_per_job,
 				 helper->config.helper.max_steps_per_user);
-	reconcile_registry(helper);
 	counters = vnfs_probes_counter_source(helper->probes);
-	if (vnfs_collector_init(&helper->collector, &helper->config, &counters, &helper->registry,
-				helper->node, error, sizeof(error)) != 0) {
+	vnfs_steps_init(&helper->steps, &helper->registry, &counters);
+	vnfs_steps_restore(&helper->steps);
+	if (vnfs_collector_init(&helper->collector, &helper->config, &helper->steps, helper->node,
+				error, sizeof(error)) != 0) {
 		vnfs_error("%s", error);
 		take_sinks(&opened, NULL);
 		return -1;

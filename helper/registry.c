@@ -826,6 +826,16 @@ int vnfs_registry_release_ended(struct vnfs_registry *registry, uint32_t slot, u
 	return result;
 }
 
+uint32_t vnfs_registry_used(struct vnfs_registry *registry)
+{
+	uint32_t used;
+
+	pthread_mutex_lock(&registry->lock);
+	used = registry->used;
+	pthread_mutex_unlock(&registry->lock);
+	return used;
+}
+
 uint64_t vnfs_registry_generation(struct vnfs_registry *registry)
 {
 	uint64_t generation;

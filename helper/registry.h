@@ -126,5 +126,7 @@ uint32_t vnfs_registry_visit(struct vnfs_registry *registry, vnfs_step_visit_fn 
 /* Changes with every change of the registry: a reader holding a snapshot of
  * the same generation holds the registry as it is. */
 uint64_t vnfs_registry_generation(struct vnfs_registry *registry);
+/* Slots in use now (STATUS). */
+uint32_t vnfs_registry_used(struct vnfs_registry *registry);
 
 #endif /* VNFS_REGISTRY_H */

@@ -698,6 +698,16 @@ static enum vnfs_attach_method source_attach_method(void *probes, enum vnfs_oper
 	return vnfs_probes_attach_method(probes, operation);
 }
 
+static int source_register_cgroup(void *probes, uint64_t cgroup_id, uint32_t slot)
+{
+	return vnfs_probes_register_cgroup(probes, cgroup_id, slot);
+}
+
+static int source_registered(void *probes, uint64_t cgroup_id, uint32_t *slot)
+{
+	return vnfs_probes_registered(probes, cgroup_id, slot);
+}
+
 static int source_unregister_cgroup(void *probes, uint64_t cgroup_id)
 {
 	return vnfs_probes_unregister_cgroup(probes, cgroup_id);
@@ -718,6 +728,8 @@ struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes
 		.for_each_unattributed = source_for_each_unattributed,
 		.read_health = source_read_health,
 		.attach_method = source_attach_method,
+		.register_cgroup = source_register_cgroup,
+		.registered = source_registered,
 		.unregister_cgroup = source_unregister_cgroup,
 		.reset_slot = source_reset_slot,
 	};

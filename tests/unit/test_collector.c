@@ -174,6 +174,29 @@ static int fake_reset_slot(void *context, uint32_t slot)
 	return 0;
 }
 
+static int fake_register_cgroup(void *context, uint64_t cgroup_id, uint32_t slot)
+{
+	struct fake_source *fake = context;
+
+	if (slot >= FAKE_SLOTS || fake->registered[slot] != 0)
+		return -1;
+	fake->registered[slot] = cgroup_id;
+	return 0;
+}
+
+static int fake_registered(void *context, uint64_t cgroup_id, uint32_t *slot)
+{
+	struct fake_source *fake = context;
+
+	for (uint32_t i = 0; i < FAKE_SLOTS; i++) {
+		if (fake->registered[i] == cgroup_id) {
+			*slot = i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static struct vnfs_counter_source fake_source(struct fake_source *fake)
 {
 	return (struct vnfs_counter_source){
@@ -184,6 +207,8 @@ static struct vnfs_counter_source fake_source(struct fake_source *fake)
 		.for_each_unattributed = fake_for_each_unattributed,
 		.read_health = fake_read_health,
 		.attach_method = fake_attach_method,
+		.register_cgroup = fake_register_cgroup,
+		.registered = fake_registered,
 		.unregister_cgroup = fake_unregister_cgroup,
 		.reset_slot = fake_reset_slot,
 	};
@@ -350,6 +375,7 @@ struct fixture {
 	char state_dir[96];
 	struct vnfs_config config;
 	struct vnfs_registry *registry;
+	struct vnfs_steps steps;
 	struct fake_source fake;
 	struct recording_sink sink;
 	struct vnfs_collector collector;
@@ -386,7 +412,8 @@ static int setup(void **state)
 	    vnfs_registry_init(f->registry, f->state_dir, error, sizeof(error)) != 0)
 		return -1;
 	source = fake_source(&f->fake);
-	if (vnfs_collector_init(&f->collector, &f->config, &source, f->registry, "node1", error,
+	vnfs_steps_init(&f->steps, f->registry, &source);
+	if (vnfs_collector_init(&f->collector, &f->config, &f->steps, "node1", error,
 				sizeof(error)) != 0) {
 		fprintf(stderr, "%s\n", error);
 		return -1;
@@ -432,8 +459,9 @@ static void make_cgroup(struct fixture *f, const char *name, int populated, char
 	assert_int_equal(fclose(file), 0);
 }
 
-/* Registers a step as the helper's REGISTER does (registry, then the
- * counting side); returns its slot.  Owner uid 1000 + job. */
+/* Registers a step as the helper's REGISTER does (helper/steps.c: the
+ * registry, then the counting side); returns its slot.  Owner uid
+ * 1000 + job. */
 static uint32_t register_step(struct fixture *f, uint32_t job_id, uint32_t step_id,
 			      uint64_t cgroup_id, const char *cgroup_path)
 {
@@ -449,9 +477,9 @@ static uint32_t register_step(struct fixture *f, uint32_t job_id, uint32_t step_
 
 	snprintf(step.cgroup_path, sizeof(step.cgroup_path), "%s", cgroup_path);
 	vnfs_tags_init(&step.tags);
-	assert_int_equal(vnfs_registry_add(f->registry, &step, &slot, error, sizeof(error)), 0);
+	assert_int_equal(vnfs_steps_register(&f->steps, &step, &slot, error, sizeof(error)), 0);
 	assert_true(slot < FAKE_SLOTS);
-	f->fake.registered[slot] = cgroup_id;
+	assert_int_equal(f->fake.registered[slot], cgroup_id);
 	return slot;
 }
 

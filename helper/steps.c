@@ -1,0 +1,115 @@
+/*
+ * steps.c — registering, ending, releasing and restoring steps (see
+ * steps.h).
+ */
+#include "helper/steps.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lib/log.h"
+
+void vnfs_steps_init(struct vnfs_steps *steps, struct vnfs_registry *registry,
+		     const struct vnfs_counter_source *source)
+{
+	steps->registry = registry;
+	steps->source = *source;
+}
+
+int vnfs_steps_register(struct vnfs_steps *steps, const struct vnfs_step *step, uint32_t *slot,
+			char *error, size_t error_size)
+{
+	const struct vnfs_counter_source *source = &steps->source;
+
+	if (vnfs_registry_add(steps->registry, step, slot, error, error_size) != 0)
+		return -1;
+	if (source->register_cgroup(source->context, step->cgroup_id, *slot) != 0) {
+		vnfs_registry_release(steps->registry, *slot);
+		snprintf(error, error_size, "job %u step %u: the BPF registry is full", step->job_id,
+			 step->step_id);
+		return -1;
+	}
+	vnfs_info("registered job %u step %u (uid %u, cgroup %llu %s) in slot %u", step->job_id,
+		  step->step_id, step->uid, (unsigned long long)step->cgroup_id, step->cgroup_path,
+		  *slot);
+	return 0;
+}
+
+int vnfs_steps_end(struct vnfs_steps *steps, uint32_t job_id, uint32_t step_id, int64_t now_ms)
+{
+	return vnfs_registry_end(steps->registry, job_id, step_id, now_ms) < 0 ? -1 : 0;
+}
+
+int vnfs_steps_release(struct vnfs_steps *steps, uint32_t slot,
+		       const struct vnfs_step_record *record, bool only_if_ended)
+{
+	const struct vnfs_counter_source *source = &steps->source;
+
+	if (source->unregister_cgroup(source->context, record->cgroup_id) != 0)
+		vnfs_warning("job %u step %u: cgroup %llu was not in the BPF registry",
+			     record->job_id, record->step_id, (unsigned long long)record->cgroup_id);
+	(void)source->reset_slot(source->context, slot);
+	if (!only_if_ended) {
+		vnfs_registry_release(steps->registry, slot);
+		return 0;
+	}
+	return vnfs_registry_release_ended(steps->registry, slot, record->job_id,
+					   record->step_id) != 0
+		       ? -1
+		       : 0;
+}
+
+/* What restoring needs of a persisted step. */
+struct persisted_step {
+	uint32_t slot, job_id, step_id;
+	uint64_t cgroup_id;
+};
+
+struct persisted_steps {
+	uint32_t count;
+	struct persisted_step steps[VNFS_MAX_STEPS];
+};
+
+static void note_persisted_step(const struct vnfs_step *step, uint32_t slot, void *context)
+{
+	struct persisted_steps *persisted = context;
+
+	persisted->steps[persisted->count++] = (struct persisted_step){
+		.slot = slot,
+		.job_id = step->job_id,
+		.step_id = step->step_id,
+		.cgroup_id = step->cgroup_id,
+	};
+}
+
+void vnfs_steps_restore(struct vnfs_steps *steps)
+{
+	const struct vnfs_counter_source *source = &steps->source;
+	struct persisted_steps *persisted = calloc(1, sizeof(*persisted));
+	uint32_t pinned_slot, restored = 0, continued = 0;
+
+	if (persisted == NULL) {
+		vnfs_error("out of memory reconciling the registry");
+		return;
+	}
+	/* Copied out first: the source is not called under the registry's lock. */
+	vnfs_registry_visit(steps->registry, note_persisted_step, persisted, NULL);
+	for (uint32_t i = 0; i < persisted->count; i++) {
+		const struct persisted_step *step = &persisted->steps[i];
+
+		if (source->registered(source->context, step->cgroup_id, &pinned_slot) == 0 &&
+		    pinned_slot == step->slot) {
+			continued++;
+			continue;
+		}
+		if (source->register_cgroup(source->context, step->cgroup_id, step->slot) == 0)
+			restored++;
+		else
+			vnfs_error("job %u step %u: cannot restore its registration", step->job_id,
+				   step->step_id);
+	}
+	if (persisted->count > 0)
+		vnfs_info("registry: %u steps continue from the pinned maps, %u registered again",
+			  continued, restored);
+	free(persisted);
+}
