@@ -1,6 +1,7 @@
 /*
  * protocol.c — encoding and strict decoding of the helper's requests, and
- * the two reply shapes (see protocol.h, docs/PROTOCOL.md).
+ * the strict JSON reading replies share (lib/reply.c; see protocol.h,
+ * docs/PROTOCOL.md).
  *
  * Decoding is deliberately unforgiving: the peer is either our own code or
  * someone probing a root daemon, so anything not exactly a request of this
@@ -311,7 +312,7 @@ static int decode_field(int field, struct json_object *value, struct vnfs_reques
 	}
 }
 
-static int decode_version(struct json_object *object, char *error, size_t error_size)
+int vnfs_protocol_check_version(struct json_object *object, char *error, size_t error_size)
 {
 	struct json_object *value;
 
@@ -362,7 +363,7 @@ static int decode_object(struct json_object *object, struct vnfs_request *reques
 
 	if (!json_object_is_type(object, json_type_object))
 		return vnfs_fail(error, error_size, "a request must be a JSON object");
-	if (decode_version(object, error, error_size) < 0 ||
+	if (vnfs_protocol_check_version(object, error, error_size) < 0 ||
 	    decode_type(object, &request->type, error, error_size) < 0)
 		return -1;
 	shape = &shapes[request->type];
@@ -412,9 +413,9 @@ static int check_trailing(const char *text, size_t length, size_t end, char *err
  * strict tokener reports data after the object as a bare "unexpected
  * character"; this tells that case apart for a clearer message.
  */
-static size_t lenient_end(const char *text, size_t length)
+static size_t lenient_end(const char *text, size_t length, int max_depth)
 {
-	struct json_tokener *tokener = json_tokener_new_ex(MAX_NESTING);
+	struct json_tokener *tokener = json_tokener_new_ex(max_depth);
 	struct json_object *object;
 	size_t end = 0;
 
@@ -428,10 +429,10 @@ static size_t lenient_end(const char *text, size_t length)
 	return end;
 }
 
-static struct json_object *parse_json(const char *text, size_t length, char *error,
-				      size_t error_size)
+static struct json_object *parse_json(const char *text, size_t length, int max_depth,
+				      char *error, size_t error_size)
 {
-	struct json_tokener *tokener = json_tokener_new_ex(MAX_NESTING);
+	struct json_tokener *tokener = json_tokener_new_ex(max_depth);
 	struct json_object *object;
 	enum json_tokener_error status;
 	size_t end;
@@ -455,7 +456,7 @@ static struct json_object *parse_json(const char *text, size_t length, char *err
 		vnfs_fail(error, error_size,
 		     "truncated JSON: the message ends before the object is complete");
 	} else {
-		size_t lenient = lenient_end(text, length);
+		size_t lenient = lenient_end(text, length, max_depth);
 
 		if (lenient > 0 && lenient <= end &&
 		    check_trailing(text, length, lenient, error, error_size) < 0)
@@ -475,10 +476,31 @@ static bool only_whitespace(const char *text, size_t length)
 	return true;
 }
 
+struct json_object *vnfs_protocol_parse(const char *text, size_t length, int max_depth,
+				       char *error, size_t error_size)
+{
+	const char *nul;
+
+	if (length > INT_MAX) {
+		vnfs_fail(error, error_size, "message of %zu bytes exceeds %d", length, INT_MAX);
+		return NULL;
+	}
+	if (only_whitespace(text, length)) {
+		vnfs_fail(error, error_size, "empty message: expected a JSON object");
+		return NULL;
+	}
+	nul = memchr(text, '\0', length);
+	if (nul != NULL) {
+		vnfs_fail(error, error_size, "message contains a NUL byte at byte %zu",
+			  (size_t)(nul - text));
+		return NULL;
+	}
+	return parse_json(text, length, max_depth, error, error_size);
+}
+
 int vnfs_request_decode(const char *text, size_t length, size_t max_length,
 			struct vnfs_request *request, char *error, size_t error_size)
 {
-	const char *nul;
 	struct json_object *object;
 	int result;
 
@@ -487,14 +509,7 @@ int vnfs_request_decode(const char *text, size_t length, size_t max_length,
 	if (length > max_length || length > INT_MAX)
 		return vnfs_fail(error, error_size, "message of %zu bytes exceeds %zu", length,
 			    max_length < INT_MAX ? max_length : (size_t)INT_MAX);
-	if (only_whitespace(text, length))
-		return vnfs_fail(error, error_size, "empty message: expected a JSON object");
-	nul = memchr(text, '\0', length);
-	if (nul != NULL)
-		return vnfs_fail(error, error_size, "message contains a NUL byte at byte %zu",
-			    (size_t)(nul - text));
-
-	object = parse_json(text, length, error, error_size);
+	object = vnfs_protocol_parse(text, length, MAX_NESTING, error, error_size);
 	if (object == NULL)
 		return -1;
 	result = decode_object(object, request, error, error_size);
@@ -593,53 +608,4 @@ char *vnfs_request_encode(const struct vnfs_request *request)
 	}
 	json_object_put(object);
 	return line;
-}
-
-struct json_object *vnfs_reply_ok(struct json_object *body)
-{
-	struct json_object *reply = json_object_new_object();
-	bool ok;
-
-	if (reply == NULL) {
-		json_object_put(body);
-		return NULL;
-	}
-	ok = add_field(reply, "v", json_object_new_int(VNFS_PROTOCOL_VERSION)) &&
-	     add_field(reply, "ok", json_object_new_boolean(1));
-	if (ok && body != NULL && json_object_is_type(body, json_type_object)) {
-		json_object_object_foreach(body, key, value) {
-			if (strcmp(key, "v") == 0 || strcmp(key, "ok") == 0)
-				continue;
-			ok = ok && add_field(reply, key, json_object_get(value));
-		}
-	} else if (ok && body != NULL) {
-		/* A body that is not an object (an array, say) goes whole under "result". */
-		ok = add_field(reply, "result", json_object_get(body));
-	}
-	json_object_put(body);
-	if (!ok) {
-		json_object_put(reply);
-		return NULL;
-	}
-	return reply;
-}
-
-struct json_object *vnfs_reply_error(const char *format, ...)
-{
-	struct json_object *reply = json_object_new_object();
-	char message[1024];
-	va_list args;
-
-	if (reply == NULL)
-		return NULL;
-	va_start(args, format);
-	vsnprintf(message, sizeof(message), format, args);
-	va_end(args);
-	if (!add_field(reply, "v", json_object_new_int(VNFS_PROTOCOL_VERSION)) ||
-	    !add_field(reply, "ok", json_object_new_boolean(0)) ||
-	    !add_field(reply, "error", json_object_new_string(message))) {
-		json_object_put(reply);
-		return NULL;
-	}
-	return reply;
 }

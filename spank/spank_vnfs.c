@@ -37,7 +37,7 @@
 
 #include "lib/escape.h"
 #include "lib/log.h"
-#include "lib/protocol.h"
+#include "lib/client.h"
 #include "lib/record.h"
 #include "spank/plugin_args.h"
 #include "spank/step_cgroup.h"
@@ -279,7 +279,7 @@ out:
 static int register_step(spank_t spank, uint32_t job_id, uint32_t step_id)
 {
 	struct vnfs_request *request = calloc(1, sizeof(*request));
-	struct json_object *reply = NULL;
+	struct vnfs_reply reply;
 	char error[512], step_name[32];
 	uid_t uid = 0;
 	int status = -1;
@@ -312,7 +312,7 @@ static int register_step(spank_t spank, uint32_t job_id, uint32_t step_id)
 			    job_id, step_name, plugin_args.socket_path, error);
 		goto out;
 	}
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 	step_registered = true;
 	registered_job_id = job_id;
 	registered_step_id = step_id;
@@ -511,7 +511,7 @@ int slurm_spank_task_init(spank_t spank, int argc, char **argv)
 static void unregister_step(void)
 {
 	struct vnfs_request request = { 0 };
-	struct json_object *reply = NULL;
+	struct vnfs_reply reply;
 	char error[512], step_name[32];
 
 	request.type = VNFS_REQUEST_UNREGISTER;
@@ -524,14 +524,15 @@ static void unregister_step(void)
 			    vnfs_step_name(registered_step_id, step_name, sizeof(step_name)), error);
 		return;
 	}
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 }
 
 /* srun: the step's summary on the user's terminal. */
 static void print_report(void)
 {
 	struct vnfs_request request = { 0 };
-	struct json_object *reply = NULL;
+	struct vnfs_reply reply;
+	struct vnfs_job job;
 	char error[512], *text;
 	const size_t text_size = 8192;
 
@@ -545,15 +546,16 @@ static void print_report(void)
 		return;
 	}
 	text = malloc(text_size);
+	vnfs_owned_job_view(&reply.job, &job);
 	if (!text)
 		fprintf(stderr, "vnfs: no report: out of memory\n");
-	else if (vnfs_step_report_format(reply, local_step_id, report_mode, text, text_size, error,
+	else if (vnfs_step_report_format(&job, local_step_id, report_mode, text, text_size, error,
 					 sizeof(error)) < 0)
 		fprintf(stderr, "vnfs: no report for job %u: %s\n", local_job_id, error);
 	else
 		fputs(text, stderr);
 	free(text);
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 }
 
 int slurm_spank_exit(spank_t spank, int argc, char **argv)
@@ -585,7 +587,7 @@ int slurm_spank_exit(spank_t spank, int argc, char **argv)
 int slurm_spank_job_epilog(spank_t spank, int argc, char **argv)
 {
 	struct vnfs_request request = { 0 };
-	struct json_object *reply = NULL;
+	struct vnfs_reply reply;
 	char error[512];
 
 	if (load_arguments(argc, argv) < 0)
@@ -603,6 +605,6 @@ int slurm_spank_job_epilog(spank_t spank, int argc, char **argv)
 			    error);
 		return 0;
 	}
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 	return 0;
 }
