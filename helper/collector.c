@@ -779,7 +779,7 @@ int vnfs_collector_list(struct vnfs_collector *collector, uint32_t uid,
 		entry->job_id = record->job_id;
 		entry->step_id = record->step_id;
 		entry->uid = record->uid;
-		memcpy(entry->user, record->user, sizeof(entry->user));
+		memcpy(entry->user, record->user, sizeof(record->user));
 		entry->running = collector->snapshot[i].state == VNFS_STEP_RUNNING;
 		(*entry_count)++;
 	}

@@ -184,8 +184,8 @@ static int get_unsigned(struct json_object *value, const char *name, uint64_t ma
 	return 0;
 }
 
-static int get_uint32(struct json_object *value, const char *name, uint32_t *out,
-		      char *error, size_t error_size)
+int vnfs_protocol_get_uint32(struct json_object *value, const char *name, uint32_t *out,
+			     char *error, size_t error_size)
 {
 	uint64_t wide;
 
@@ -200,7 +200,7 @@ static int get_step(struct json_object *value, uint32_t *out, char *error, size_
 	const char *text;
 
 	if (!json_object_is_type(value, json_type_string))
-		return get_uint32(value, "step", out, error, error_size);
+		return vnfs_protocol_get_uint32(value, "step", out, error, error_size);
 	text = json_object_get_string(value);
 	for (size_t i = 0; i < sizeof(step_names) / sizeof(step_names[0]); i++) {
 		if ((size_t)json_object_get_string_len(value) == strlen(step_names[i].name) &&
@@ -214,9 +214,8 @@ static int get_step(struct json_object *value, uint32_t *out, char *error, size_
 		    "\"batch\", \"extern\", \"interactive\"");
 }
 
-/* An absolute path of at most size - 1 bytes, without NUL or ".." parts. */
-static int get_path(struct json_object *value, const char *name, char *out, size_t size,
-		    char *error, size_t error_size)
+int vnfs_protocol_get_text(struct json_object *value, const char *name, char *out, size_t size,
+			   char *error, size_t error_size)
 {
 	const char *text;
 	size_t length;
@@ -230,14 +229,30 @@ static int get_path(struct json_object *value, const char *name, char *out, size
 			    length, size - 1);
 	if (strlen(text) != length)
 		return vnfs_fail(error, error_size, "field '%s' contains a NUL character", name);
-	if (text[0] != '/')
-		return vnfs_fail(error, error_size, "field '%s' must be an absolute path", name);
-	/* Paths go into JSON, the journal and logs: text, not arbitrary bytes. */
+	/* Text goes into JSON, the journal and logs: text, not arbitrary bytes. */
 	if (!vnfs_utf8_valid(text, length))
 		return vnfs_fail(error, error_size, "field '%s' is not valid UTF-8", name);
-	if (strstr(text, "/../") || (length >= 3 && strcmp(text + length - 3, "/..") == 0))
-		return vnfs_fail(error, error_size, "field '%s' must not contain '..'", name);
 	memcpy(out, text, length + 1);
+	return 0;
+}
+
+/* An absolute path of at most size - 1 bytes, without NUL or ".." parts. */
+static int get_path(struct json_object *value, const char *name, char *out, size_t size,
+		    char *error, size_t error_size)
+{
+	size_t length;
+
+	if (vnfs_protocol_get_text(value, name, out, size, error, error_size) < 0)
+		return -1;
+	length = strlen(out);
+	if (out[0] != '/') {
+		out[0] = '\0';
+		return vnfs_fail(error, error_size, "field '%s' must be an absolute path", name);
+	}
+	if (strstr(out, "/../") || (length >= 3 && strcmp(out + length - 3, "/..") == 0)) {
+		out[0] = '\0';
+		return vnfs_fail(error, error_size, "field '%s' must not contain '..'", name);
+	}
 	return 0;
 }
 
@@ -273,12 +288,12 @@ static int decode_field(int field, struct json_object *value, struct vnfs_reques
 
 	switch (field) {
 	case FIELD_JOB:
-		return get_uint32(value, "job", &request->job_id, error, error_size);
+		return vnfs_protocol_get_uint32(value, "job", &request->job_id, error, error_size);
 	case FIELD_STEP:
 		request->has_step = true;
 		return get_step(value, &request->step_id, error, error_size);
 	case FIELD_UID:
-		return get_uint32(value, "uid", &request->uid, error, error_size);
+		return vnfs_protocol_get_uint32(value, "uid", &request->uid, error, error_size);
 	case FIELD_CGROUP_ID:
 		/* Limited to INT64_MAX: real ids are far smaller, and it keeps the
 		 * value exact in every JSON reader. */
@@ -533,6 +548,25 @@ static bool add_field(struct json_object *object, const char *name, struct json_
 	return true;
 }
 
+bool vnfs_protocol_add(struct json_object *object, const char *name, struct json_object *value)
+{
+	return add_field(object, name, value);
+}
+
+char *vnfs_protocol_line(struct json_object *object, bool filled)
+{
+	const char *json = NULL;
+	char *line = NULL;
+
+	if (filled)
+		json = json_object_to_json_string_ext(object, JSON_C_TO_STRING_PLAIN |
+								      JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (json != NULL && asprintf(&line, "%s\n", json) < 0)
+		line = NULL;
+	json_object_put(object);
+	return line;
+}
+
 static bool add_request_fields(struct json_object *object, const struct vnfs_request *request)
 {
 	bool ok = true;
@@ -588,8 +622,6 @@ char *vnfs_request_encode(const struct vnfs_request *request)
 {
 	const char *type_name = vnfs_request_type_name(request->type);
 	struct json_object *object;
-	const char *json;
-	char *line = NULL;
 	bool ok;
 
 	if (type_name == NULL)
@@ -600,12 +632,5 @@ char *vnfs_request_encode(const struct vnfs_request *request)
 	ok = add_field(object, "v", json_object_new_int(VNFS_PROTOCOL_VERSION)) &&
 	     add_field(object, "type", json_object_new_string(type_name)) &&
 	     add_request_fields(object, request);
-	if (ok) {
-		json = json_object_to_json_string_ext(object, JSON_C_TO_STRING_PLAIN |
-								      JSON_C_TO_STRING_NOSLASHESCAPE);
-		if (json != NULL && asprintf(&line, "%s\n", json) < 0)
-			line = NULL;
-	}
-	json_object_put(object);
-	return line;
+	return vnfs_protocol_line(object, ok);
 }

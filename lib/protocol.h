@@ -81,4 +81,18 @@ struct json_object *vnfs_protocol_parse(const char *text, size_t length, int max
 					char *error, size_t error_size);
 int vnfs_protocol_check_version(struct json_object *object, char *error, size_t error_size);
 
+/* Field readers, with the messages both sides give: an integer from 0 to
+ * UINT32_MAX; text of at most size - 1 bytes, valid UTF-8 without NUL (into
+ * out).  0, or -1 with a message naming the field. */
+int vnfs_protocol_get_uint32(struct json_object *value, const char *name, uint32_t *out,
+			     char *error, size_t error_size);
+int vnfs_protocol_get_text(struct json_object *value, const char *name, char *out, size_t size,
+			   char *error, size_t error_size);
+
+/* Encoding: adds value (consumed; NULL, a failed allocation, is false) to
+ * object as name; vnfs_protocol_line gives object (consumed) as one
+ * malloc'd line with '\n', or NULL when !filled or out of memory. */
+bool vnfs_protocol_add(struct json_object *object, const char *name, struct json_object *value);
+char *vnfs_protocol_line(struct json_object *object, bool filled);
+
 #endif /* VNFS_PROTOCOL_H */

@@ -59,18 +59,6 @@ void vnfs_reply_fail(struct vnfs_reply *reply, const char *format, ...)
 
 /* ---- encoding ----------------------------------------------------------- */
 
-/* json-c's add only fails on allocation; value NULL is one that failed. */
-static bool add_field(struct json_object *object, const char *name, struct json_object *value)
-{
-	if (value == NULL)
-		return false;
-	if (json_object_object_add(object, name, value) < 0) {
-		json_object_put(value);
-		return false;
-	}
-	return true;
-}
-
 static struct json_object *job_json(const struct vnfs_owned_job *owned)
 {
 	struct vnfs_job view;
@@ -82,18 +70,18 @@ static struct json_object *job_json(const struct vnfs_owned_job *owned)
 static struct json_object *entry_json(const struct vnfs_list_entry *entry)
 {
 	struct json_object *object = json_object_new_object();
-	char step[24], user[sizeof(entry->user) * VNFS_ESCAPE_GROWTH];
+	char step[24], user_text[sizeof(entry->user)];
+	const char *user = vnfs_json_text(entry->user, user_text, sizeof(user_text));
 	bool ok;
 
 	if (object == NULL)
 		return NULL;
-	ok = add_field(object, "job", json_object_new_int64(entry->job_id)) &&
-	     add_field(object, "step", json_object_new_string(
-					       vnfs_step_name(entry->step_id, step, sizeof(step)))) &&
-	     add_field(object, "uid", json_object_new_int64(entry->uid)) &&
-	     add_field(object, "user", json_object_new_string(
-					       vnfs_json_text(entry->user, user, sizeof(user)))) &&
-	     add_field(object, "running", json_object_new_boolean(entry->running));
+	vnfs_step_name(entry->step_id, step, sizeof(step));
+	ok = vnfs_protocol_add(object, "job", json_object_new_int64(entry->job_id)) &&
+	     vnfs_protocol_add(object, "step", json_object_new_string(step)) &&
+	     vnfs_protocol_add(object, "uid", json_object_new_int64(entry->uid)) &&
+	     vnfs_protocol_add(object, "user", json_object_new_string(user)) &&
+	     vnfs_protocol_add(object, "running", json_object_new_boolean(entry->running));
 	if (!ok) {
 		json_object_put(object);
 		return NULL;
@@ -133,53 +121,56 @@ static bool add_reply_fields(struct json_object *object, const struct vnfs_reply
 {
 	switch (reply->type) {
 	case VNFS_REQUEST_REGISTER:
-		return add_field(object, "slot", json_object_new_int64(reply->slot));
+		return vnfs_protocol_add(object, "slot", json_object_new_int64(reply->slot));
 	case VNFS_REQUEST_UNREGISTER:
 		return true;
 	case VNFS_REQUEST_FINISH:
 	case VNFS_REQUEST_QUERY:
-		return add_field(object, "job", job_json(&reply->job));
+		return vnfs_protocol_add(object, "job", job_json(&reply->job));
 	case VNFS_REQUEST_LIST:
-		return add_field(object, "jobs", array_json(reply->entries, reply->entry_count,
-							    sizeof(*reply->entries),
-							    any_entry_json));
+		return vnfs_protocol_add(object, "jobs",
+					 array_json(reply->entries, reply->entry_count,
+						    sizeof(*reply->entries), any_entry_json));
 	case VNFS_REQUEST_STATUS:
-		return add_field(object, "status", reply->status != NULL
-							   ? json_object_get(reply->status)
-							   : json_object_new_object());
+		return vnfs_protocol_add(object, "status",
+					 reply->status != NULL ? json_object_get(reply->status)
+							       : json_object_new_object());
 	case VNFS_REQUEST_HISTORY:
-		return add_field(object, "jobs", array_json(reply->jobs, reply->job_count,
-							    sizeof(*reply->jobs), any_job_json)) &&
-		       add_field(object, "truncated", json_object_new_boolean(reply->truncated));
+		return vnfs_protocol_add(object, "jobs",
+					 array_json(reply->jobs, reply->job_count,
+						    sizeof(*reply->jobs), any_job_json)) &&
+		       vnfs_protocol_add(object, "truncated",
+					 json_object_new_boolean(reply->truncated));
 	default:
 		return false;
 	}
 }
 
-/* The object as one line with '\n' (consumed), or NULL. */
-static char *line_of(struct json_object *object, bool filled)
-{
-	const char *json = NULL;
-	char *line = NULL;
-
-	if (filled)
-		json = json_object_to_json_string_ext(object, JSON_C_TO_STRING_PLAIN |
-								      JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (json != NULL && asprintf(&line, "%s\n", json) < 0)
-		line = NULL;
-	json_object_put(object);
-	return line;
-}
-
-static char *error_line(const char *message)
+/* {"v":1,"ok":ok}, or NULL when out of memory. */
+static struct json_object *reply_object(bool ok)
 {
 	struct json_object *object = json_object_new_object();
 
+	if (object != NULL &&
+	    (!vnfs_protocol_add(object, "v", json_object_new_int(VNFS_PROTOCOL_VERSION)) ||
+	     !vnfs_protocol_add(object, "ok", json_object_new_boolean(ok)))) {
+		json_object_put(object);
+		object = NULL;
+	}
+	return object;
+}
+
+/* The message as JSON text (lib/escape.h) and cut to what a decoder takes,
+ * so that any message the helper makes reaches the client. */
+static char *error_line(const char *message)
+{
+	struct json_object *object = reply_object(false);
+	char text[sizeof(((struct vnfs_reply *)0)->error)];
+
 	if (object == NULL)
 		return NULL;
-	return line_of(object, add_field(object, "v", json_object_new_int(VNFS_PROTOCOL_VERSION)) &&
-				       add_field(object, "ok", json_object_new_boolean(0)) &&
-				       add_field(object, "error", json_object_new_string(message)));
+	return vnfs_protocol_line(object, vnfs_protocol_add(object, "error", json_object_new_string(
+						  vnfs_json_text(message, text, sizeof(text)))));
 }
 
 char *vnfs_reply_encode(const struct vnfs_reply *reply)
@@ -190,12 +181,10 @@ char *vnfs_reply_encode(const struct vnfs_reply *reply)
 		return NULL;
 	if (!reply->ok)
 		return error_line(reply->error);
-	object = json_object_new_object();
+	object = reply_object(true);
 	if (object == NULL)
 		return NULL;
-	return line_of(object, add_field(object, "v", json_object_new_int(VNFS_PROTOCOL_VERSION)) &&
-				       add_field(object, "ok", json_object_new_boolean(1)) &&
-				       add_reply_fields(object, reply));
+	return vnfs_protocol_line(object, add_reply_fields(object, reply));
 }
 
 char *vnfs_reply_encode_error(const char *format, ...)
@@ -248,43 +237,12 @@ static int check_fields(struct json_object *object, const char *const *fields, c
 	return 0;
 }
 
-static int get_uint32(struct json_object *value, const char *name, uint32_t *out, char *error,
-		      size_t error_size)
-{
-	if (!json_object_is_type(value, json_type_int) || json_object_get_int64(value) < 0 ||
-	    json_object_get_int64(value) > UINT32_MAX)
-		return vnfs_fail(error, error_size, "field '%s' must be an integer from 0 to %u", name,
-				 UINT32_MAX);
-	*out = (uint32_t)json_object_get_int64(value);
-	return 0;
-}
-
 static int get_bool(struct json_object *value, const char *name, bool *out, char *error,
 		    size_t error_size)
 {
 	if (!json_object_is_type(value, json_type_boolean))
 		return vnfs_fail(error, error_size, "field '%s' must be true or false", name);
 	*out = json_object_get_boolean(value);
-	return 0;
-}
-
-/* A string of at most size - 1 bytes, valid UTF-8 without NUL. */
-static int get_text(struct json_object *value, const char *name, char *out, size_t size,
-		    char *error, size_t error_size)
-{
-	const char *text;
-	size_t length;
-
-	if (!json_object_is_type(value, json_type_string))
-		return vnfs_fail(error, error_size, "field '%s' must be a string", name);
-	text = json_object_get_string(value);
-	length = (size_t)json_object_get_string_len(value);
-	if (length >= size)
-		return vnfs_fail(error, error_size, "field '%s' is longer than %zu bytes", name,
-				 size - 1);
-	if (memchr(text, '\0', length) != NULL || !vnfs_utf8_valid(text, length))
-		return vnfs_fail(error, error_size, "field '%s' is not text (NUL or not UTF-8)", name);
-	memcpy(out, text, length + 1);
 	return 0;
 }
 
@@ -296,20 +254,25 @@ static struct json_object *field(struct json_object *object, const char *name)
 	return value;
 }
 
-static int decode_entry(struct json_object *object, struct vnfs_list_entry *entry, char *error,
+static int decode_entry(const struct json_object *value, void *item, char *error,
 			size_t error_size)
 {
 	static const char *const keys[] = { "job", "step", "uid", "user", "running", NULL };
+	struct json_object *object = (struct json_object *)value;
+	struct vnfs_list_entry *entry = item;
 	char step[24];
 
 	if (!json_object_is_type(object, json_type_object))
 		return vnfs_fail(error, error_size, "an entry must be an object");
 	if (check_fields(object, keys, "a list entry", error, error_size) < 0 ||
-	    get_uint32(field(object, "job"), "job", &entry->job_id, error, error_size) < 0 ||
-	    get_text(field(object, "step"), "step", step, sizeof(step), error, error_size) < 0 ||
-	    get_uint32(field(object, "uid"), "uid", &entry->uid, error, error_size) < 0 ||
-	    get_text(field(object, "user"), "user", entry->user, sizeof(entry->user), error,
-		     error_size) < 0 ||
+	    vnfs_protocol_get_uint32(field(object, "job"), "job", &entry->job_id, error,
+				     error_size) < 0 ||
+	    vnfs_protocol_get_text(field(object, "step"), "step", step, sizeof(step), error,
+				   error_size) < 0 ||
+	    vnfs_protocol_get_uint32(field(object, "uid"), "uid", &entry->uid, error,
+				     error_size) < 0 ||
+	    vnfs_protocol_get_text(field(object, "user"), "user", entry->user,
+				   sizeof(entry->user), error, error_size) < 0 ||
 	    get_bool(field(object, "running"), "running", &entry->running, error, error_size) < 0)
 		return -1;
 	if (vnfs_step_parse(step, &entry->step_id) < 0)
@@ -317,61 +280,68 @@ static int decode_entry(struct json_object *object, struct vnfs_list_entry *entr
 	return 0;
 }
 
-/* The array in field name, with room for its items in *items (calloc'd). */
-static int get_array(struct json_object *object, const char *name, size_t item_size,
-		     void **items, size_t *count, char *error, size_t error_size)
+static int decode_owned_job(const struct json_object *value, void *item, char *error,
+			    size_t error_size)
 {
-	struct json_object *array = field(object, name);
+	return vnfs_job_from_json(value, item, error, error_size);
+}
 
-	*items = NULL;
+/*
+ * The array in field "jobs", each element read by decode into an item of
+ * item_size: returns the calloc'd items (NULL for none) with *count set as
+ * they are read (so that what was read is freed on a failure), and *failed.
+ */
+static void *decode_array(struct json_object *object, size_t item_size,
+			  int (*decode)(const struct json_object *, void *, char *, size_t),
+			  size_t *count, bool *failed, char *error, size_t error_size)
+{
+	struct json_object *array = field(object, "jobs");
+	char *items = NULL;
+	size_t length;
+	char message[256];
+
 	*count = 0;
-	if (!json_object_is_type(array, json_type_array))
-		return vnfs_fail(error, error_size, "field '%s' must be an array", name);
-	if (json_object_array_length(array) == 0)
-		return 0;
-	*items = calloc(json_object_array_length(array), item_size);
-	if (*items == NULL)
-		return vnfs_fail(error, error_size, "out of memory");
-	return 0;
+	*failed = true;
+	if (!json_object_is_type(array, json_type_array)) {
+		vnfs_fail(error, error_size, "field 'jobs' must be an array");
+		return NULL;
+	}
+	length = json_object_array_length(array);
+	if (length > 0 && (items = calloc(length, item_size)) == NULL) {
+		vnfs_fail(error, error_size, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < length; i++) {
+		if (decode(json_object_array_get_idx(array, i), items + i * item_size, message,
+			   sizeof(message)) < 0) {
+			vnfs_fail(error, error_size, "jobs[%zu]: %s", i, message);
+			return items;
+		}
+		*count = i + 1;
+	}
+	*failed = false;
+	return items;
 }
 
 static int decode_entries(struct json_object *object, struct vnfs_reply *reply, char *error,
 			  size_t error_size)
 {
-	struct json_object *array = field(object, "jobs");
-	size_t length;
-	char message[256];
+	bool failed;
 
-	if (get_array(object, "jobs", sizeof(*reply->entries), (void **)&reply->entries, &length,
-		      error, error_size) < 0)
-		return -1;
-	length = json_object_array_length(array);
-	for (size_t i = 0; i < length; i++) {
-		if (decode_entry(json_object_array_get_idx(array, i), &reply->entries[i], message,
-				 sizeof(message)) < 0)
-			return vnfs_fail(error, error_size, "jobs[%zu]: %s", i, message);
-		reply->entry_count = i + 1;
-	}
-	return 0;
+	reply->entries = decode_array(object, sizeof(*reply->entries), decode_entry,
+				      &reply->entry_count, &failed, error, error_size);
+	return failed ? -1 : 0;
 }
 
 static int decode_jobs(struct json_object *object, struct vnfs_reply *reply, char *error,
 		       size_t error_size)
 {
-	struct json_object *array = field(object, "jobs");
-	size_t length;
-	char message[256];
+	bool failed;
 
-	if (get_array(object, "jobs", sizeof(*reply->jobs), (void **)&reply->jobs, &length, error,
-		      error_size) < 0)
+	reply->jobs = decode_array(object, sizeof(*reply->jobs), decode_owned_job,
+				   &reply->job_count, &failed, error, error_size);
+	if (failed)
 		return -1;
-	length = json_object_array_length(array);
-	for (size_t i = 0; i < length; i++) {
-		if (vnfs_job_from_json(json_object_array_get_idx(array, i), &reply->jobs[i], message,
-				       sizeof(message)) < 0)
-			return vnfs_fail(error, error_size, "jobs[%zu]: %s", i, message);
-		reply->job_count = i + 1;
-	}
 	return get_bool(field(object, "truncated"), "truncated", &reply->truncated, error,
 			error_size);
 }
@@ -393,7 +363,8 @@ static int decode_ok_fields(struct json_object *object, struct vnfs_reply *reply
 
 	switch (reply->type) {
 	case VNFS_REQUEST_REGISTER:
-		return get_uint32(field(object, "slot"), "slot", &reply->slot, error, error_size);
+		return vnfs_protocol_get_uint32(field(object, "slot"), "slot", &reply->slot, error,
+						error_size);
 	case VNFS_REQUEST_FINISH:
 	case VNFS_REQUEST_QUERY:
 		return decode_job(object, reply, error, error_size);
@@ -430,8 +401,8 @@ static int decode_object(struct json_object *object, struct vnfs_reply *reply, c
 	if (!reply->ok) {
 		if (check_fields(object, error_fields, "an error reply", error, error_size) < 0)
 			return -1;
-		return get_text(field(object, "error"), "error", reply->error, sizeof(reply->error),
-				error, error_size);
+		return vnfs_protocol_get_text(field(object, "error"), "error", reply->error,
+					      sizeof(reply->error), error, error_size);
 	}
 	snprintf(what, sizeof(what), "a reply to %s", type_name);
 	if (check_fields(object, reply_fields[reply->type], what, error, error_size) < 0)

@@ -25,17 +25,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "escape.h"
 #include "protocol.h"
 #include "record_json.h"
 
 struct json_object;
 
-/* One step of a LIST reply. */
+/* One step of a LIST reply.  user is the record's (33 bytes at most), or
+ * decoded its JSON text, which may be longer (lib/escape.h). */
 struct vnfs_list_entry {
 	uint32_t job_id;
 	uint32_t step_id;
 	uint32_t uid;
-	char user[33];
+	char user[33 * VNFS_ESCAPE_GROWTH];
 	bool running;    /* false: ended, kept until its job finishes */
 };
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "lib/reply.h"
+#include "tests/unit/record_assertions.h"
 
 /* ---- a job of two steps, every kind of field set ----------------------- */
 
@@ -74,33 +75,6 @@ static struct sample *new_sample(void)
 	return sample;
 }
 
-static void assert_steps_equal(const struct vnfs_step_record *a, const struct vnfs_step_record *b)
-{
-	assert_int_equal(a->job_id, b->job_id);
-	assert_int_equal(a->step_id, b->step_id);
-	assert_int_equal(a->uid, b->uid);
-	assert_string_equal(a->user, b->user);
-	assert_string_equal(a->node, b->node);
-	assert_int_equal(a->cgroup_id, b->cgroup_id);
-	assert_string_equal(a->cgroup_path, b->cgroup_path);
-	assert_int_equal(a->tags.count, b->tags.count);
-	assert_memory_equal(a->tags.buffer, b->tags.buffer, a->tags.used);
-	assert_int_equal(a->start_time_ms, b->start_time_ms);
-	assert_int_equal(a->end_time_ms, b->end_time_ms);
-	assert_int_equal(a->sample_time_ms, b->sample_time_ms);
-	assert_int_equal(a->finished, b->finished);
-	assert_non_null(a->stats);
-	assert_non_null(b->stats);
-	assert_memory_equal(a->stats, b->stats, sizeof(*a->stats));
-	assert_int_equal(a->process_count, b->process_count);
-	if (a->process_count > 0)
-		assert_memory_equal(a->processes, b->processes,
-				    a->process_count * sizeof(*a->processes));
-	assert_int_equal(a->mount_count, b->mount_count);
-	if (a->mount_count > 0)
-		assert_memory_equal(a->mounts, b->mounts, a->mount_count * sizeof(*a->mounts));
-}
-
 static void assert_job_is_sample(const struct vnfs_owned_job *owned, const struct vnfs_job *job)
 {
 	assert_int_equal(owned->job_id, 4242);
@@ -111,7 +85,7 @@ static void assert_job_is_sample(const struct vnfs_owned_job *owned, const struc
 	assert_int_equal(owned->end_time_ms, 1795000060456);
 	assert_int_equal(owned->step_count, 2);
 	for (size_t i = 0; i < 2; i++)
-		assert_steps_equal(&owned->steps[i], &job->steps[i]);
+		assert_same_record(&owned->steps[i], &job->steps[i]);
 }
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -183,6 +157,19 @@ static char *sample_job_text(const char *from, const char *to)
 	json_object_put(json);
 	free(sample);
 	return out;
+}
+
+/* The sample job edited (from → to) inside a reply to type made by format
+ * (one %s: the job) is refused with exactly message. */
+static void assert_edited_job_refused(enum vnfs_request_type type, const char *format,
+				      const char *from, const char *to, const char *message)
+{
+	char *text = sample_job_text(from, to), *reply;
+
+	assert_true(asprintf(&reply, format, text) > 0);
+	assert_refused(type, reply, message);
+	free(reply);
+	free(text);
 }
 
 /* ---- round trips --------------------------------------------------------- */
@@ -440,20 +427,10 @@ static void test_version_and_ok(void **state)
 
 static void test_unknown_and_missing_fields(void **state)
 {
-	char *text;
-
 	(void)state;
 	/* The owner is the server's business: a QUERY reply with it is refused. */
-	text = sample_job_text("", "");
-	{
-		char *reply;
-
-		assert_true(asprintf(&reply, "{\"v\":1,\"ok\":true,\"job\":%s,\"uid\":1001}", text) >
-			    0);
-		assert_refused(VNFS_REQUEST_QUERY, reply, "unknown field 'uid' in a reply to query");
-		free(reply);
-	}
-	free(text);
+	assert_edited_job_refused(VNFS_REQUEST_QUERY, "{\"v\":1,\"ok\":true,\"job\":%s,\"uid\":1001}",
+				  "", "", "unknown field 'uid' in a reply to query");
 	assert_refused(VNFS_REQUEST_REGISTER, "{\"v\":1,\"ok\":true}",
 		       "missing field 'slot' in a reply to register");
 	assert_refused(VNFS_REQUEST_UNREGISTER, "{\"v\":1,\"ok\":true,\"slot\":1}",
@@ -474,41 +451,19 @@ static void test_unknown_and_missing_fields(void **state)
 		       "jobs[0]: missing field 'running' in a list entry");
 
 	/* In the job object and in its steps, as strictly. */
-	text = sample_job_text("\"node\":\"node7\",", "\"node\":\"node7\",\"cluster\":\"c\",");
-	{
-		char *reply;
-
-		assert_true(asprintf(&reply, "{\"v\":1,\"ok\":true,\"job\":%s}", text) > 0);
-		assert_refused(VNFS_REQUEST_FINISH, reply, "job: unknown field 'cluster'");
-		free(reply);
-	}
-	free(text);
-	text = sample_job_text("\"node\":\"node7\",", "");
-	{
-		char *reply;
-
-		assert_true(asprintf(&reply, "{\"v\":1,\"ok\":true,\"job\":%s}", text) > 0);
-		assert_refused(VNFS_REQUEST_FINISH, reply, "job: missing field 'node'");
-		free(reply);
-	}
-	free(text);
-	text = sample_job_text("\"steps\":[{\"job\":4242,", "\"steps\":[{\"job\":4242,\"rank\":1,");
-	{
-		char *reply;
-
-		assert_true(asprintf(&reply, "{\"v\":1,\"ok\":true,\"jobs\":[%s],\"truncated\":false}",
-				     text) > 0);
-		assert_refused(VNFS_REQUEST_HISTORY, reply,
-			       "jobs[0]: steps[0]: unknown field 'rank'");
-		free(reply);
-	}
-	free(text);
+	assert_edited_job_refused(VNFS_REQUEST_FINISH, "{\"v\":1,\"ok\":true,\"job\":%s}",
+				  "\"node\":\"node7\",", "\"node\":\"node7\",\"cluster\":\"c\",",
+				  "job: unknown field 'cluster'");
+	assert_edited_job_refused(VNFS_REQUEST_FINISH, "{\"v\":1,\"ok\":true,\"job\":%s}",
+				  "\"node\":\"node7\",", "", "job: missing field 'node'");
+	assert_edited_job_refused(VNFS_REQUEST_HISTORY,
+				  "{\"v\":1,\"ok\":true,\"jobs\":[%s],\"truncated\":false}",
+				  "\"steps\":[{\"job\":4242,", "\"steps\":[{\"job\":4242,\"rank\":1,",
+				  "jobs[0]: steps[0]: unknown field 'rank'");
 }
 
 static void test_wrong_types(void **state)
 {
-	char *text, *reply;
-
 	(void)state;
 	assert_refused(VNFS_REQUEST_REGISTER, "{\"v\":1,\"ok\":true,\"slot\":\"7\"}",
 		       "field 'slot' must be an integer from 0 to 4294967295");
@@ -544,10 +499,18 @@ static void test_wrong_types(void **state)
 		       "{\"v\":1,\"ok\":true,\"jobs\":[{\"job\":1,\"step\":\"0\",\"uid\":0,"
 		       "\"user\":null,\"running\":true}]}",
 		       "jobs[0]: field 'user' must be a string");
-	assert_refused(VNFS_REQUEST_LIST,
-		       "{\"v\":1,\"ok\":true,\"jobs\":[{\"job\":1,\"step\":\"0\",\"uid\":0,"
-		       "\"user\":\"a-name-longer-than-thirty-two-bytes\",\"running\":true}]}",
-		       "jobs[0]: field 'user' is longer than 32 bytes");
+	/* A user name as JSON text: 33 bytes, each at most 4 when escaped. */
+	{
+		char text[512], name[140];
+
+		memset(name, 'u', 132);
+		name[132] = '\0';
+		snprintf(text, sizeof(text),
+			 "{\"v\":1,\"ok\":true,\"jobs\":[{\"job\":1,\"step\":\"0\",\"uid\":0,"
+			 "\"user\":\"%s\",\"running\":true}]}", name);
+		assert_refused(VNFS_REQUEST_LIST, text,
+			       "jobs[0]: field 'user' is 132 bytes, longer than 131");
+	}
 	assert_refused(VNFS_REQUEST_LIST,
 		       "{\"v\":1,\"ok\":true,\"jobs\":[{\"job\":1,\"step\":\"0\",\"uid\":0,"
 		       "\"user\":\"u\",\"running\":\"yes\"}]}",
@@ -558,20 +521,15 @@ static void test_wrong_types(void **state)
 		       "field 'truncated' must be true or false");
 
 	/* A job's field of the wrong type, in a FINISH reply. */
-	text = sample_job_text("\"uid\":1001,\"user\":\"alice\",\"node\"",
-			       "\"uid\":\"1001\",\"user\":\"alice\",\"node\"");
-	assert_true(asprintf(&reply, "{\"v\":1,\"ok\":true,\"job\":%s}", text) > 0);
-	assert_refused(VNFS_REQUEST_FINISH, reply, "job: field 'uid' must be an integer");
-	free(reply);
-	free(text);
+	assert_edited_job_refused(VNFS_REQUEST_FINISH, "{\"v\":1,\"ok\":true,\"job\":%s}",
+				  "\"uid\":1001,\"user\":\"alice\",\"node\"",
+				  "\"uid\":\"1001\",\"user\":\"alice\",\"node\"",
+				  "job: field 'uid' must be an integer");
 	/* A total of the wrong type: checked though not kept. */
-	text = sample_job_text("\"operations\":{\"read\":{\"count\":21",
-			       "\"operations\":{\"read\":{\"count\":true");
-	assert_true(asprintf(&reply, "{\"v\":1,\"ok\":true,\"job\":%s}", text) > 0);
-	assert_refused(VNFS_REQUEST_FINISH, reply,
-		       "job: operations.read: field 'count' must be an integer");
-	free(reply);
-	free(text);
+	assert_edited_job_refused(VNFS_REQUEST_FINISH, "{\"v\":1,\"ok\":true,\"job\":%s}",
+				  "\"operations\":{\"read\":{\"count\":21",
+				  "\"operations\":{\"read\":{\"count\":true",
+				  "job: operations.read: field 'count' must be an integer");
 }
 
 int main(void)
