@@ -48,17 +48,13 @@ struct fixture {
 	bool holding;
 	unsigned held;             /* handlers waiting now */
 	pthread_cond_t changed;
-	bool big_list;             /* LIST answers BIG_LIST_ENTRIES steps */
+	bool big_status;           /* the next STATUS answers BIG_REPLY_BYTES more */
 };
 
 #define HELD_FINISH_JOB 500
 #define HELD_QUERY_JOB 501
 
 /* ---- the handler: a small fake registry of jobs --------------------- */
-
-/* Steps in the LIST reply while a test wants one too big for the socket
- * buffers (about 80 bytes each: 4 MiB in all). */
-#define BIG_LIST_ENTRIES (BIG_REPLY_BYTES / 80)
 
 /* A job of no steps owned by uid, and the owner named to the server. */
 static void owned_job(struct vnfs_answer *answer, uint32_t job_id, uint32_t uid)
@@ -84,22 +80,36 @@ static void answer_query(const struct vnfs_request *request, struct vnfs_answer 
 	}
 }
 
-/* One step, of job 1, the peer's; BIG_LIST_ENTRIES of them when big. */
-static int answer_list(const struct vnfs_peer *peer, bool big, struct vnfs_reply *reply)
+/* One step, of job 1, the peer's. */
+static int answer_list(const struct vnfs_peer *peer, struct vnfs_reply *reply)
 {
-	size_t count = big ? BIG_LIST_ENTRIES : 1;
-
-	reply->entries = calloc(count, sizeof(*reply->entries));
+	reply->entries = calloc(1, sizeof(*reply->entries));
 	if (reply->entries == NULL)
 		return -1;
-	for (size_t i = 0; i < count; i++) {
-		reply->entries[i] = (struct vnfs_list_entry){
-			.job_id = 1, .step_id = (uint32_t)i, .uid = peer->uid, .running = true
-		};
-		snprintf(reply->entries[i].user, sizeof(reply->entries[i].user), "%s",
-			 big ? "a-user-name-of-thirty-two-bytes" : "peer");
-	}
-	reply->entry_count = count;
+	reply->entries[0] = (struct vnfs_list_entry){ .job_id = 1, .uid = peer->uid,
+						      .user = "peer", .running = true };
+	reply->entry_count = 1;
+	return 0;
+}
+
+/* {"state":"running"}, and once after a test asked for it a BIG_REPLY_BYTES
+ * "blob" too: a reply too big for the socket buffers, cheap to make. */
+static int answer_status(bool big, struct vnfs_reply *reply)
+{
+	char *blob;
+
+	reply->status = json_tokener_parse("{\"state\":\"running\"}");
+	if (reply->status == NULL)
+		return -1;
+	if (!big)
+		return 0;
+	blob = malloc(BIG_REPLY_BYTES + 1);
+	if (blob == NULL)
+		return -1;
+	memset(blob, 'x', BIG_REPLY_BYTES);
+	blob[BIG_REPLY_BYTES] = '\0';
+	json_object_object_add(reply->status, "blob", json_object_new_string(blob));
+	free(blob);
 	return 0;
 }
 
@@ -107,13 +117,15 @@ static int handler(void *context, const struct vnfs_request *request,
 		   const struct vnfs_peer *peer, struct vnfs_answer *answer)
 {
 	struct fixture *fixture = context;
-	bool big_list;
+	bool big_status;
 
 	pthread_mutex_lock(&fixture->lock);
 	fixture->calls++;
 	fixture->last_peer = *peer;
 	fixture->last_type = request->type;
-	big_list = fixture->big_list;
+	big_status = request->type == VNFS_REQUEST_STATUS && fixture->big_status;
+	if (big_status)
+		fixture->big_status = false;
 	if ((request->type == VNFS_REQUEST_FINISH && request->job_id == HELD_FINISH_JOB) ||
 	    (request->type == VNFS_REQUEST_QUERY && request->job_id == HELD_QUERY_JOB)) {
 		fixture->held++;
@@ -139,10 +151,9 @@ static int handler(void *context, const struct vnfs_request *request,
 		answer_query(request, answer);
 		return 0;
 	case VNFS_REQUEST_LIST:
-		return answer_list(peer, big_list, &answer->reply);
+		return answer_list(peer, &answer->reply);
 	case VNFS_REQUEST_STATUS:
-		answer->reply.status = json_tokener_parse("{\"state\":\"running\"}");
-		return answer->reply.status != NULL ? 0 : -1;
+		return answer_status(big_status, &answer->reply);
 	default:
 		return -1;
 	}
@@ -564,7 +575,7 @@ static void test_idle_client_is_closed(void **state)
 static void test_slow_reader_is_cut_off(void **state)
 {
 	struct fixture *fixture = *state;
-	const char list[] = "{\"v\":1,\"type\":\"list\"}\n";
+	const char status[] = "{\"v\":1,\"type\":\"status\"}\n";
 	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
 	struct vnfs_reply reply;
 	char error[256], buffer[65536];
@@ -573,9 +584,9 @@ static void test_slow_reader_is_cut_off(void **state)
 	int fd = raw_connect(fixture->socket_path);
 
 	pthread_mutex_lock(&fixture->lock);
-	fixture->big_list = true;
+	fixture->big_status = true;
 	pthread_mutex_unlock(&fixture->lock);
-	raw_send(fd, list, strlen(list));
+	raw_send(fd, status, strlen(status));
 	usleep(100 * 1000); /* the handler builds 4 MiB */
 	start = now_ms();
 	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
