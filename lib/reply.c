@@ -23,7 +23,8 @@
 #include "lib/record.h"
 
 /* A job's JSON is reply -> jobs -> job -> steps -> step -> operations ->
- * operation -> histogram: 8 deep.  Room for that, no more. */
+ * operation -> histogram: 8 deep.  Room for that and two more, not for junk
+ * nested without end. */
 #define REPLY_MAX_NESTING 10
 
 void vnfs_reply_init(struct vnfs_reply *reply, enum vnfs_request_type type)
@@ -222,13 +223,14 @@ static bool listed(const char *const *names, const char *key)
 	return false;
 }
 
-/* object has v, ok and exactly the fields named. */
-static int check_fields(struct json_object *object, const char *const *fields, const char *what,
-			char *error, size_t error_size)
+/* object has exactly the fields named (and v and ok, if it is the reply). */
+static int check_fields(struct json_object *object, bool reply, const char *const *fields,
+			const char *what, char *error, size_t error_size)
 {
 	json_object_object_foreach(object, key, value) {
 		(void)value;
-		if (strcmp(key, "v") != 0 && strcmp(key, "ok") != 0 && !listed(fields, key))
+		if (!(reply && (strcmp(key, "v") == 0 || strcmp(key, "ok") == 0)) &&
+		    !listed(fields, key))
 			return vnfs_fail(error, error_size, "unknown field '%.40s' in %s", key, what);
 	}
 	for (size_t i = 0; fields[i] != NULL; i++)
@@ -264,7 +266,7 @@ static int decode_entry(const struct json_object *value, void *item, char *error
 
 	if (!json_object_is_type(object, json_type_object))
 		return vnfs_fail(error, error_size, "an entry must be an object");
-	if (check_fields(object, keys, "a list entry", error, error_size) < 0 ||
+	if (check_fields(object, false, keys, "a list entry", error, error_size) < 0 ||
 	    vnfs_protocol_get_uint32(field(object, "job"), "job", &entry->job_id, error,
 				     error_size) < 0 ||
 	    vnfs_protocol_get_text(field(object, "step"), "step", step, sizeof(step), error,
@@ -399,13 +401,13 @@ static int decode_object(struct json_object *object, struct vnfs_reply *reply, c
 	if (get_bool(ok, "ok", &reply->ok, error, error_size) < 0)
 		return -1;
 	if (!reply->ok) {
-		if (check_fields(object, error_fields, "an error reply", error, error_size) < 0)
+		if (check_fields(object, true, error_fields, "an error reply", error, error_size) < 0)
 			return -1;
 		return vnfs_protocol_get_text(field(object, "error"), "error", reply->error,
 					      sizeof(reply->error), error, error_size);
 	}
 	snprintf(what, sizeof(what), "a reply to %s", type_name);
-	if (check_fields(object, reply_fields[reply->type], what, error, error_size) < 0)
+	if (check_fields(object, true, reply_fields[reply->type], what, error, error_size) < 0)
 		return -1;
 	return decode_ok_fields(object, reply, error, error_size);
 }

@@ -449,6 +449,10 @@ static void test_unknown_and_missing_fields(void **state)
 		       "{\"v\":1,\"ok\":true,\"jobs\":[{\"job\":1,\"step\":\"0\",\"uid\":0,"
 		       "\"user\":\"u\"}]}",
 		       "jobs[0]: missing field 'running' in a list entry");
+	assert_refused(VNFS_REQUEST_LIST,
+		       "{\"v\":1,\"ok\":true,\"jobs\":[{\"v\":1,\"job\":1,\"step\":\"0\","
+		       "\"uid\":0,\"user\":\"u\",\"running\":true}]}",
+		       "jobs[0]: unknown field 'v' in a list entry");
 
 	/* In the job object and in its steps, as strictly. */
 	assert_edited_job_refused(VNFS_REQUEST_FINISH, "{\"v\":1,\"ok\":true,\"job\":%s}",
