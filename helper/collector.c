@@ -468,14 +468,16 @@ static void queue_report_files(struct vnfs_collector *collector, const struct vn
 		vnfs_error("job %u: report files not written: %s", job->job_id, error);
 }
 
-/* Final read done by the caller: report, sinks, release.  Lock held. */
-static struct json_object *finish_job_locked(struct vnfs_collector *collector, uint32_t job_id,
-					     uint32_t count, const char *report_dir,
-					     struct vnfs_report_ticket **ticket)
+/* Final read done by the caller: report, sinks, release; with copy, the
+ * job's final counts copied there (for FINISH's reply, encoded once the lock
+ * is let go).  Returns 0, or -1 when out of memory.  Lock held. */
+static int finish_job_locked(struct vnfs_collector *collector, uint32_t job_id, uint32_t count,
+			     const char *report_dir, struct vnfs_report_ticket **ticket,
+			     struct vnfs_owned_job *copy)
 {
 	struct vnfs_step_record *steps = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*steps));
 	uint32_t *slots = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*slots));
-	struct json_object *json = NULL;
+	int result = -1;
 	struct vnfs_job job;
 	uint32_t selected;
 
@@ -490,7 +492,7 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 			steps[i].stats = step_counters(collector, slots[i], true);
 	}
 	vnfs_job_of_steps(&job, job_id, collector->node, steps, selected);
-	json = vnfs_job_to_json(&job);
+	result = copy != NULL ? vnfs_owned_job_copy(copy, &job) : 0;
 	if (report_dir[0] != '\0')
 		queue_report_files(collector, &job, report_dir, ticket);
 	for (unsigned i = 0; i < collector->sink_count; i++)
@@ -507,7 +509,7 @@ static struct json_object *finish_job_locked(struct vnfs_collector *collector, u
 out:
 	free(steps);
 	free(slots);
-	return json;
+	return result;
 }
 
 static void update_health(struct vnfs_collector *collector)
@@ -568,8 +570,8 @@ static void finish_due_jobs(struct vnfs_collector *collector, uint32_t count, in
 		if (done_already)
 			continue;
 		finished[finished_count++] = job_id;
-		json_object_put(finish_job_locked(collector, job_id, count,
-						  collector->config->helper.report_dir, NULL));
+		finish_job_locked(collector, job_id, count, collector->config->helper.report_dir,
+				  NULL, NULL);
 	}
 }
 
@@ -680,14 +682,14 @@ void vnfs_collector_collect(struct vnfs_collector *collector, int64_t now_ms)
 	pthread_mutex_unlock(&collector->lock);
 }
 
-struct json_object *vnfs_collector_finish_job(struct vnfs_collector *collector, uint32_t job_id,
-					      const char *report_dir, int64_t now_ms, char *error,
-					      size_t error_size)
+int vnfs_collector_finish_job(struct vnfs_collector *collector, uint32_t job_id,
+			      const char *report_dir, int64_t now_ms, struct vnfs_owned_job *job,
+			      char *error, size_t error_size)
 {
 	struct vnfs_report_ticket *ticket = NULL;
-	struct json_object *json = NULL;
 	char files_error[512];
 	uint32_t count;
+	int result = -1;
 
 	pthread_mutex_lock(&collector->lock);
 	if (vnfs_registry_finish_job(collector->steps->registry, job_id, now_ms) == 0 &&
@@ -695,11 +697,12 @@ struct json_object *vnfs_collector_finish_job(struct vnfs_collector *collector, 
 		snprintf(error, error_size, "job %u is not known on this node", job_id);
 	} else {
 		count = read_all(collector, now_ms);
-		json = finish_job_locked(collector, job_id, count,
-					 report_dir && report_dir[0] ? report_dir
-								     : collector->config->helper.report_dir,
-					 &ticket);
-		if (json == NULL)
+		result = finish_job_locked(collector, job_id, count,
+					   report_dir && report_dir[0]
+						   ? report_dir
+						   : collector->config->helper.report_dir,
+					   &ticket, job);
+		if (result < 0)
 			snprintf(error, error_size, "job %u: final read failed", job_id);
 	}
 	pthread_mutex_unlock(&collector->lock);
@@ -709,21 +712,21 @@ struct json_object *vnfs_collector_finish_job(struct vnfs_collector *collector, 
 	    vnfs_report_writer_wait(collector->report_writer, ticket, files_error,
 				    sizeof(files_error)) != 0)
 		vnfs_debug("job %u: FINISH answered without its report files", job_id);
-	return json;
+	return result;
 }
 
-struct json_object *vnfs_collector_query(struct vnfs_collector *collector, uint32_t job_id,
-					 bool has_step, uint32_t step_id, uint32_t *owner_uid,
-					 char *error, size_t error_size)
+int vnfs_collector_query(struct vnfs_collector *collector, uint32_t job_id, bool has_step,
+			 uint32_t step_id, struct vnfs_owned_job *copy, char *error,
+			 size_t error_size)
 {
 	struct vnfs_step_record *steps = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*steps));
-	struct json_object *json = NULL;
 	struct vnfs_job job;
 	uint32_t count, selected;
+	int result = -1;
 
 	if (steps == NULL) {
 		snprintf(error, error_size, "out of memory");
-		return NULL;
+		return -1;
 	}
 	pthread_mutex_lock(&collector->lock);
 	count = read_all(collector, (int64_t)time(NULL) * 1000);
@@ -736,41 +739,44 @@ struct json_object *vnfs_collector_query(struct vnfs_collector *collector, uint3
 			snprintf(error, error_size, "job %u is not running on this node", job_id);
 	} else {
 		vnfs_job_of_steps(&job, job_id, collector->node, steps, selected);
-		*owner_uid = job.uid;
-		json = vnfs_job_to_json(&job);
+		result = vnfs_owned_job_copy(copy, &job);
+		if (result < 0)
+			snprintf(error, error_size, "out of memory");
 	}
 	pthread_mutex_unlock(&collector->lock);
 	free(steps);
-	return json;
+	return result;
 }
 
-struct json_object *vnfs_collector_list(struct vnfs_collector *collector, uint32_t uid)
+int vnfs_collector_list(struct vnfs_collector *collector, uint32_t uid,
+			struct vnfs_list_entry **entries, size_t *entry_count)
 {
-	struct json_object *jobs = json_object_new_array();
 	uint32_t count;
+	int result = 0;
 
+	*entries = NULL;
+	*entry_count = 0;
 	pthread_mutex_lock(&collector->lock);
 	count = refresh_snapshot(collector);
-	for (uint32_t i = 0; i < count; i++) {
+	if (count > 0)
+		*entries = calloc(count, sizeof(**entries));
+	if (count > 0 && *entries == NULL)
+		result = -1;
+	for (uint32_t i = 0; result == 0 && i < count; i++) {
 		const struct vnfs_step_record *record = &collector->records[i];
-		bool running = collector->snapshot[i].state == VNFS_STEP_RUNNING;
-		struct json_object *entry;
-		char step_name[24], user_text[sizeof(record->user) * VNFS_ESCAPE_GROWTH];
+		struct vnfs_list_entry *entry = &(*entries)[*entry_count];
 
 		if (uid != UINT32_MAX && record->uid != uid)
 			continue;
-		entry = json_object_new_object();
-		json_object_object_add(entry, "job", json_object_new_int64(record->job_id));
-		json_object_object_add(entry, "step", json_object_new_string(
-			vnfs_step_name(record->step_id, step_name, sizeof(step_name))));
-		json_object_object_add(entry, "uid", json_object_new_int64(record->uid));
-		json_object_object_add(entry, "user", json_object_new_string(vnfs_json_text(
-			record->user, user_text, sizeof(user_text))));
-		json_object_object_add(entry, "running", json_object_new_boolean(running));
-		json_object_array_add(jobs, entry);
+		entry->job_id = record->job_id;
+		entry->step_id = record->step_id;
+		entry->uid = record->uid;
+		memcpy(entry->user, record->user, sizeof(record->user));
+		entry->running = collector->snapshot[i].state == VNFS_STEP_RUNNING;
+		(*entry_count)++;
 	}
 	pthread_mutex_unlock(&collector->lock);
-	return jobs;
+	return result;
 }
 
 struct json_object *vnfs_collector_status(struct vnfs_collector *collector)

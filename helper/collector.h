@@ -28,6 +28,7 @@
 #include "helper/sink.h"
 #include "helper/steps.h"
 #include "lib/config.h"
+#include "lib/reply.h"
 
 struct vnfs_report_writer;
 struct json_object;
@@ -111,21 +112,24 @@ void vnfs_collector_destroy(struct vnfs_collector *collector);
 void vnfs_collector_collect(struct vnfs_collector *collector, int64_t now_ms);
 
 /* FINISH: final read of job_id, report files under report_dir ("" = the
- * configured one), sinks told, slots released.  Returns the job's JSON
- * (vnfs_job_to_json) or NULL with a message when the job is unknown. */
-struct json_object *vnfs_collector_finish_job(struct vnfs_collector *collector, uint32_t job_id,
-					      const char *report_dir, int64_t now_ms, char *error,
-					      size_t error_size);
+ * configured one), sinks told, slots released.  Returns 0 with the job's
+ * final counts in *job (vnfs_owned_job_free), or -1 with a message when the
+ * job is unknown. */
+int vnfs_collector_finish_job(struct vnfs_collector *collector, uint32_t job_id,
+			      const char *report_dir, int64_t now_ms, struct vnfs_owned_job *job,
+			      char *error, size_t error_size);
 
-/* QUERY: the live job (all its steps, or one) as JSON; *owner_uid is the
- * job's uid.  NULL with a message when unknown. */
-struct json_object *vnfs_collector_query(struct vnfs_collector *collector, uint32_t job_id,
-					 bool has_step, uint32_t step_id, uint32_t *owner_uid,
-					 char *error, size_t error_size);
+/* QUERY: the live job (all its steps, or one) copied into *job (its uid is
+ * the owner).  Returns 0, or -1 with a message when unknown. */
+int vnfs_collector_query(struct vnfs_collector *collector, uint32_t job_id, bool has_step,
+			 uint32_t step_id, struct vnfs_owned_job *job, char *error,
+			 size_t error_size);
 
-/* LIST: jobs held, as an array of {job, uid, user, steps, state}; uid
- * UINT32_MAX lists all (root), otherwise only that user's. */
-struct json_object *vnfs_collector_list(struct vnfs_collector *collector, uint32_t uid);
+/* LIST: the steps held, into *entries (malloc'd, *entry_count of them); uid
+ * UINT32_MAX lists all (root), otherwise only that user's.  Returns 0, or -1
+ * when out of memory. */
+int vnfs_collector_list(struct vnfs_collector *collector, uint32_t uid,
+			struct vnfs_list_entry **entries, size_t *entry_count);
 
 /* STATUS: version, node, attach method per operation, slots, collections. */
 struct json_object *vnfs_collector_status(struct vnfs_collector *collector);

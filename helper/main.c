@@ -29,13 +29,13 @@
 
 #include "helper/collector.h"
 #include "helper/history_answers.h"
-#include "lib/config.h"
 #include "helper/kernel/probes.h"
 #include "helper/registry.h"
 #include "helper/server.h"
-#include "helper/steps.h"
 #include "helper/sink.h"
 #include "helper/sink_module.h"
+#include "helper/steps.h"
+#include "lib/config.h"
 #include "lib/log.h"
 #include "lib/protocol.h"
 
@@ -76,15 +76,8 @@ static int64_t now_ms(void)
 	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-static struct json_object *with_field(const char *key, struct json_object *value)
-{
-	struct json_object *body = json_object_new_object();
-
-	json_object_object_add(body, key, value);
-	return body;
-}
-
-static struct json_object *handle_register(struct helper *helper, const struct vnfs_request *request)
+static void handle_register(struct helper *helper, const struct vnfs_request *request,
+			    struct vnfs_reply *reply)
 {
 	struct vnfs_step step = { 0 };
 	char error[512];
@@ -100,14 +93,18 @@ static struct json_object *handle_register(struct helper *helper, const struct v
 	snprintf(step.cgroup_path, sizeof(step.cgroup_path), "%s", request->cgroup_path);
 	if (step.cgroup_id == 0) {
 		/* The cgroup v2 id is the inode number of its directory. */
-		if (stat(request->cgroup_path, &cgroup) != 0 || !S_ISDIR(cgroup.st_mode))
-			return vnfs_reply_error("cgroup '%s': %s", request->cgroup_path,
-						errno ? strerror(errno) : "not a directory");
+		if (stat(request->cgroup_path, &cgroup) != 0 || !S_ISDIR(cgroup.st_mode)) {
+			vnfs_reply_fail(reply, "cgroup '%s': %s", request->cgroup_path,
+					errno ? strerror(errno) : "not a directory");
+			return;
+		}
 		step.cgroup_id = cgroup.st_ino;
 	}
-	if (vnfs_steps_register(&helper->steps, &step, &slot, error, sizeof(error)) != 0)
-		return vnfs_reply_error("%s", error);
-	return vnfs_reply_ok(with_field("slot", json_object_new_int64(slot)));
+	if (vnfs_steps_register(&helper->steps, &step, &slot, error, sizeof(error)) != 0) {
+		vnfs_reply_fail(reply, "%s", error);
+		return;
+	}
+	reply->slot = slot;
 }
 
 /*
@@ -115,20 +112,36 @@ static struct json_object *handle_register(struct helper *helper, const struct v
  * that users, who may not read history.db (docs/SECURITY.md), still read
  * their finished jobs; the server shows the answer to the owner and root only.
  * Runs on the readers' thread, with a connection of its own to the database.
+ * Returns 0 with the job in *job, or -1 when the history has no such job.
  */
-static struct json_object *finished_job(struct helper *helper, const struct vnfs_request *request,
-					uint32_t *owner)
+static int finished_job(struct helper *helper, const struct vnfs_request *request,
+			struct vnfs_owned_job *job)
 {
 	char history_error[512];
-	struct json_object *json;
 
 	if (request->has_step || !helper->config.sqlite.enabled)
-		return NULL;
-	json = vnfs_history_answer_job(helper->config.sqlite.path, request->job_id, owner,
-				  history_error, sizeof(history_error));
-	if (json == NULL)
+		return -1;
+	if (vnfs_history_answer_job(helper->config.sqlite.path, request->job_id, job,
+				    history_error, sizeof(history_error)) < 0) {
 		vnfs_debug("query of job %u: %s", request->job_id, history_error);
-	return json;
+		return -1;
+	}
+	return 0;
+}
+
+static void handle_query(struct helper *helper, const struct vnfs_request *request,
+			 struct vnfs_answer *answer)
+{
+	char error[512];
+
+	if (vnfs_collector_query(&helper->collector, request->job_id, request->has_step,
+				 request->step_id, &answer->reply.job, error, sizeof(error)) < 0 &&
+	    finished_job(helper, request, &answer->reply.job) < 0) {
+		vnfs_reply_fail(&answer->reply, "%s", error); /* the live error stands */
+		return;
+	}
+	answer->owner_known = true;
+	answer->owner_uid = answer->reply.job.uid;
 }
 
 /*
@@ -136,77 +149,76 @@ static struct json_object *finished_job(struct helper *helper, const struct vnfs
  * history that users may not read themselves.  Readers' thread, with a
  * connection of its own to the database.
  */
-static struct json_object *history_listing(struct helper *helper,
-					   const struct vnfs_request *request,
-					   const struct vnfs_peer *peer)
+static void history_listing(struct helper *helper, const struct vnfs_request *request,
+			    const struct vnfs_peer *peer, struct vnfs_reply *reply)
 {
 	struct report_filter *filter;
-	struct json_object *jobs, *body;
-	bool truncated = false;
 	char error[512] = "";
+	int status;
 
-	if (!helper->config.sqlite.enabled)
-		return vnfs_reply_error("this node keeps no history ([sqlite] enabled = false)");
+	if (!helper->config.sqlite.enabled) {
+		vnfs_reply_fail(reply, "this node keeps no history ([sqlite] enabled = false)");
+		return;
+	}
 	filter = calloc(1, sizeof(*filter));
-	if (filter == NULL)
-		return vnfs_reply_error("out of memory");
+	if (filter == NULL) {
+		vnfs_reply_fail(reply, "out of memory");
+		return;
+	}
 	filter->has_uid = peer->uid != 0;
 	filter->uid = peer->uid;
 	filter->has_start = request->has_since;
 	filter->start_ms = request->since_ms;
 	filter->has_end = request->has_until;
 	filter->end_ms = request->until_ms;
-	jobs = vnfs_history_answer_jobs(helper->config.sqlite.path, filter, VNFS_HISTORY_MAX_STEPS,
-				   &truncated, error, sizeof(error));
+	status = vnfs_history_answer_jobs(helper->config.sqlite.path, filter,
+					  VNFS_HISTORY_MAX_STEPS, &reply->jobs, &reply->job_count,
+					  &reply->truncated, error, sizeof(error));
 	free(filter);
-	if (jobs == NULL) {
+	if (status < 0) {
 		vnfs_debug("history for uid %u: %s", (unsigned)peer->uid, error);
-		return vnfs_reply_error("the history cannot be read now");
+		vnfs_reply_fail(reply, "the history cannot be read now");
 	}
-	body = with_field("jobs", jobs);
-	json_object_object_add(body, "truncated", json_object_new_boolean(truncated));
-	return vnfs_reply_ok(body);
 }
 
-static struct json_object *handle_request(void *context, const struct vnfs_request *request,
-					  const struct vnfs_peer *peer)
+static int handle_request(void *context, const struct vnfs_request *request,
+			  const struct vnfs_peer *peer, struct vnfs_answer *answer)
 {
 	struct helper *helper = context;
-	struct json_object *json;
+	struct vnfs_reply *reply = &answer->reply;
 	char error[512];
-	uint32_t owner;
 
 	switch (request->type) {
 	case VNFS_REQUEST_REGISTER:
-		return handle_register(helper, request);
+		handle_register(helper, request, reply);
+		return 0;
 	case VNFS_REQUEST_UNREGISTER:
 		if (vnfs_steps_end(&helper->steps, request->job_id, request->step_id, now_ms()) < 0)
-			return vnfs_reply_error("job %u step %u is not registered", request->job_id,
-						request->step_id);
-		return vnfs_reply_ok(NULL);
+			vnfs_reply_fail(reply, "job %u step %u is not registered", request->job_id,
+					request->step_id);
+		return 0;
 	case VNFS_REQUEST_FINISH:
-		json = vnfs_collector_finish_job(&helper->collector, request->job_id,
-						 request->report_dir, now_ms(), error, sizeof(error));
-		return json ? vnfs_reply_ok(with_field("job", json)) : vnfs_reply_error("%s", error);
+		if (vnfs_collector_finish_job(&helper->collector, request->job_id,
+					      request->report_dir, now_ms(), &reply->job, error,
+					      sizeof(error)) < 0)
+			vnfs_reply_fail(reply, "%s", error);
+		return 0;
 	case VNFS_REQUEST_QUERY:
-		json = vnfs_collector_query(&helper->collector, request->job_id, request->has_step,
-					    request->step_id, &owner, error, sizeof(error));
-		if (json == NULL)
-			json = finished_job(helper, request, &owner); /* else error stands */
-		if (json == NULL)
-			return vnfs_reply_error("%s", error);
-		struct json_object *body = with_field("job", json);
-		json_object_object_add(body, "uid", json_object_new_int64(owner));
-		return vnfs_reply_ok(body);
+		handle_query(helper, request, answer);
+		return 0;
 	case VNFS_REQUEST_LIST:
-		return vnfs_reply_ok(with_field("jobs", vnfs_collector_list(
-			&helper->collector, peer->uid == 0 ? UINT32_MAX : peer->uid)));
+		if (vnfs_collector_list(&helper->collector, peer->uid == 0 ? UINT32_MAX : peer->uid,
+					&reply->entries, &reply->entry_count) < 0)
+			vnfs_reply_fail(reply, "out of memory");
+		return 0;
 	case VNFS_REQUEST_STATUS:
-		return vnfs_reply_ok(with_field("status", vnfs_collector_status(&helper->collector)));
+		reply->status = vnfs_collector_status(&helper->collector);
+		return reply->status != NULL ? 0 : -1;
 	case VNFS_REQUEST_HISTORY:
-		return history_listing(helper, request, peer);
+		history_listing(helper, request, peer, reply);
+		return 0;
 	default:
-		return vnfs_reply_error("request type %d is not handled", (int)request->type);
+		return -1;
 	}
 }
 

@@ -23,7 +23,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -91,7 +90,7 @@ struct work {
 	struct vnfs_peer peer;
 	unsigned connection;    /* index in the server's connections */
 	uint64_t serial;        /* that connection's serial when it asked */
-	struct json_object *reply;
+	char *reply;            /* the encoded reply line */
 };
 
 /* A bounded queue of struct work, with its own lock. */
@@ -151,35 +150,19 @@ static void connection_close(struct connection *connection)
 	connection->fd = -1;
 }
 
-/* Queues reply (consumed) as the connection's output line. */
-static void queue_reply(struct vnfs_server *server, struct connection *connection,
-			struct json_object *reply)
+/* Queues reply (a line with '\n', consumed; NULL: none could be made) as
+ * the connection's output. */
+static void queue_reply(struct vnfs_server *server, struct connection *connection, char *reply)
 {
-	const char *text = NULL;
-	size_t length;
-
-	if (reply != NULL)
-		text = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN |
-								     JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (text == NULL) {
-		vnfs_error("socket: cannot serialize a reply for pid %ld: out of memory",
+	if (reply == NULL) {
+		vnfs_error("socket: cannot make a reply for pid %ld: out of memory",
 			   (long)connection->peer.pid);
-		json_object_put(reply);
 		connection->close_when_sent = true;
 		return;
 	}
-	length = strlen(text);
-	connection->output = malloc(length + 1);
-	if (connection->output == NULL) {
-		vnfs_error("socket: cannot queue a reply of %zu bytes: out of memory", length + 1);
-		connection->close_when_sent = true;
-	} else {
-		memcpy(connection->output, text, length);
-		connection->output[length] = '\n';
-		connection->output_length = length + 1;
-		connection->output_sent = 0;
-	}
-	json_object_put(reply);
+	connection->output = reply;
+	connection->output_length = strlen(reply);
+	connection->output_sent = 0;
 	connection->deadline_ms = now_ms() + server->options.client_timeout_ms;
 }
 
@@ -189,19 +172,11 @@ static void queue_reply(struct vnfs_server *server, struct connection *connectio
  */
 static void send_parting_error(int fd, const char *message)
 {
-	struct json_object *reply = vnfs_reply_error("%s", message);
-	const char *text;
-	char line[512];
-	int length;
+	char *line = vnfs_reply_encode_error("%s", message);
 
-	if (reply == NULL)
-		return;
-	text = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN);
-	length = text ? snprintf(line, sizeof(line), "%s\n", text) : -1;
-	if (length > 0 && (size_t)length < sizeof(line) &&
-	    send(fd, line, (size_t)length, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+	if (line != NULL && send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		vnfs_debug("socket: could not tell a client '%s': %s", message, strerror(errno));
-	json_object_put(reply);
+	free(line);
 }
 
 /* ---- authorization and dispatch ------------------------------------- */
@@ -221,59 +196,63 @@ static const char *root_only_action(enum vnfs_request_type type)
 }
 
 /*
- * A non-root caller only sees a job it owns: the handler put the owner in
- * "uid" and this decides, so no handler can forget the check.  A job that is
- * not here and a job of another user get the same answer, so nobody learns
- * which jobs run on the node (root gets the handler's own message).
+ * A non-root caller only sees a job it owns: the handler names the owner in
+ * its answer and this decides, so no handler can forget the check.  A job
+ * that is not here and a job of another user get the same answer, so nobody
+ * learns which jobs run on the node (root gets the handler's own message).
  */
-static struct json_object *enforce_owner(struct json_object *reply,
-					 const struct vnfs_request *request,
-					 const struct vnfs_peer *peer)
+static void enforce_owner(struct vnfs_answer *answer, const struct vnfs_request *request,
+			  const struct vnfs_peer *peer)
 {
-	struct json_object *ok, *owner;
+	struct vnfs_reply *reply = &answer->reply;
 
 	if (peer->uid == 0)
-		return reply;
-	if (!json_object_object_get_ex(reply, "ok", &ok) || !json_object_get_boolean(ok)) {
-		json_object_put(reply);
-		return vnfs_reply_error(VNFS_QUERY_NOT_HERE_FORMAT, request->job_id);
+		return;
+	if (!reply->ok) {
+		vnfs_reply_fail(reply, VNFS_QUERY_NOT_HERE_FORMAT, request->job_id);
+		return;
 	}
-	if (!json_object_object_get_ex(reply, "uid", &owner) ||
-	    !json_object_is_type(owner, json_type_int)) {
-		vnfs_error("socket: the reply to query job %u has no owner uid: refused to uid %u",
+	if (!answer->owner_known) {
+		vnfs_error("socket: the answer to query job %u has no owner uid: refused to uid %u",
 			   request->job_id, (unsigned)peer->uid);
-		json_object_put(reply);
-		return vnfs_reply_error("internal error: job %u has no recorded owner",
-					request->job_id);
+		vnfs_reply_fail(reply, "internal error: job %u has no recorded owner",
+				request->job_id);
+		return;
 	}
-	if (json_object_get_int64(owner) != (int64_t)peer->uid) {
-		vnfs_debug("socket: uid %u asked for job %u of uid %lld: answered as not here",
-			   (unsigned)peer->uid, request->job_id,
-			   (long long)json_object_get_int64(owner));
-		json_object_put(reply);
-		return vnfs_reply_error(VNFS_QUERY_NOT_HERE_FORMAT, request->job_id);
+	if (answer->owner_uid != (uint32_t)peer->uid) {
+		vnfs_debug("socket: uid %u asked for job %u of uid %u: answered as not here",
+			   (unsigned)peer->uid, request->job_id, (unsigned)answer->owner_uid);
+		vnfs_reply_fail(reply, VNFS_QUERY_NOT_HERE_FORMAT, request->job_id);
 	}
-	return reply;
 }
 
-/* The handler's reply to an authorized request, on whichever thread runs it. */
-static struct json_object *respond(struct vnfs_server *server, const struct vnfs_request *request,
-				   const struct vnfs_peer *peer)
+/* The handler's reply to an authorized request, encoded, on whichever thread
+ * runs it (a big reply is serialized on a worker, not the socket thread). */
+static char *respond(struct vnfs_server *server, const struct vnfs_request *request,
+		     const struct vnfs_peer *peer)
 {
-	struct json_object *reply = server->handler(server->context, request, peer);
+	struct vnfs_answer *answer = malloc(sizeof(*answer));
+	char *line;
 
-	if (reply == NULL) {
+	if (answer == NULL)
+		return vnfs_reply_encode_error("internal error: out of memory");
+	memset(answer, 0, sizeof(*answer));
+	vnfs_reply_init(&answer->reply, request->type);
+	if (server->handler(server->context, request, peer, answer) < 0) {
 		vnfs_error("socket: no reply to the %s request", vnfs_request_type_name(request->type));
-		return vnfs_reply_error("internal error: the helper produced no reply");
+		vnfs_reply_fail(&answer->reply, "internal error: the helper produced no reply");
 	}
 	if (request->type == VNFS_REQUEST_QUERY)
-		reply = enforce_owner(reply, request, peer);
-	return reply;
+		enforce_owner(answer, request, peer);
+	line = vnfs_reply_encode(&answer->reply);
+	vnfs_reply_free(&answer->reply);
+	free(answer);
+	return line;
 }
 
 /* Decodes and authorizes one request; NULL with *reply set when refused. */
 static struct vnfs_request *admit(struct vnfs_server *server, struct connection *connection,
-				  const char *line, size_t length, struct json_object **reply)
+				  const char *line, size_t length, char **reply)
 {
 	struct vnfs_request *request = malloc(sizeof(*request));
 	const char *action;
@@ -281,7 +260,7 @@ static struct vnfs_request *admit(struct vnfs_server *server, struct connection 
 
 	if (request == NULL) {
 		connection->close_when_sent = true;
-		*reply = vnfs_reply_error("internal error: out of memory");
+		*reply = vnfs_reply_encode_error("internal error: out of memory");
 		return NULL;
 	}
 	if (vnfs_request_decode(line, length, server->options.max_message_bytes, request, error,
@@ -290,7 +269,7 @@ static struct vnfs_request *admit(struct vnfs_server *server, struct connection 
 			   (long)connection->peer.pid, (unsigned)connection->peer.uid, error);
 		free(request);
 		connection->close_when_sent = true;
-		*reply = vnfs_reply_error("%s", error);
+		*reply = vnfs_reply_encode_error("%s", error);
 		return NULL;
 	}
 	action = root_only_action(request->type);
@@ -299,7 +278,7 @@ static struct vnfs_request *admit(struct vnfs_server *server, struct connection 
 			  vnfs_request_type_name(request->type), request->job_id,
 			  (unsigned)connection->peer.uid, (long)connection->peer.pid);
 		free(request);
-		*reply = vnfs_reply_error("permission denied: only root may %s", action);
+		*reply = vnfs_reply_encode_error("permission denied: only root may %s", action);
 		return NULL;
 	}
 	return request;
@@ -351,7 +330,7 @@ static void work_queue_destroy(struct work_queue *queue)
 		return;
 	while (work_queue_pop(queue, &work)) {
 		free(work.request);
-		json_object_put(work.reply);
+		free(work.reply);
 	}
 	free(queue->items);
 	queue->items = NULL;
@@ -371,7 +350,7 @@ static void post_reply(struct vnfs_server *server, struct work *work)
 	pthread_mutex_unlock(&server->done.lock);
 	if (!posted) { /* cannot happen: at most one work per connection */
 		vnfs_error("socket: no room for a reply: dropped");
-		json_object_put(work->reply);
+		free(work->reply);
 		return;
 	}
 	/* The pipe is non-blocking: a full pipe already has a wake-up in it. */
@@ -416,7 +395,7 @@ static bool worker_submit(struct worker *worker, const struct work *work)
 static void answer(struct vnfs_server *server, struct connection *connection, const char *line,
 		   size_t length)
 {
-	struct json_object *reply = NULL;
+	char *reply = NULL;
 	struct vnfs_request *request = admit(server, connection, line, length, &reply);
 	enum answerer answerer;
 	struct work work;
@@ -440,7 +419,8 @@ static void answer(struct vnfs_server *server, struct connection *connection, co
 	if (!worker_submit(&server->workers[answerer], &work)) {
 		free(request);
 		connection->close_when_sent = true;
-		queue_reply(server, connection, vnfs_reply_error("internal error: the helper is busy"));
+		queue_reply(server, connection,
+			    vnfs_reply_encode_error("internal error: the helper is busy"));
 		return;
 	}
 	connection->awaiting_worker = true;
@@ -563,7 +543,7 @@ static void process_input(struct vnfs_server *server, struct connection *connect
 		} else if (connection->input_used > server->options.max_message_bytes) {
 			connection->close_when_sent = true;
 			queue_reply(server, connection,
-				    vnfs_reply_error("message exceeds %zu bytes",
+				    vnfs_reply_encode_error("message exceeds %zu bytes",
 						     server->options.max_message_bytes));
 		} else if (connection->peer_closed) {
 			if (connection->input_used == 0) {
@@ -572,7 +552,7 @@ static void process_input(struct vnfs_server *server, struct connection *connect
 			}
 			connection->close_when_sent = true;
 			queue_reply(server, connection,
-				    vnfs_reply_error("truncated message: the connection was shut "
+				    vnfs_reply_encode_error("truncated message: the connection was shut "
 						     "down before the closing newline"));
 		} else {
 			return;
@@ -607,7 +587,7 @@ static void deliver_replies(struct vnfs_server *server)
 		connection = &server->connections[work.connection];
 		if (connection->fd < 0 || connection->serial != work.serial ||
 		    !connection->awaiting_worker) {
-			json_object_put(work.reply);
+			free(work.reply);
 			continue;
 		}
 		connection->awaiting_worker = false;

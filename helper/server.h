@@ -5,10 +5,10 @@
  *
  * Authorization (docs/PROTOCOL.md) is the server's job, from SO_PEERCRED:
  *   REGISTER, UNREGISTER, FINISH   only from uid 0; others never reach the handler.
- *   QUERY    the handler answers with the job's owner in the reply's "uid"
- *            field; when the caller is neither root nor that owner, the server
- *            answers VNFS_QUERY_NOT_HERE_FORMAT, the same as for a job that is
- *            not here (and an ok reply that lacks "uid" fails closed).
+ *   QUERY    the handler names the job's owner in its answer (owner_known,
+ *            owner_uid); when the caller is neither root nor that owner, the
+ *            server answers VNFS_QUERY_NOT_HERE_FORMAT, the same as for a job
+ *            that is not here (and an ok answer without an owner fails closed).
  *   LIST     the handler gets the peer and lists only what it may see.
  *   STATUS   anyone.
  *
@@ -23,8 +23,8 @@
 #include <sys/types.h>
 
 #include "lib/protocol.h"
+#include "lib/reply.h"
 
-struct json_object;
 struct vnfs_server;
 
 /* What a caller other than root hears of a job that is not here and of a job
@@ -37,13 +37,21 @@ struct vnfs_peer {
 	gid_t gid;
 };
 
-/* Called from the server thread for each decoded request; returns the reply
- * object (vnfs_reply_ok/vnfs_reply_error; owned by the server afterwards, NULL
- * is answered with an internal error).  Authorization is the server's job,
- * not the handler's (but LIST filters by peer, see above). */
-typedef struct json_object *(*vnfs_request_handler)(void *context,
-						     const struct vnfs_request *request,
-						     const struct vnfs_peer *peer);
+/* What a handler answers: the reply, and for QUERY who owns the job (for
+ * the server's check, never sent: the reply has no such field). */
+struct vnfs_answer {
+	struct vnfs_reply reply;  /* vnfs_reply_init'd for the request's type */
+	bool owner_known;
+	uint32_t owner_uid;
+};
+
+/* Called from the server thread for each decoded request; fills answer
+ * (the server encodes and frees its reply) and returns 0, or returns -1 when
+ * it has no answer at all (the caller then hears of an internal error).
+ * Authorization is the server's job, not the handler's (but LIST filters by
+ * peer, see above). */
+typedef int (*vnfs_request_handler)(void *context, const struct vnfs_request *request,
+				    const struct vnfs_peer *peer, struct vnfs_answer *answer);
 
 struct vnfs_server_options {
 	const char *socket_path;    /* its directory is created (0755) if missing */

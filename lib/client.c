@@ -8,11 +8,10 @@
  * use MSG_NOSIGNAL (a helper that died mid-call is an error, not SIGPIPE), and
  * the reply is read into a bounded buffer.
  */
-#include "lib/protocol.h"
+#include "lib/client.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,52 +224,30 @@ static int receive_line(const struct call *call, int fd, char **line, size_t *le
 	}
 }
 
-/* Turns a reply line into *reply (ok:true) or an error message (ok:false). */
+/* Decodes a reply line into *reply (ok:true) or an error message. */
 static int interpret_reply(const struct call *call, const char *line, size_t length,
-			   struct json_object **reply)
+			   enum vnfs_request_type type, struct vnfs_reply *reply)
 {
-	struct json_tokener *tokener = json_tokener_new();
-	struct json_object *object, *ok = NULL, *version = NULL, *message = NULL;
+	char message[512];
 
-	if (tokener == NULL)
-		return fail_errno(call, "out of memory talking to", ENOMEM);
-	object = json_tokener_parse_ex(tokener, line, (int)length);
-	json_tokener_free(tokener);
-	if (object == NULL || !json_object_is_type(object, json_type_object) ||
-	    !json_object_object_get_ex(object, "ok", &ok) ||
-	    !json_object_is_type(ok, json_type_boolean)) {
-		json_object_put(object);
+	if (vnfs_reply_decode(line, length, type, reply, message, sizeof(message)) < 0) {
 		snprintf(call->error, call->error_size,
-			 "vnfs-helper at %s sent a reply that is not a vnfs protocol object",
-			 call->socket_path);
+			 "vnfs-helper at %s sent no %s reply of protocol version %d: %s",
+			 call->socket_path, vnfs_request_type_name(type), VNFS_PROTOCOL_VERSION,
+			 message);
+		return VNFS_CLIENT_UNREADABLE;
+	}
+	if (!reply->ok) {
+		snprintf(call->error, call->error_size, "%s", reply->error);
+		vnfs_reply_free(reply);
+		reply->ok = false; /* what tells a refusal from a helper not reached */
 		return -1;
 	}
-	if (!json_object_object_get_ex(object, "v", &version) ||
-	    json_object_get_int64(version) != VNFS_PROTOCOL_VERSION) {
-		snprintf(call->error, call->error_size,
-			 "vnfs-helper at %s speaks protocol version %s, not %d", call->socket_path,
-			 version ? json_object_to_json_string(version) : "(none)",
-			 VNFS_PROTOCOL_VERSION);
-		json_object_put(object);
-		return -1;
-	}
-	if (!json_object_get_boolean(ok)) {
-		if (json_object_object_get_ex(object, "error", &message) &&
-		    json_object_is_type(message, json_type_string))
-			snprintf(call->error, call->error_size, "%s", json_object_get_string(message));
-		else
-			snprintf(call->error, call->error_size,
-				 "vnfs-helper at %s refused the request without a reason",
-				 call->socket_path);
-		json_object_put(object);
-		return -1;
-	}
-	*reply = object;
 	return 0;
 }
 
 int vnfs_client_call(const char *socket_path, const struct vnfs_request *request,
-		     int timeout_ms, struct json_object **reply, char *error, size_t error_size)
+		     int timeout_ms, struct vnfs_reply *reply, char *error, size_t error_size)
 {
 	struct call call = {
 		.socket_path = socket_path,
@@ -283,7 +260,7 @@ int vnfs_client_call(const char *socket_path, const struct vnfs_request *request
 	size_t length = 0;
 	int fd, result;
 
-	*reply = NULL;
+	vnfs_reply_init(reply, request->type);
 	message = vnfs_request_encode(request);
 	if (message == NULL) {
 		snprintf(error, error_size, "cannot encode the %s request",
@@ -312,7 +289,7 @@ int vnfs_client_call(const char *socket_path, const struct vnfs_request *request
 	}
 	close(fd);
 	if (result == 0)
-		result = interpret_reply(&call, line, length, reply);
+		result = interpret_reply(&call, line, length, request->type, reply);
 	free(line);
 	return result;
 }

@@ -1,6 +1,7 @@
 /*
  * protocol.c — encoding and strict decoding of the helper's requests, and
- * the two reply shapes (see protocol.h, docs/PROTOCOL.md).
+ * the strict JSON reading replies share (lib/reply.c; see protocol.h,
+ * docs/PROTOCOL.md).
  *
  * Decoding is deliberately unforgiving: the peer is either our own code or
  * someone probing a root daemon, so anything not exactly a request of this
@@ -183,8 +184,8 @@ static int get_unsigned(struct json_object *value, const char *name, uint64_t ma
 	return 0;
 }
 
-static int get_uint32(struct json_object *value, const char *name, uint32_t *out,
-		      char *error, size_t error_size)
+int vnfs_protocol_get_uint32(struct json_object *value, const char *name, uint32_t *out,
+			     char *error, size_t error_size)
 {
 	uint64_t wide;
 
@@ -199,7 +200,7 @@ static int get_step(struct json_object *value, uint32_t *out, char *error, size_
 	const char *text;
 
 	if (!json_object_is_type(value, json_type_string))
-		return get_uint32(value, "step", out, error, error_size);
+		return vnfs_protocol_get_uint32(value, "step", out, error, error_size);
 	text = json_object_get_string(value);
 	for (size_t i = 0; i < sizeof(step_names) / sizeof(step_names[0]); i++) {
 		if ((size_t)json_object_get_string_len(value) == strlen(step_names[i].name) &&
@@ -213,9 +214,8 @@ static int get_step(struct json_object *value, uint32_t *out, char *error, size_
 		    "\"batch\", \"extern\", \"interactive\"");
 }
 
-/* An absolute path of at most size - 1 bytes, without NUL or ".." parts. */
-static int get_path(struct json_object *value, const char *name, char *out, size_t size,
-		    char *error, size_t error_size)
+int vnfs_protocol_get_text(struct json_object *value, const char *name, char *out, size_t size,
+			   char *error, size_t error_size)
 {
 	const char *text;
 	size_t length;
@@ -229,14 +229,30 @@ static int get_path(struct json_object *value, const char *name, char *out, size
 			    length, size - 1);
 	if (strlen(text) != length)
 		return vnfs_fail(error, error_size, "field '%s' contains a NUL character", name);
-	if (text[0] != '/')
-		return vnfs_fail(error, error_size, "field '%s' must be an absolute path", name);
-	/* Paths go into JSON, the journal and logs: text, not arbitrary bytes. */
+	/* Text goes into JSON, the journal and logs: text, not arbitrary bytes. */
 	if (!vnfs_utf8_valid(text, length))
 		return vnfs_fail(error, error_size, "field '%s' is not valid UTF-8", name);
-	if (strstr(text, "/../") || (length >= 3 && strcmp(text + length - 3, "/..") == 0))
-		return vnfs_fail(error, error_size, "field '%s' must not contain '..'", name);
 	memcpy(out, text, length + 1);
+	return 0;
+}
+
+/* An absolute path of at most size - 1 bytes, without NUL or ".." parts. */
+static int get_path(struct json_object *value, const char *name, char *out, size_t size,
+		    char *error, size_t error_size)
+{
+	size_t length;
+
+	if (vnfs_protocol_get_text(value, name, out, size, error, error_size) < 0)
+		return -1;
+	length = strlen(out);
+	if (out[0] != '/') {
+		out[0] = '\0';
+		return vnfs_fail(error, error_size, "field '%s' must be an absolute path", name);
+	}
+	if (strstr(out, "/../") || (length >= 3 && strcmp(out + length - 3, "/..") == 0)) {
+		out[0] = '\0';
+		return vnfs_fail(error, error_size, "field '%s' must not contain '..'", name);
+	}
 	return 0;
 }
 
@@ -272,12 +288,12 @@ static int decode_field(int field, struct json_object *value, struct vnfs_reques
 
 	switch (field) {
 	case FIELD_JOB:
-		return get_uint32(value, "job", &request->job_id, error, error_size);
+		return vnfs_protocol_get_uint32(value, "job", &request->job_id, error, error_size);
 	case FIELD_STEP:
 		request->has_step = true;
 		return get_step(value, &request->step_id, error, error_size);
 	case FIELD_UID:
-		return get_uint32(value, "uid", &request->uid, error, error_size);
+		return vnfs_protocol_get_uint32(value, "uid", &request->uid, error, error_size);
 	case FIELD_CGROUP_ID:
 		/* Limited to INT64_MAX: real ids are far smaller, and it keeps the
 		 * value exact in every JSON reader. */
@@ -311,7 +327,7 @@ static int decode_field(int field, struct json_object *value, struct vnfs_reques
 	}
 }
 
-static int decode_version(struct json_object *object, char *error, size_t error_size)
+int vnfs_protocol_check_version(struct json_object *object, char *error, size_t error_size)
 {
 	struct json_object *value;
 
@@ -362,7 +378,7 @@ static int decode_object(struct json_object *object, struct vnfs_request *reques
 
 	if (!json_object_is_type(object, json_type_object))
 		return vnfs_fail(error, error_size, "a request must be a JSON object");
-	if (decode_version(object, error, error_size) < 0 ||
+	if (vnfs_protocol_check_version(object, error, error_size) < 0 ||
 	    decode_type(object, &request->type, error, error_size) < 0)
 		return -1;
 	shape = &shapes[request->type];
@@ -412,9 +428,9 @@ static int check_trailing(const char *text, size_t length, size_t end, char *err
  * strict tokener reports data after the object as a bare "unexpected
  * character"; this tells that case apart for a clearer message.
  */
-static size_t lenient_end(const char *text, size_t length)
+static size_t lenient_end(const char *text, size_t length, int max_depth)
 {
-	struct json_tokener *tokener = json_tokener_new_ex(MAX_NESTING);
+	struct json_tokener *tokener = json_tokener_new_ex(max_depth);
 	struct json_object *object;
 	size_t end = 0;
 
@@ -428,10 +444,10 @@ static size_t lenient_end(const char *text, size_t length)
 	return end;
 }
 
-static struct json_object *parse_json(const char *text, size_t length, char *error,
-				      size_t error_size)
+static struct json_object *parse_json(const char *text, size_t length, int max_depth,
+				      char *error, size_t error_size)
 {
-	struct json_tokener *tokener = json_tokener_new_ex(MAX_NESTING);
+	struct json_tokener *tokener = json_tokener_new_ex(max_depth);
 	struct json_object *object;
 	enum json_tokener_error status;
 	size_t end;
@@ -455,7 +471,7 @@ static struct json_object *parse_json(const char *text, size_t length, char *err
 		vnfs_fail(error, error_size,
 		     "truncated JSON: the message ends before the object is complete");
 	} else {
-		size_t lenient = lenient_end(text, length);
+		size_t lenient = lenient_end(text, length, max_depth);
 
 		if (lenient > 0 && lenient <= end &&
 		    check_trailing(text, length, lenient, error, error_size) < 0)
@@ -475,10 +491,31 @@ static bool only_whitespace(const char *text, size_t length)
 	return true;
 }
 
+struct json_object *vnfs_protocol_parse(const char *text, size_t length, int max_depth,
+				       char *error, size_t error_size)
+{
+	const char *nul;
+
+	if (length > INT_MAX) {
+		vnfs_fail(error, error_size, "message of %zu bytes exceeds %d", length, INT_MAX);
+		return NULL;
+	}
+	if (only_whitespace(text, length)) {
+		vnfs_fail(error, error_size, "empty message: expected a JSON object");
+		return NULL;
+	}
+	nul = memchr(text, '\0', length);
+	if (nul != NULL) {
+		vnfs_fail(error, error_size, "message contains a NUL byte at byte %zu",
+			  (size_t)(nul - text));
+		return NULL;
+	}
+	return parse_json(text, length, max_depth, error, error_size);
+}
+
 int vnfs_request_decode(const char *text, size_t length, size_t max_length,
 			struct vnfs_request *request, char *error, size_t error_size)
 {
-	const char *nul;
 	struct json_object *object;
 	int result;
 
@@ -487,14 +524,7 @@ int vnfs_request_decode(const char *text, size_t length, size_t max_length,
 	if (length > max_length || length > INT_MAX)
 		return vnfs_fail(error, error_size, "message of %zu bytes exceeds %zu", length,
 			    max_length < INT_MAX ? max_length : (size_t)INT_MAX);
-	if (only_whitespace(text, length))
-		return vnfs_fail(error, error_size, "empty message: expected a JSON object");
-	nul = memchr(text, '\0', length);
-	if (nul != NULL)
-		return vnfs_fail(error, error_size, "message contains a NUL byte at byte %zu",
-			    (size_t)(nul - text));
-
-	object = parse_json(text, length, error, error_size);
+	object = vnfs_protocol_parse(text, length, MAX_NESTING, error, error_size);
 	if (object == NULL)
 		return -1;
 	result = decode_object(object, request, error, error_size);
@@ -516,6 +546,25 @@ static bool add_field(struct json_object *object, const char *name, struct json_
 		return false;
 	}
 	return true;
+}
+
+bool vnfs_protocol_add(struct json_object *object, const char *name, struct json_object *value)
+{
+	return add_field(object, name, value);
+}
+
+char *vnfs_protocol_line(struct json_object *object, bool filled)
+{
+	const char *json = NULL;
+	char *line = NULL;
+
+	if (filled)
+		json = json_object_to_json_string_ext(object, JSON_C_TO_STRING_PLAIN |
+								      JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (json != NULL && asprintf(&line, "%s\n", json) < 0)
+		line = NULL;
+	json_object_put(object);
+	return line;
 }
 
 static bool add_request_fields(struct json_object *object, const struct vnfs_request *request)
@@ -573,8 +622,6 @@ char *vnfs_request_encode(const struct vnfs_request *request)
 {
 	const char *type_name = vnfs_request_type_name(request->type);
 	struct json_object *object;
-	const char *json;
-	char *line = NULL;
 	bool ok;
 
 	if (type_name == NULL)
@@ -585,61 +632,5 @@ char *vnfs_request_encode(const struct vnfs_request *request)
 	ok = add_field(object, "v", json_object_new_int(VNFS_PROTOCOL_VERSION)) &&
 	     add_field(object, "type", json_object_new_string(type_name)) &&
 	     add_request_fields(object, request);
-	if (ok) {
-		json = json_object_to_json_string_ext(object, JSON_C_TO_STRING_PLAIN |
-								      JSON_C_TO_STRING_NOSLASHESCAPE);
-		if (json != NULL && asprintf(&line, "%s\n", json) < 0)
-			line = NULL;
-	}
-	json_object_put(object);
-	return line;
-}
-
-struct json_object *vnfs_reply_ok(struct json_object *body)
-{
-	struct json_object *reply = json_object_new_object();
-	bool ok;
-
-	if (reply == NULL) {
-		json_object_put(body);
-		return NULL;
-	}
-	ok = add_field(reply, "v", json_object_new_int(VNFS_PROTOCOL_VERSION)) &&
-	     add_field(reply, "ok", json_object_new_boolean(1));
-	if (ok && body != NULL && json_object_is_type(body, json_type_object)) {
-		json_object_object_foreach(body, key, value) {
-			if (strcmp(key, "v") == 0 || strcmp(key, "ok") == 0)
-				continue;
-			ok = ok && add_field(reply, key, json_object_get(value));
-		}
-	} else if (ok && body != NULL) {
-		/* A body that is not an object (an array, say) goes whole under "result". */
-		ok = add_field(reply, "result", json_object_get(body));
-	}
-	json_object_put(body);
-	if (!ok) {
-		json_object_put(reply);
-		return NULL;
-	}
-	return reply;
-}
-
-struct json_object *vnfs_reply_error(const char *format, ...)
-{
-	struct json_object *reply = json_object_new_object();
-	char message[1024];
-	va_list args;
-
-	if (reply == NULL)
-		return NULL;
-	va_start(args, format);
-	vsnprintf(message, sizeof(message), format, args);
-	va_end(args);
-	if (!add_field(reply, "v", json_object_new_int(VNFS_PROTOCOL_VERSION)) ||
-	    !add_field(reply, "ok", json_object_new_boolean(0)) ||
-	    !add_field(reply, "error", json_object_new_string(message))) {
-		json_object_put(reply);
-		return NULL;
-	}
-	return reply;
+	return vnfs_protocol_line(object, ok);
 }

@@ -7,7 +7,8 @@
  * several requests in turn.  Every message carries "v": VNFS_PROTOCOL_VERSION
  * and is at most max_message_bytes long (vnfs.conf, default 64 KiB).  The
  * helper answers anything it cannot decode with an error reply and closes the
- * connection.  docs/PROTOCOL.md documents the fields with examples.
+ * connection.  Replies are lib/reply.h's; lib/client.h makes one exchange.
+ * docs/PROTOCOL.md documents the fields with examples.
  */
 #ifndef VNFS_PROTOCOL_H
 #define VNFS_PROTOCOL_H
@@ -69,19 +70,29 @@ int vnfs_request_decode(const char *text, size_t length, size_t max_length,
 /* Encodes a request as one line (with '\n').  Returns a malloc'd string. */
 char *vnfs_request_encode(const struct vnfs_request *request);
 
-/* Replies: {"v":1,"ok":true, ...fields of body} / {"v":1,"ok":false,"error":"..."}.
- * vnfs_reply_ok takes ownership of body (may be NULL). Both return new objects. */
-struct json_object *vnfs_reply_ok(struct json_object *body);
-struct json_object *vnfs_reply_error(const char *format, ...)
-	__attribute__((format(printf, 1, 2)));
-
 /*
- * Client side: connects to socket_path, sends request, waits at most
- * timeout_ms in all for the reply.  Returns 0 with *reply (caller puts it) when
- * the helper answered ok:true; -1 with a message in error when it could not be
- * reached, timed out, or answered ok:false (then error holds its message).
+ * What requests and replies (lib/reply.c) share.  vnfs_protocol_parse reads
+ * one JSON value strictly (RFC 8259, nested at most max_depth deep, only
+ * whitespace after it; no NUL, not empty): NULL with a message in error
+ * otherwise.  vnfs_protocol_check_version: object's "v" is
+ * VNFS_PROTOCOL_VERSION; 0, or -1 with a message.
  */
-int vnfs_client_call(const char *socket_path, const struct vnfs_request *request,
-		     int timeout_ms, struct json_object **reply, char *error, size_t error_size);
+struct json_object *vnfs_protocol_parse(const char *text, size_t length, int max_depth,
+					char *error, size_t error_size);
+int vnfs_protocol_check_version(struct json_object *object, char *error, size_t error_size);
+
+/* Field readers, with the messages both sides give: an integer from 0 to
+ * UINT32_MAX; text of at most size - 1 bytes, valid UTF-8 without NUL (into
+ * out).  0, or -1 with a message naming the field. */
+int vnfs_protocol_get_uint32(struct json_object *value, const char *name, uint32_t *out,
+			     char *error, size_t error_size);
+int vnfs_protocol_get_text(struct json_object *value, const char *name, char *out, size_t size,
+			   char *error, size_t error_size);
+
+/* Encoding: adds value (consumed; NULL, a failed allocation, is false) to
+ * object as name; vnfs_protocol_line gives object (consumed) as one
+ * malloc'd line with '\n', or NULL when !filled or out of memory. */
+bool vnfs_protocol_add(struct json_object *object, const char *name, struct json_object *value);
+char *vnfs_protocol_line(struct json_object *object, bool filled);
 
 #endif /* VNFS_PROTOCOL_H */

@@ -752,3 +752,173 @@ void vnfs_step_record_free_arrays(struct vnfs_step_record *record)
 	record->mounts = NULL;
 	record->mount_count = 0;
 }
+
+/* ---- jobs that own their steps ------------------------------------------ */
+
+void vnfs_owned_job_view(const struct vnfs_owned_job *owned, struct vnfs_job *view)
+{
+	*view = (struct vnfs_job){
+		.workload = owned->workload,
+		.job_id = owned->job_id,
+		.uid = owned->uid,
+		.user = owned->user,
+		.node = owned->node,
+		.start_time_ms = owned->start_time_ms,
+		.end_time_ms = owned->end_time_ms,
+		.step_count = owned->step_count,
+		.steps = owned->steps,
+	};
+}
+
+/* Copies whatever of from's arrays it has into to (a struct copy of from). */
+static int copy_step_arrays(struct vnfs_step_record *to, const struct vnfs_step_record *from)
+{
+	to->stats = NULL;
+	to->processes = NULL;
+	to->mounts = NULL;
+	to->process_count = to->mount_count = 0;
+	if (from->stats != NULL) {
+		struct vnfs_step_stats *stats = malloc(sizeof(*stats));
+
+		if (stats == NULL)
+			return -1;
+		*stats = *from->stats;
+		to->stats = stats;
+	}
+	if (from->process_count > 0) {
+		struct vnfs_process_record *processes = calloc(from->process_count,
+								sizeof(*processes));
+
+		if (processes == NULL)
+			return -1;
+		memcpy(processes, from->processes, from->process_count * sizeof(*processes));
+		to->processes = processes;
+		to->process_count = from->process_count;
+	}
+	if (from->mount_count > 0) {
+		struct vnfs_mount_record *mounts = calloc(from->mount_count, sizeof(*mounts));
+
+		if (mounts == NULL)
+			return -1;
+		memcpy(mounts, from->mounts, from->mount_count * sizeof(*mounts));
+		to->mounts = mounts;
+		to->mount_count = from->mount_count;
+	}
+	return 0;
+}
+
+int vnfs_owned_job_copy(struct vnfs_owned_job *owned, const struct vnfs_job *job)
+{
+	memset(owned, 0, sizeof(*owned));
+	owned->workload = job->workload;
+	owned->job_id = job->job_id;
+	owned->uid = job->uid;
+	snprintf(owned->user, sizeof(owned->user), "%s", job->user != NULL ? job->user : "");
+	snprintf(owned->node, sizeof(owned->node), "%s", job->node != NULL ? job->node : "");
+	owned->start_time_ms = job->start_time_ms;
+	owned->end_time_ms = job->end_time_ms;
+	if (job->step_count == 0)
+		return 0;
+	owned->steps = calloc(job->step_count, sizeof(*owned->steps));
+	if (owned->steps == NULL)
+		return -1;
+	for (size_t i = 0; i < job->step_count; i++) {
+		owned->steps[i] = job->steps[i];
+		owned->step_count = i + 1; /* so that free sees this one's arrays */
+		if (copy_step_arrays(&owned->steps[i], &job->steps[i]) < 0) {
+			vnfs_owned_job_free(owned);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void vnfs_owned_job_free(struct vnfs_owned_job *owned)
+{
+	for (size_t i = 0; i < owned->step_count; i++)
+		vnfs_step_record_free_arrays(&owned->steps[i]);
+	free(owned->steps);
+	memset(owned, 0, sizeof(*owned));
+}
+
+/* The job's totals, processes and mounts: derived from its steps, so only
+ * checked (a reader that misses a malformed total would take a broken job). */
+static int check_job_totals(struct reader *reader, const struct json_object *object)
+{
+	struct vnfs_step_stats *totals = calloc(1, sizeof(*totals));
+	struct vnfs_step_record scratch;
+	int result;
+
+	if (totals == NULL)
+		return fail(reader, "out of memory");
+	memset(&scratch, 0, sizeof(scratch));
+	result = read_stats(reader, object, totals) < 0 ||
+				 read_processes(reader, object, &scratch) < 0 ||
+				 read_mounts(reader, object, &scratch) < 0
+			 ? -1
+			 : 0;
+	vnfs_step_record_free_arrays(&scratch);
+	free(totals);
+	return result;
+}
+
+static int read_job_steps(struct reader *reader, const struct json_object *object,
+			  struct vnfs_owned_job *owned)
+{
+	struct json_object *array = member(reader, object, "steps");
+	size_t count;
+
+	if (array == NULL)
+		return -1;
+	if (!json_object_is_type(array, json_type_array))
+		return fail(reader, "field 'steps' must be an array");
+	count = json_object_array_length(array);
+	if (count == 0)
+		return 0;
+	owned->steps = calloc(count, sizeof(*owned->steps));
+	if (owned->steps == NULL)
+		return fail(reader, "out of memory");
+	for (size_t i = 0; i < count; i++) {
+		char message[200];
+
+		if (vnfs_step_record_from_json(json_object_array_get_idx(array, i), &owned->steps[i],
+					       message, sizeof(message)) < 0)
+			return fail(reader, "steps[%zu]: %s", i, message);
+		owned->step_count = i + 1;
+	}
+	return 0;
+}
+
+static int read_job(struct reader *reader, const struct json_object *object,
+		    struct vnfs_owned_job *owned)
+{
+	static const char *const keys[] = {
+		"job", "uid", "user", "node", "start_time", "end_time", "operations",
+		"request_size_histogram", "processes", "mounts", "steps", NULL
+	};
+
+	if (need_object(reader, object, "a job") < 0 || check_keys(reader, object, keys) < 0 ||
+	    read_u32(reader, object, "job", &owned->job_id) < 0 ||
+	    read_u32(reader, object, "uid", &owned->uid) < 0 ||
+	    read_string(reader, object, "user", owned->user, sizeof(owned->user)) < 0 ||
+	    read_string(reader, object, "node", owned->node, sizeof(owned->node)) < 0 ||
+	    read_time(reader, object, "start_time", false, &owned->start_time_ms) < 0 ||
+	    read_time(reader, object, "end_time", true, &owned->end_time_ms) < 0 ||
+	    check_job_totals(reader, object) < 0)
+		return -1;
+	vnfs_workload_of_slurm_job(&owned->workload, owned->job_id);
+	return read_job_steps(reader, object, owned);
+}
+
+int vnfs_job_from_json(const struct json_object *object, struct vnfs_owned_job *owned,
+		       char *error, size_t error_size)
+{
+	struct reader reader = { .error = error, .error_size = error_size };
+
+	memset(owned, 0, sizeof(*owned));
+	if (read_job(&reader, object, owned) < 0) {
+		vnfs_owned_job_free(owned);
+		return -1;
+	}
+	return 0;
+}

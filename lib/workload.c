@@ -116,6 +116,13 @@ void vnfs_workload_of_slurm_step(struct vnfs_workload *workload, uint32_t job_id
 	vnfs_step_name(step_id, workload->part, sizeof(workload->part));
 }
 
+void vnfs_workload_of_slurm_job(struct vnfs_workload *workload, uint32_t job_id)
+{
+	workload->source = VNFS_SOURCE_SLURM;
+	snprintf(workload->job, sizeof(workload->job), "%u", job_id);
+	workload->part[0] = '\0';
+}
+
 int vnfs_workload_slurm_ids(const struct vnfs_workload *workload, uint32_t *job_id,
 			    uint32_t *step_id)
 {

@@ -79,6 +79,9 @@ int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source 
 void vnfs_workload_of_slurm_step(struct vnfs_workload *workload, uint32_t job_id,
 				 uint32_t step_id);
 
+/* A Slurm job's identity: job "42", no part. */
+void vnfs_workload_of_slurm_job(struct vnfs_workload *workload, uint32_t job_id);
+
 /* The Slurm numbers back.  Returns 0, or -1 when workload is not a Slurm
  * step (another source, or text that is not Slurm's). */
 int vnfs_workload_slurm_ids(const struct vnfs_workload *workload, uint32_t *job_id,

@@ -31,7 +31,8 @@ int report_load_history_listing(struct report_set *set, const char *socket_path,
  * Adds job_id as the helper at socket_path answers a QUERY for it (live, or
  * from its history once finished): how a user, who may not read the history
  * file, reads their finished jobs.  Returns 1 when added, 0 when the helper
- * has nothing the caller may see, -1 with a message when it cannot be asked.
+ * has nothing the caller may see or cannot be asked, -1 with a message when
+ * its reply does not read (lib/reply.h).
  */
 int report_load_queried_job(struct report_set *set, const char *socket_path, uint32_t job_id,
 			    int timeout_ms, char *error, size_t error_size);

@@ -38,7 +38,7 @@
 
 #include "lib/escape.h"
 #include "lib/log.h"
-#include "lib/protocol.h"
+#include "lib/client.h"
 #include "lib/record.h"
 #include "spank/plugin_args.h"
 #include "spank/step_cgroup.h"
@@ -321,7 +321,7 @@ static int register_step(struct plugin_state *state, spank_t spank, uint32_t job
 	const struct vnfs_plugin_args *args = &state->args;
 	struct accounted_step *step = &state->step;
 	struct vnfs_request *request = calloc(1, sizeof(*request));
-	struct json_object *reply = NULL;
+	struct vnfs_reply reply;
 	char error[512], step_name[32];
 	uid_t uid = 0;
 	int status = -1;
@@ -354,7 +354,7 @@ static int register_step(struct plugin_state *state, spank_t spank, uint32_t job
 			    job_id, step_name, args->socket_path, error);
 		goto out;
 	}
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 	step->registered = true;
 	step->job_id = job_id;
 	step->step_id = step_id;
@@ -569,7 +569,7 @@ static void unregister_step(const struct vnfs_plugin_args *args,
 			    const struct accounted_step *step)
 {
 	struct vnfs_request request = { 0 };
-	struct json_object *reply = NULL;
+	struct vnfs_reply reply;
 	char error[512], step_name[32];
 
 	request.type = VNFS_REQUEST_UNREGISTER;
@@ -582,7 +582,7 @@ static void unregister_step(const struct vnfs_plugin_args *args,
 			    vnfs_step_name(step->step_id, step_name, sizeof(step_name)), error);
 		return;
 	}
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 }
 
 /* slurmstepd, at the step's end: unregister, remove our cgroup, unmap. */
@@ -605,7 +605,8 @@ static void print_report(const struct vnfs_plugin_args *args,
 			 const struct reported_step *reported, enum vnfs_report_mode mode)
 {
 	struct vnfs_request request = { 0 };
-	struct json_object *reply = NULL;
+	struct vnfs_reply reply;
+	struct vnfs_job job;
 	char error[512], *text;
 	const size_t text_size = 8192;
 
@@ -619,15 +620,16 @@ static void print_report(const struct vnfs_plugin_args *args,
 		return;
 	}
 	text = malloc(text_size);
+	vnfs_owned_job_view(&reply.job, &job);
 	if (!text)
 		fprintf(stderr, "vnfs: no report: out of memory\n");
-	else if (vnfs_step_report_format(reply, reported->step_id, mode, text, text_size, error,
+	else if (vnfs_step_report_format(&job, reported->step_id, mode, text, text_size, error,
 					 sizeof(error)) < 0)
 		fprintf(stderr, "vnfs: no report for job %u: %s\n", reported->job_id, error);
 	else
 		fputs(text, stderr);
 	free(text);
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 }
 
 int slurm_spank_exit(spank_t spank, int argc, char **argv)
@@ -654,7 +656,7 @@ int slurm_spank_job_epilog(spank_t spank, int argc, char **argv)
 {
 	const struct vnfs_plugin_args *args = &plugin.args;
 	struct vnfs_request request = { 0 };
-	struct json_object *reply = NULL;
+	struct vnfs_reply reply;
 	char error[512];
 
 	if (load_arguments(&plugin, argc, argv) < 0)
@@ -672,6 +674,6 @@ int slurm_spank_job_epilog(spank_t spank, int argc, char **argv)
 			    error);
 		return 0;
 	}
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 	return 0;
 }

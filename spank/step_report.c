@@ -1,7 +1,6 @@
 /*
  * step_report.c — formatting --vnfs-report=brief|full from a QUERY reply.
  */
-#include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,25 +35,12 @@ static void append(struct text *text, const char *format, ...)
 		text->used = text->size - 1;
 }
 
-/* The reply's step record for step_id, or NULL. */
-static const struct json_object *find_step(const struct json_object *reply, uint32_t step_id)
+/* The job's step record for step_id, or NULL. */
+static const struct vnfs_step_record *find_step(const struct vnfs_job *job, uint32_t step_id)
 {
-	struct json_object *job, *steps;
-	char name[32];
-
-	vnfs_step_name(step_id, name, sizeof(name));
-	if (!json_object_object_get_ex(reply, "job", &job) ||
-	    !json_object_object_get_ex(job, "steps", &steps) ||
-	    !json_object_is_type(steps, json_type_array))
-		return NULL;
-	for (size_t i = 0; i < json_object_array_length(steps); i++) {
-		struct json_object *step = json_object_array_get_idx(steps, i), *field;
-
-		if (json_object_object_get_ex(step, "step", &field) &&
-		    json_object_is_type(field, json_type_string) &&
-		    !strcmp(json_object_get_string(field), name))
-			return step;
-	}
+	for (size_t i = 0; i < job->step_count; i++)
+		if (job->steps[i].step_id == step_id)
+			return &job->steps[i];
 	return NULL;
 }
 
@@ -105,40 +91,28 @@ static void format_full(const struct vnfs_step_record *record, struct text *text
 	}
 }
 
-int vnfs_step_report_format(const struct json_object *reply, uint32_t step_id,
+int vnfs_step_report_format(const struct vnfs_job *job, uint32_t step_id,
 			    enum vnfs_report_mode mode, char *out, size_t size, char *error,
 			    size_t error_size)
 {
-	const struct json_object *step = find_step(reply, step_id);
-	struct vnfs_step_record *record;
+	const struct vnfs_step_record *record = find_step(job, step_id);
 	struct text text = { out, size, 0 };
 	char name[32];
-	int status;
 
 	if (size)
 		out[0] = '\0';
-	if (!step) {
+	if (!record) {
 		snprintf(error, error_size, "the helper's reply has no step %s",
 			 vnfs_step_name(step_id, name, sizeof(name)));
 		return -1;
 	}
-	record = malloc(sizeof(*record));
-	if (!record) {
-		snprintf(error, error_size, "out of memory");
-		return -1;
-	}
-	if (vnfs_step_record_from_json(step, record, error, error_size) < 0) {
-		free(record);
-		return -1;
-	}
-	if (!record->stats)
+	if (!record->stats) {
 		snprintf(error, error_size, "the helper's reply has no counters");
-	else if (mode == VNFS_REPORT_FULL)
+		return -1;
+	}
+	if (mode == VNFS_REPORT_FULL)
 		format_full(record, &text);
 	else if (mode == VNFS_REPORT_BRIEF)
 		format_brief(record, &text);
-	status = record->stats ? 0 : -1;
-	vnfs_step_record_free_arrays(record);
-	free(record);
-	return status;
+	return 0;
 }

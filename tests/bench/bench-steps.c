@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/protocol.h"
+#include "lib/client.h"
 
 #define DEFAULT_SOCKET "/run/vnfs/vnfs.sock"
 #define CALL_TIMEOUT_MS 10000
@@ -48,7 +48,7 @@ static int register_step(const char *socket_path, uint32_t job, uint32_t step, u
 		.step_id = step,
 		.uid = uid,
 	};
-	struct json_object *reply = NULL;
+	struct vnfs_reply reply;
 	struct stat status;
 	char error[512];
 
@@ -69,7 +69,7 @@ static int register_step(const char *socket_path, uint32_t job, uint32_t step, u
 			error);
 		return -1;
 	}
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 	return 0;
 }
 

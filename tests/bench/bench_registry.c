@@ -29,7 +29,7 @@
 #include "helper/registry.h"
 #include "helper/server.h"
 #include "lib/log.h"
-#include "lib/protocol.h"
+#include "lib/client.h"
 
 struct timing {
 	double total_us;
@@ -77,8 +77,8 @@ static struct vnfs_step make_step(uint32_t job, uint32_t step_id)
 	return step;
 }
 
-static struct json_object *handle(void *context, const struct vnfs_request *request,
-				  const struct vnfs_peer *peer)
+static int handle(void *context, const struct vnfs_request *request,
+		  const struct vnfs_peer *peer, struct vnfs_answer *answer)
 {
 	struct vnfs_registry *registry = context;
 	struct vnfs_step step = { 0 };
@@ -86,8 +86,10 @@ static struct json_object *handle(void *context, const struct vnfs_request *requ
 	uint32_t slot;
 
 	(void)peer;
-	if (request->type != VNFS_REQUEST_REGISTER)
-		return vnfs_reply_error("only REGISTER here");
+	if (request->type != VNFS_REQUEST_REGISTER) {
+		vnfs_reply_fail(&answer->reply, "only REGISTER here");
+		return 0;
+	}
 	step.job_id = request->job_id;
 	step.step_id = request->step_id;
 	step.uid = request->uid;
@@ -96,11 +98,10 @@ static struct json_object *handle(void *context, const struct vnfs_request *requ
 	step.start_time_ms = 1700000000000;
 	snprintf(step.cgroup_path, sizeof(step.cgroup_path), "%s", request->cgroup_path);
 	if (vnfs_registry_add(registry, &step, &slot, error, sizeof(error)) != 0)
-		return vnfs_reply_error("%s", error);
-	struct json_object *body = json_object_new_object();
-
-	json_object_object_add(body, "slot", json_object_new_int64(slot));
-	return vnfs_reply_ok(body);
+		vnfs_reply_fail(&answer->reply, "%s", error);
+	else
+		answer->reply.slot = slot;
+	return 0;
 }
 
 static int run_registry(const char *state_dir, unsigned count)
@@ -172,7 +173,7 @@ static int run_socket(const char *state_dir, unsigned count)
 			.cgroup_id = step.cgroup_id,
 			.tags = step.tags,
 		};
-		struct json_object *reply = NULL;
+		struct vnfs_reply reply;
 
 		snprintf(request.cgroup_path, sizeof(request.cgroup_path), "%s", step.cgroup_path);
 		started = now_us();
@@ -181,7 +182,7 @@ static int run_socket(const char *state_dir, unsigned count)
 			goto out;
 		}
 		account(&calling, started);
-		json_object_put(reply);
+		vnfs_reply_free(&reply);
 	}
 	report("socket", &calling, count);
 	status = 0;

@@ -668,7 +668,7 @@ static void test_finish_reports_the_job_and_releases_only_its_slots(void **state
 	uint32_t slot43 = register_step(f, 43, 0, 4300, "/sys/fs/cgroup/job_43/step_0");
 	const struct recorded_job *job;
 	struct vnfs_step_record files[4];
-	struct json_object *json;
+	struct vnfs_owned_job answer = { 0 };
 	char error[256], path[192];
 	size_t count;
 
@@ -681,9 +681,20 @@ static void test_finish_reports_the_job_and_releases_only_its_slots(void **state
 	 * not moved yet too. */
 	fake_count_writes_half_way(&f->fake, slot0, 2, MIB);
 	fake_count_writes(&f->fake, slot1, 1, 4096);
-	json = vnfs_collector_finish_job(&f->collector, 42, "", T0 + 12000, error, sizeof(error));
-	assert_non_null(json);
-	json_object_put(json);
+	assert_int_equal(vnfs_collector_finish_job(&f->collector, 42, "", T0 + 12000, &answer,
+						   error, sizeof(error)),
+			 0);
+	/* FINISH's reply: the job with the same final counts as the summary. */
+	assert_int_equal(answer.job_id, 42);
+	assert_int_equal(answer.uid, 1042);
+	assert_int_equal(answer.step_count, 2);
+	for (size_t i = 0; i < answer.step_count; i++) {
+		if (answer.steps[i].step_id == 0)
+			assert_writes(&answer.steps[i], 10, 10 * MIB);
+		else
+			assert_writes(&answer.steps[i], 5, 20480);
+	}
+	vnfs_owned_job_free(&answer);
 
 	assert_int_equal(f->sink.jobs_finished, 1);
 	job = &f->sink.jobs[0];
@@ -727,8 +738,9 @@ static void test_finish_reports_the_job_and_releases_only_its_slots(void **state
 	assert_writes(find_step(f->sink.steps, 1, 43, 0), 1, 512);
 	assert_int_equal(f->sink.jobs_finished, 1);
 
-	assert_null(vnfs_collector_finish_job(&f->collector, 42, "", T0 + 21000, error,
-					      sizeof(error)));
+	assert_int_equal(vnfs_collector_finish_job(&f->collector, 42, "", T0 + 21000, &answer,
+						   error, sizeof(error)),
+			 -1);
 	assert_string_equal(error, "job 42 is not known on this node");
 }
 
@@ -738,7 +750,7 @@ static void test_ended_step_with_empty_cgroup_leaves_its_slot(void **state)
 	char empty[128], busy[128], empty43[128], kept[192];
 	uint32_t slot0, slot1, slot43;
 	const struct recorded_job *job;
-	struct json_object *json;
+	struct vnfs_owned_job answer = { 0 };
 	char error[256];
 	unsigned reads;
 
@@ -776,9 +788,12 @@ static void test_ended_step_with_empty_cgroup_leaves_its_slot(void **state)
 	assert_writes(find_step(f->sink.steps, 3, 42, 0), 8, 8388608);
 	assert_writes(find_step(f->sink.steps, 3, 42, 1), 3, 12288);
 
-	json = vnfs_collector_finish_job(&f->collector, 42, "", T0 + 21000, error, sizeof(error));
-	assert_non_null(json);
-	json_object_put(json);
+	assert_int_equal(vnfs_collector_finish_job(&f->collector, 42, "", T0 + 21000, &answer,
+						   error, sizeof(error)),
+			 0);
+	/* FINISH's reply holds the kept step too. */
+	assert_int_equal(answer.step_count, 2);
+	vnfs_owned_job_free(&answer);
 	assert_int_equal(f->sink.jobs_finished, 1);
 	job = &f->sink.jobs[0];
 	assert_int_equal(job->step_count, 2);

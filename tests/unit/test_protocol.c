@@ -489,36 +489,6 @@ static void test_failed_decode_leaves_clean_request(void **state)
 	assert_int_equal(request.tags.count, 0);
 }
 
-static void test_replies(void **state)
-{
-	struct json_object *body = json_object_new_object();
-	struct json_object *reply;
-
-	(void)state;
-	json_object_object_add(body, "uid", json_object_new_int(1001));
-	json_object_object_add(body, "ok", json_object_new_boolean(0));
-	reply = vnfs_reply_ok(body);
-	assert_non_null(reply);
-	assert_string_equal(json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN),
-			    "{\"v\":1,\"ok\":true,\"uid\":1001}");
-	json_object_put(reply);
-
-	reply = vnfs_reply_ok(NULL);
-	assert_string_equal(json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN),
-			    "{\"v\":1,\"ok\":true}");
-	json_object_put(reply);
-
-	reply = vnfs_reply_ok(json_object_new_array());
-	assert_string_equal(json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN),
-			    "{\"v\":1,\"ok\":true,\"result\":[]}");
-	json_object_put(reply);
-
-	reply = vnfs_reply_error("job %u is not known", 42u);
-	assert_string_equal(json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN),
-			    "{\"v\":1,\"ok\":false,\"error\":\"job 42 is not known\"}");
-	json_object_put(reply);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -536,7 +506,6 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_invalid_tags),
 		cmocka_unit_test(test_failed_decode_leaves_clean_request),
-		cmocka_unit_test(test_replies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

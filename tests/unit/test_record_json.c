@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "lib/record_json.h"
+#include "tests/unit/record_assertions.h"
 #include "tests/unit/history_fixtures.h"
 
 #define PLAIN (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -124,42 +125,6 @@ static void test_step_json_exact(void **state)
 	json_object_put(object);
 }
 
-static void assert_same_record(const struct vnfs_step_record *a, const struct vnfs_step_record *b)
-{
-	assert_int_equal(a->job_id, b->job_id);
-	assert_int_equal(a->step_id, b->step_id);
-	assert_int_equal(a->uid, b->uid);
-	assert_string_equal(a->user, b->user);
-	assert_string_equal(a->node, b->node);
-	assert_int_equal(a->cgroup_id, b->cgroup_id);
-	assert_string_equal(a->cgroup_path, b->cgroup_path);
-	assert_int_equal(a->tags.count, b->tags.count);
-	assert_int_equal(a->tags.used, b->tags.used);
-	assert_memory_equal(a->tags.buffer, b->tags.buffer, a->tags.used);
-	assert_int_equal(a->start_time_ms, b->start_time_ms);
-	assert_int_equal(a->end_time_ms, b->end_time_ms);
-	assert_int_equal(a->sample_time_ms, b->sample_time_ms);
-	assert_int_equal(a->finished, b->finished);
-	assert_memory_equal(a->stats, b->stats, sizeof(*a->stats));
-	assert_int_equal(a->process_count, b->process_count);
-	for (size_t i = 0; i < a->process_count; i++) {
-		assert_string_equal(a->processes[i].comm, b->processes[i].comm);
-		assert_memory_equal(&a->processes[i].stats, &b->processes[i].stats,
-				    sizeof(a->processes[i].stats));
-	}
-	assert_int_equal(a->mount_count, b->mount_count);
-	for (size_t i = 0; i < a->mount_count; i++) {
-		assert_int_equal(a->mounts[i].device, b->mounts[i].device);
-		assert_string_equal(a->mounts[i].mount_point, b->mounts[i].mount_point);
-		assert_string_equal(a->mounts[i].source, b->mounts[i].source);
-		assert_string_equal(a->mounts[i].version, b->mounts[i].version);
-		assert_int_equal(a->mounts[i].rsize, b->mounts[i].rsize);
-		assert_int_equal(a->mounts[i].wsize, b->mounts[i].wsize);
-		assert_memory_equal(&a->mounts[i].stats, &b->mounts[i].stats,
-				    sizeof(a->mounts[i].stats));
-	}
-}
-
 static void round_trip(const struct vnfs_step_record *record)
 {
 	struct json_object *object = vnfs_step_record_to_json(record);
@@ -261,7 +226,7 @@ static void test_round_trip(void **state)
 
 	/* Finished, extremes of every counter, every bucket used. */
 	history_step_finish(&step, START_MS + 3723456);
-	step.record.job_id = UINT32_MAX;
+	vnfs_record_identify_slurm(&step.record, UINT32_MAX, VNFS_STEP_BATCH);
 	step.record.uid = 0;
 	step.record.cgroup_id = UINT64_MAX;
 	for (int op = 0; op < VNFS_OP_COUNT; op++)

@@ -334,7 +334,7 @@ static void test_helpformat(void **state)
  * A helper's socket (the real server) that holds job 500 (new) and job 102,
  * which the database also has, with a later sample: x5 instead of x1.
  */
-static struct json_object *live_job(uint32_t job_id, uint64_t scale)
+static int live_job(uint32_t job_id, uint64_t scale, struct vnfs_owned_job *copy)
 {
 	struct history_step step;
 	history_step_init(&step, job_id, 0, 1001, "alice", "node1", START + 2 * DAY, scale);
@@ -342,36 +342,31 @@ static struct json_object *live_job(uint32_t job_id, uint64_t scale)
 	struct vnfs_job job = { .job_id = job_id, .uid = 1001, .user = "alice", .node = "node1",
 				.start_time_ms = START + 2 * DAY, .step_count = 1,
 				.steps = &step.record };
-	return vnfs_job_to_json(&job);
+	return vnfs_owned_job_copy(copy, &job);
 }
 
-static struct json_object *live_handler(void *context, const struct vnfs_request *request,
-					const struct vnfs_peer *peer)
+static int live_handler(void *context, const struct vnfs_request *request,
+			const struct vnfs_peer *peer, struct vnfs_answer *answer)
 {
 	(void)context, (void)peer;
-	struct json_object *body = json_object_new_object();
+	struct vnfs_reply *reply = &answer->reply;
 	if (request->type == VNFS_REQUEST_LIST) {
-		struct json_object *jobs = json_object_new_array();
-		for (uint32_t job_id = 102; job_id <= 500; job_id += 398) {
-			struct json_object *entry = json_object_new_object();
-			json_object_object_add(entry, "job", json_object_new_int64(job_id));
-			json_object_object_add(entry, "step", json_object_new_string("0"));
-			json_object_object_add(entry, "uid", json_object_new_int64(1001));
-			json_object_object_add(entry, "user", json_object_new_string("alice"));
-			json_object_object_add(entry, "running", json_object_new_boolean(true));
-			json_object_array_add(jobs, entry);
-		}
-		json_object_object_add(body, "jobs", jobs);
-		return vnfs_reply_ok(body);
+		reply->entries = calloc(2, sizeof(*reply->entries));
+		if (reply->entries == NULL)
+			return -1;
+		for (uint32_t job_id = 102; job_id <= 500; job_id += 398)
+			reply->entries[reply->entry_count++] = (struct vnfs_list_entry){
+				.job_id = job_id, .uid = 1001, .user = "alice", .running = true
+			};
+		return 0;
 	}
 	if (request->type == VNFS_REQUEST_QUERY && (request->job_id == 500 || request->job_id == 102)) {
-		json_object_object_add(body, "job", live_job(request->job_id,
-							     request->job_id == 500 ? 1 : 5));
-		json_object_object_add(body, "uid", json_object_new_int64(1001));
-		return vnfs_reply_ok(body);
+		answer->owner_known = true;
+		answer->owner_uid = 1001;
+		return live_job(request->job_id, request->job_id == 500 ? 1 : 5, &reply->job);
 	}
-	json_object_put(body);
-	return vnfs_reply_error("job %u is not running on this node", request->job_id);
+	vnfs_reply_fail(reply, "job %u is not running on this node", request->job_id);
+	return 0;
 }
 
 static void test_live(void **state)

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "helper/server.h"
-#include "lib/protocol.h"
+#include "lib/client.h"
 
 #define NOBODY 65534
 #define BIG_REPLY_BYTES (4u * 1024 * 1024)
@@ -48,6 +48,7 @@ struct fixture {
 	bool holding;
 	unsigned held;             /* handlers waiting now */
 	pthread_cond_t changed;
+	bool big_status;           /* the next STATUS answers BIG_REPLY_BYTES more */
 };
 
 #define HELD_FINISH_JOB 500
@@ -55,54 +56,76 @@ struct fixture {
 
 /* ---- the handler: a small fake registry of jobs --------------------- */
 
-static struct json_object *object_with(const char *key, struct json_object *value)
+/* A job of no steps owned by uid, and the owner named to the server. */
+static void owned_job(struct vnfs_answer *answer, uint32_t job_id, uint32_t uid)
 {
-	struct json_object *object = json_object_new_object();
-
-	json_object_object_add(object, key, value);
-	return object;
+	answer->reply.job.job_id = job_id;
+	answer->reply.job.uid = uid;
+	answer->owner_known = true;
+	answer->owner_uid = uid;
 }
 
-static struct json_object *answer_query(const struct vnfs_request *request)
+static void answer_query(const struct vnfs_request *request, struct vnfs_answer *answer)
 {
-	struct json_object *body;
-	char *big;
-
 	switch (request->job_id) {
-	case 42: /* owned by 1001 */
-		body = object_with("job", json_object_new_int64(42));
-		json_object_object_add(body, "uid", json_object_new_int(1001));
-		return vnfs_reply_ok(body);
-	case 43: /* owned by nobody */
-		body = object_with("job", json_object_new_int64(43));
-		json_object_object_add(body, "uid", json_object_new_int(NOBODY));
-		return vnfs_reply_ok(body);
+	case 42:
+	case 43:
+		owned_job(answer, request->job_id, request->job_id == 42 ? 1001 : NOBODY);
+		break;
 	case 44: /* a buggy handler that forgot the owner */
-		return vnfs_reply_ok(object_with("job", json_object_new_int64(44)));
-	case 77: /* a reply too big for the socket buffers */
-		big = malloc(BIG_REPLY_BYTES + 1);
-		if (big == NULL)
-			return NULL;
-		memset(big, 'x', BIG_REPLY_BYTES);
-		big[BIG_REPLY_BYTES] = '\0';
-		body = object_with("blob", json_object_new_string(big));
-		json_object_object_add(body, "uid", json_object_new_int(0));
-		free(big);
-		return vnfs_reply_ok(body);
+		answer->reply.job.job_id = 44;
+		break;
 	default:
-		return vnfs_reply_error("job %u is not known", request->job_id);
+		vnfs_reply_fail(&answer->reply, "job %u is not known", request->job_id);
 	}
 }
 
-static struct json_object *handler(void *context, const struct vnfs_request *request,
-				   const struct vnfs_peer *peer)
+/* One step, of job 1, the peer's. */
+static int answer_list(const struct vnfs_peer *peer, struct vnfs_reply *reply)
+{
+	reply->entries = calloc(1, sizeof(*reply->entries));
+	if (reply->entries == NULL)
+		return -1;
+	reply->entries[0] = (struct vnfs_list_entry){ .job_id = 1, .uid = peer->uid,
+						      .user = "peer", .running = true };
+	reply->entry_count = 1;
+	return 0;
+}
+
+/* {"state":"running"}, and once after a test asked for it a BIG_REPLY_BYTES
+ * "blob" too: a reply too big for the socket buffers, cheap to make. */
+static int answer_status(bool big, struct vnfs_reply *reply)
+{
+	char *blob;
+
+	reply->status = json_tokener_parse("{\"state\":\"running\"}");
+	if (reply->status == NULL)
+		return -1;
+	if (!big)
+		return 0;
+	blob = malloc(BIG_REPLY_BYTES + 1);
+	if (blob == NULL)
+		return -1;
+	memset(blob, 'x', BIG_REPLY_BYTES);
+	blob[BIG_REPLY_BYTES] = '\0';
+	json_object_object_add(reply->status, "blob", json_object_new_string(blob));
+	free(blob);
+	return 0;
+}
+
+static int handler(void *context, const struct vnfs_request *request,
+		   const struct vnfs_peer *peer, struct vnfs_answer *answer)
 {
 	struct fixture *fixture = context;
+	bool big_status;
 
 	pthread_mutex_lock(&fixture->lock);
 	fixture->calls++;
 	fixture->last_peer = *peer;
 	fixture->last_type = request->type;
+	big_status = request->type == VNFS_REQUEST_STATUS && fixture->big_status;
+	if (big_status)
+		fixture->big_status = false;
 	if ((request->type == VNFS_REQUEST_FINISH && request->job_id == HELD_FINISH_JOB) ||
 	    (request->type == VNFS_REQUEST_QUERY && request->job_id == HELD_QUERY_JOB)) {
 		fixture->held++;
@@ -111,25 +134,28 @@ static struct json_object *handler(void *context, const struct vnfs_request *req
 			pthread_cond_wait(&fixture->changed, &fixture->lock);
 		fixture->held--;
 		pthread_mutex_unlock(&fixture->lock);
-		return vnfs_reply_ok(object_with("uid", json_object_new_int(0)));
+		owned_job(answer, request->job_id, 0);
+		return 0;
 	}
 	pthread_mutex_unlock(&fixture->lock);
 
 	switch (request->type) {
 	case VNFS_REQUEST_REGISTER:
-		return vnfs_reply_ok(object_with("registered", json_object_new_int64(request->job_id)));
+		answer->reply.slot = request->job_id;
+		return 0;
 	case VNFS_REQUEST_UNREGISTER:
-		return vnfs_reply_ok(NULL);
+		return 0;
 	case VNFS_REQUEST_FINISH:
-		return NULL; /* the server must cope with a handler that fails */
+		return -1; /* the server must cope with a handler that fails */
 	case VNFS_REQUEST_QUERY:
-		return answer_query(request);
+		answer_query(request, answer);
+		return 0;
 	case VNFS_REQUEST_LIST:
-		return vnfs_reply_ok(object_with("peer_uid", json_object_new_int64(peer->uid)));
+		return answer_list(peer, &answer->reply);
 	case VNFS_REQUEST_STATUS:
-		return vnfs_reply_ok(object_with("status", json_object_new_string("running")));
+		return answer_status(big_status, &answer->reply);
 	default:
-		return NULL;
+		return -1;
 	}
 }
 
@@ -336,16 +362,18 @@ static void test_ok_path(void **state)
 {
 	struct fixture *fixture = *state;
 	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
-	struct json_object *reply, *status;
+	struct vnfs_reply reply;
 	char error[256] = "";
 
 	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
 					  sizeof(error)),
 			 0);
 	assert_string_equal(error, "");
-	assert_true(json_object_object_get_ex(reply, "status", &status));
-	assert_string_equal(json_object_get_string(status), "running");
-	json_object_put(reply);
+	assert_true(reply.ok);
+	assert_int_equal(reply.type, VNFS_REQUEST_STATUS);
+	assert_string_equal(json_object_to_json_string_ext(reply.status, JSON_C_TO_STRING_PLAIN),
+			    "{\"state\":\"running\"}");
+	vnfs_reply_free(&reply);
 
 	pthread_mutex_lock(&fixture->lock);
 	assert_int_equal(fixture->calls, 1);
@@ -360,7 +388,7 @@ static void test_root_registers_and_queries(void **state)
 {
 	struct fixture *fixture = *state;
 	struct vnfs_request request = simple_request(VNFS_REQUEST_REGISTER, 42);
-	struct json_object *reply, *value;
+	struct vnfs_reply reply;
 	char error[256];
 
 	assert_int_equal(getuid(), 0); /* the suite runs as root */
@@ -370,25 +398,25 @@ static void test_root_registers_and_queries(void **state)
 	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
 					  sizeof(error)),
 			 0);
-	assert_true(json_object_object_get_ex(reply, "registered", &value));
-	assert_int_equal(json_object_get_int64(value), 42);
-	json_object_put(reply);
+	assert_int_equal(reply.slot, 42);
+	vnfs_reply_free(&reply);
 
 	/* Root may read another user's job. */
 	request = simple_request(VNFS_REQUEST_QUERY, 42);
 	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
 					  sizeof(error)),
 			 0);
-	assert_true(json_object_object_get_ex(reply, "uid", &value));
-	assert_int_equal(json_object_get_int64(value), 1001);
-	json_object_put(reply);
+	assert_int_equal(reply.job.job_id, 42);
+	assert_int_equal(reply.job.uid, 1001);
+	assert_int_equal(reply.job.step_count, 0);
+	vnfs_reply_free(&reply);
 
 	/* An ok:false reply becomes the client's error text. */
 	request = simple_request(VNFS_REQUEST_QUERY, 45);
 	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
 					  sizeof(error)),
 			 -1);
-	assert_null(reply);
+	assert_false(reply.ok); /* refused, as opposed to not reached */
 	assert_string_equal(error, "job 45 is not known");
 
 	/* A handler that returns nothing is an internal error, not a crash. */
@@ -407,14 +435,15 @@ static void test_several_requests_on_one_connection(void **state)
 	int fd = raw_connect(fixture->socket_path);
 
 	raw_send(fd, two, strlen(two));
-	assert_int_equal(raw_read_line(fd, line, sizeof(line), 2000), 36);
-	assert_string_equal(line, "{\"v\":1,\"ok\":true,\"status\":\"running\"}");
-	assert_int_equal(raw_read_line(fd, line, sizeof(line), 2000), 30);
-	assert_string_equal(line, "{\"v\":1,\"ok\":true,\"peer_uid\":0}");
+	assert_int_equal(raw_read_line(fd, line, sizeof(line), 2000), 46);
+	assert_string_equal(line, "{\"v\":1,\"ok\":true,\"status\":{\"state\":\"running\"}}");
+	assert_int_equal(raw_read_line(fd, line, sizeof(line), 2000), 84);
+	assert_string_equal(line, "{\"v\":1,\"ok\":true,\"jobs\":[{\"job\":1,\"step\":\"0\","
+				  "\"uid\":0,\"user\":\"peer\",\"running\":true}]}");
 	/* A third, in two pieces. */
 	raw_send_text(fd, "{\"v\":1,\"ty");
 	raw_send_text(fd, "pe\":\"status\"}\n");
-	assert_int_equal(raw_read_line(fd, line, sizeof(line), 2000), 36);
+	assert_int_equal(raw_read_line(fd, line, sizeof(line), 2000), 46);
 	close(fd);
 }
 
@@ -460,13 +489,13 @@ static void test_garbage_gets_error_then_close(void **state)
 
 	/* The server is still fine. */
 	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
-	struct json_object *reply;
+	struct vnfs_reply reply;
 	char error[256];
 
 	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
 					  sizeof(error)),
 			 0);
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 }
 
 static void test_oversize_gets_error_then_close(void **state)
@@ -489,12 +518,12 @@ static void test_oversize_gets_error_then_close(void **state)
 	fd = raw_connect(fixture->socket_path);
 	raw_send(fd, big, 1025);
 	assert_true(raw_read_line(fd, line, sizeof(line), 2000) > 0);
-	assert_string_equal(line, "{\"v\":1,\"ok\":true,\"status\":\"running\"}");
+	assert_string_equal(line, "{\"v\":1,\"ok\":true,\"status\":{\"state\":\"running\"}}");
 	close(fd);
 
 	/* A request the client encodes over the limit: error reply via the client. */
 	struct vnfs_request request = simple_request(VNFS_REQUEST_REGISTER, 1);
-	struct json_object *reply;
+	struct vnfs_reply reply;
 	char error[256], name[32];
 
 	request.has_step = true;
@@ -546,21 +575,24 @@ static void test_idle_client_is_closed(void **state)
 static void test_slow_reader_is_cut_off(void **state)
 {
 	struct fixture *fixture = *state;
-	const char query[] = "{\"v\":1,\"type\":\"query\",\"job\":77}\n";
+	const char status[] = "{\"v\":1,\"type\":\"status\"}\n";
 	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
-	struct json_object *reply;
+	struct vnfs_reply reply;
 	char error[256], buffer[65536];
 	size_t total = 0;
 	int64_t start;
 	int fd = raw_connect(fixture->socket_path);
 
-	raw_send(fd, query, strlen(query));
+	pthread_mutex_lock(&fixture->lock);
+	fixture->big_status = true;
+	pthread_mutex_unlock(&fixture->lock);
+	raw_send(fd, status, strlen(status));
 	usleep(100 * 1000); /* the handler builds 4 MiB */
 	start = now_ms();
 	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
 					  sizeof(error)),
 			 0);
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 	assert_true(now_ms() - start < 1000);
 
 	usleep(1800 * 1000); /* past the 1500 ms deadline to take the reply */
@@ -583,7 +615,7 @@ static void test_too_many_clients(void **state)
 	struct fixture *fixture = *state;
 	const char status[] = "{\"v\":1,\"type\":\"status\"}\n";
 	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
-	struct json_object *reply;
+	struct vnfs_reply reply;
 	char line[256], error[256];
 	int fds[4], extra, result = -1;
 
@@ -620,7 +652,7 @@ static void test_too_many_clients(void **state)
 			usleep(10 * 1000);
 	}
 	assert_int_equal(result, 0);
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 	for (int i = 1; i < 4; i++)
 		close(fds[i]);
 }
@@ -638,7 +670,7 @@ static void *work(void *argument)
 	struct vnfs_request request = simple_request(VNFS_REQUEST_QUERY, 43);
 
 	for (int i = 0; i < worker->calls; i++) {
-		struct json_object *reply;
+		struct vnfs_reply reply;
 		char error[256];
 
 		if (vnfs_client_call(worker->socket_path, &request, 5000, &reply, error,
@@ -647,7 +679,7 @@ static void *work(void *argument)
 				snprintf(worker->first_error, sizeof(worker->first_error), "%s", error);
 			continue;
 		}
-		json_object_put(reply);
+		vnfs_reply_free(&reply);
 	}
 	return NULL;
 }
@@ -679,13 +711,21 @@ static void test_many_clients(void **state)
 /* One call as the child; writes "rc|error or reply\n" to out. */
 static void child_call(FILE *out, const char *socket_path, struct vnfs_request request)
 {
-	struct json_object *reply = NULL;
+	struct vnfs_reply reply;
 	char error[256] = "";
 	int result = vnfs_client_call(socket_path, &request, 2000, &reply, error, sizeof(error));
 
-	fprintf(out, "%d|%s\n", result,
-		result == 0 ? json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN) : error);
-	json_object_put(reply);
+	if (result != 0)
+		fprintf(out, "%d|%s\n", result, error);
+	else if (request.type == VNFS_REQUEST_QUERY)
+		fprintf(out, "0|job %u of uid %u\n", reply.job.job_id, reply.job.uid);
+	else if (request.type == VNFS_REQUEST_LIST)
+		fprintf(out, "0|%zu step of uid %u\n", reply.entry_count,
+			reply.entry_count ? reply.entries[0].uid : 0);
+	else
+		fprintf(out, "0|%s\n", json_object_to_json_string_ext(reply.status,
+								   JSON_C_TO_STRING_PLAIN));
+	vnfs_reply_free(&reply);
 }
 
 static void run_as_nobody(const char *socket_path, int write_fd)
@@ -724,11 +764,11 @@ static void test_non_root_is_limited(void **state)
 		"-1|permission denied: only root may finish jobs\n"
 		/* not yours and not here: one answer */
 		"-1|job 42 is not running on this node\n"
-		"0|{\"v\":1,\"ok\":true,\"job\":43,\"uid\":65534}\n"
+		"0|job 43 of uid 65534\n"
 		"-1|internal error: job 44 has no recorded owner\n"
 		"-1|job 45 is not running on this node\n"
-		"0|{\"v\":1,\"ok\":true,\"peer_uid\":65534}\n"
-		"0|{\"v\":1,\"ok\":true,\"status\":\"running\"}\n";
+		"0|1 step of uid 65534\n"
+		"0|{\"state\":\"running\"}\n";
 	char output[2048];
 	size_t used = 0;
 	int pipe_fds[2], status;
@@ -798,14 +838,14 @@ static void test_stale_and_busy_sockets(void **state)
 			 0);
 	{
 		struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
-		struct json_object *reply;
+		struct vnfs_reply reply;
 		struct stat status;
 
 		assert_int_equal(lstat(path, &status), 0);
 		assert_int_equal(status.st_mode & 07777, 0600);
 		assert_int_equal(vnfs_client_call(path, &request, 2000, &reply, error, sizeof(error)),
 				 0);
-		json_object_put(reply);
+		vnfs_reply_free(&reply);
 	}
 	vnfs_server_stop(server);
 	assert_int_equal(access(path, F_OK), -1); /* stop unlinks the socket */
@@ -836,14 +876,16 @@ static void test_stale_and_busy_sockets(void **state)
 static void test_client_cannot_reach(void **state)
 {
 	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
-	struct json_object *reply = (struct json_object *)&request;
+	struct vnfs_reply reply;
 	char error[256];
 
 	(void)state;
 	assert_int_equal(vnfs_client_call("/nonexistent/vnfs/helper.sock", &request, 500, &reply,
 					  error, sizeof(error)),
 			 -1);
-	assert_null(reply);
+	assert_true(reply.ok); /* not a refusal: nothing answered */
+	assert_int_equal(reply.type, VNFS_REQUEST_STATUS);
+	assert_null(reply.status);
 	assert_string_equal(error, "cannot reach vnfs-helper at /nonexistent/vnfs/helper.sock: "
 				   "No such file or directory");
 }
@@ -855,7 +897,7 @@ static void test_client_times_out_on_stalled_helper(void **state)
 	struct fixture *fixture = *state;
 	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
 	struct sockaddr_un address = { .sun_family = AF_UNIX };
-	struct json_object *reply;
+	struct vnfs_reply reply;
 	char path[100], error[256], expected[512];
 	int listener, accepted;
 	int64_t start, elapsed;
@@ -995,7 +1037,7 @@ static void test_root_is_served_while_users_hold_connections(void **state)
 {
 	struct fixture *fixture = *state;
 	struct vnfs_request request = simple_request(VNFS_REQUEST_REGISTER, 42);
-	struct json_object *replies[4];
+	struct vnfs_reply replies[4];
 	char error[256];
 	FILE *lines;
 	int release_nobody, release_other;
@@ -1018,7 +1060,7 @@ static void test_root_is_served_while_users_hold_connections(void **state)
 						  error, sizeof(error)),
 				 0);
 	for (int i = 0; i < 4; i++)
-		json_object_put(replies[i]);
+		vnfs_reply_free(&replies[i]);
 	/* The second child inherited the first one's release pipe: it goes first. */
 	end_holder(other, release_other);
 	end_holder(nobody, release_nobody);
@@ -1035,11 +1077,11 @@ struct background_call {
 static void *call_in_background(void *argument)
 {
 	struct background_call *call = argument;
-	struct json_object *reply = NULL;
+	struct vnfs_reply reply;
 
 	call->result = vnfs_client_call(call->socket_path, &call->request, 30000, &reply,
 					call->error, sizeof(call->error));
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 	return NULL;
 }
 
@@ -1054,7 +1096,7 @@ static void test_register_does_not_wait_for_finish_or_queries(void **state)
 	struct background_call finish = { .socket_path = fixture->socket_path };
 	struct background_call query = { .socket_path = fixture->socket_path };
 	struct vnfs_request request = simple_request(VNFS_REQUEST_REGISTER, 42);
-	struct json_object *reply = NULL;
+	struct vnfs_reply reply;
 	char error[256];
 
 	fixture->holding = true;
@@ -1073,7 +1115,7 @@ static void test_register_does_not_wait_for_finish_or_queries(void **state)
 	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
 					  sizeof(error)),
 			 0);
-	json_object_put(reply);
+	vnfs_reply_free(&reply);
 	pthread_mutex_lock(&fixture->lock);
 	assert_int_equal(fixture->held, 2); /* both still waiting */
 	fixture->holding = false;

@@ -218,9 +218,9 @@ static struct {
 /*
  * The reply line helper/main.c gives each request this test sends, written
  * out as the wire has it (docs/PROTOCOL.md), not with lib's encoders: the
- * test checks the plugin against the protocol, not against itself.  QUERY:
- * job 7 with step 0, which read 8192 bytes in 2 calls.  Returns a malloc'd
- * line.
+ * test checks the plugin against the protocol, not against itself.  QUERY
+ * and FINISH: job 7 with step 0, which read 8192 bytes in 2 calls.  Returns
+ * a malloc'd line.
  */
 static char *answer(const struct vnfs_request *request)
 {
@@ -242,11 +242,12 @@ static char *answer(const struct vnfs_request *request)
 			length = asprintf(&line, "{\"v\":1,\"ok\":true,\"slot\":3}\n");
 		break;
 	case VNFS_REQUEST_QUERY:
+	case VNFS_REQUEST_FINISH:
 		stats.operations[VNFS_OP_READ].count = 2;
 		stats.operations[VNFS_OP_READ].bytes = 8192;
 		vnfs_job_of_steps(&job, 7, "n1", &step, 1);
 		job_json = vnfs_job_to_json(&job);
-		length = asprintf(&line, "{\"v\":1,\"ok\":true,\"job\":%s,\"uid\":1000}\n",
+		length = asprintf(&line, "{\"v\":1,\"ok\":true,\"job\":%s}\n",
 				  json_object_to_json_string_ext(job_json, JSON_C_TO_STRING_PLAIN));
 		json_object_put(job_json);
 		break;

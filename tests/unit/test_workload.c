@@ -58,6 +58,10 @@ static void test_slurm_both_ways(void **state)
 		assert_int_equal(job_id, 4294967295u);
 		assert_int_equal(step_id, steps[i].step_id);
 	}
+	vnfs_workload_of_slurm_job(&workload, 42);
+	assert_int_equal(workload.source, VNFS_SOURCE_SLURM);
+	assert_string_equal(workload.job, "42");
+	assert_string_equal(workload.part, "");
 	/* Text that no Slurm step has is not read as one. */
 	snprintf(workload.job, sizeof(workload.job), "batch");
 	assert_int_equal(vnfs_workload_slurm_ids(&workload, &job_id, &step_id), -1);
