@@ -40,14 +40,14 @@ struct {
 	__uint(max_entries, VNFS_MAX_REGISTERED_CGROUPS);
 	__type(key, __u64);
 	__type(value, struct vnfs_registration);
-} registry SEC(".maps");
+} cgroup_slots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);
-} registry_generation SEC(".maps");
+} cgroup_slots_generation SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -238,25 +238,25 @@ __noinline __u32 registered_ancestor_slot(void)
 {
 #pragma clang loop unroll(disable)
 	for (int level = VNFS_MAX_CGROUP_DEPTH; level >= 1; level--) {
-		/* 0 above the task's own depth: found in no registry. */
+		/* 0 above the task's own depth: found in no registered cgroup. */
 		__u64 cgroup_id = bpf_get_current_ancestor_cgroup_id(level);
 		struct vnfs_registration *registration;
 
-		registration = bpf_map_lookup_elem(&registry, &cgroup_id);
+		registration = bpf_map_lookup_elem(&cgroup_slots, &cgroup_id);
 		if (registration) /* a slot beyond step_stats counts as unattributed */
 			return registration->slot;
 	}
 	return VNFS_SLOT_NONE;
 }
 
-static __always_inline __u32 registry_generation_now(void)
+static __always_inline __u32 cgroup_slots_generation_now(void)
 {
-	__u32 zero = 0, *generation = bpf_map_lookup_elem(&registry_generation, &zero);
+	__u32 zero = 0, *generation = bpf_map_lookup_elem(&cgroup_slots_generation, &zero);
 
 	return generation ? *generation : 0;
 }
 
-/* The step slot of the calling task's cgroup under registry generation
+/* The step slot of the calling task's cgroup under cgroup_slots generation
  * generation, or VNFS_SLOT_NONE.  The ancestor walk costs up to
  * VNFS_MAX_CGROUP_DEPTH lookups, so its answer is cached per cgroup for the
  * task's siblings (and the task keeps it in its state, see count_call). */
@@ -586,7 +586,7 @@ static __always_inline void mark_activity(__u32 slot, __u32 calls)
 }
 
 /* The slot the pending calls go to: the one they were counted under, unless
- * the registry changed since and no longer gives their cgroup that slot (the
+ * cgroup_slots changed since and no longer gives their cgroup that slot (the
  * step ended while a task of it lived on, and the slot may be another
  * step's by now): then they are unattributed, not lost and not misplaced. */
 static __always_inline __u32 pending_slot(const struct vnfs_task_state *state)
@@ -594,9 +594,9 @@ static __always_inline __u32 pending_slot(const struct vnfs_task_state *state)
 	struct vnfs_registration *registration;
 	__u64 cgroup_id = state->slot_cgroup_id;
 
-	if (state->slot_generation == registry_generation_now())
+	if (state->slot_generation == cgroup_slots_generation_now())
 		return state->slot;
-	registration = bpf_map_lookup_elem(&registry, &cgroup_id);
+	registration = bpf_map_lookup_elem(&cgroup_slots, &cgroup_id);
 	if (registration && registration->slot == state->slot)
 		return state->slot;
 	if (cgroup_id == bpf_get_current_cgroup_id() && registered_ancestor_slot() == state->slot)
@@ -665,7 +665,7 @@ static __always_inline void count_call(struct vnfs_task_state *state,
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 cgroup_id = bpf_get_current_cgroup_id();
-	__u32 generation = registry_generation_now(), index;
+	__u32 generation = cgroup_slots_generation_now(), index;
 
 	if (cgroup_id != state->slot_cgroup_id || generation != state->slot_generation ||
 	    comm_changed(state, task)) {

@@ -10,8 +10,8 @@
  *
  * Counting model.  The helper gives each registered job step a slot (an index
  * into step_stats).  A task's cgroup id resolves to a slot through the
- * registry (cgroup id -> slot) and its nearest registered ancestor; the answer
- * is cached per cgroup id and invalidated by bumping registry_generation.
+ * cgroup_slots map (cgroup id -> slot) and its nearest registered ancestor; the answer
+ * is cached per cgroup id and invalidated by bumping cgroup_slots_generation.
  * Counters are cumulative for the life of a slot: the helper computes deltas.
  * Each move of calls into step_stats[slot] then adds their number to
  * step_activity[slot] (a __u64 array the helper maps): the helper copies a
@@ -39,7 +39,9 @@
 
 /* 5: breakdown_entries, unattributed_entries, the "[other]" rows and three
  * health counters (per-step and overall bounds on the rows, issue 13).
- * 6: step_stats is no longer BPF_F_MMAPABLE (nothing maps it).  A map's
+ * 6: step_stats is no longer BPF_F_MMAPABLE (nothing maps it), and the
+ * map of registered cgroups is cgroup_slots (was "registry", the helper's
+ * step registry's name too; pins are found by name).  A map's
  * flags are part of its definition: libbpf reuses a pinned map only if
  * type, sizes and flags all match, so a v6 helper must replace v5 pins. */
 #define VNFS_ABI_VERSION 6
@@ -157,7 +159,7 @@ struct vnfs_step_stats {
 	__u64 request_size_histogram[VNFS_DIRECTIONS][VNFS_SIZE_BUCKETS];
 };
 
-/* registry: cgroup id -> the slot of the step it belongs to. */
+/* cgroup_slots: cgroup id -> the slot of the step it belongs to. */
 struct vnfs_registration {
 	__u32 slot;
 	__u32 flags;
@@ -280,7 +282,7 @@ struct vnfs_pending_call {
  * outermost call is timed). */
 struct vnfs_task_state {
 	/* Whose the pending calls are: the task's cgroup, its step slot as
-	 * resolved under registry generation slot_generation, and its name.
+	 * resolved under cgroup_slots generation slot_generation, and its name.
 	 * Any of them changing moves the pending calls out first. */
 	__u64 slot_cgroup_id;
 	__u32 slot_generation;

@@ -1,6 +1,6 @@
 /*
  * maps.c — the probes' maps read and written while the helper runs (see
- * probes.h): the registry map (cgroup id -> slot), the per-slot counters,
+ * probes.h): the cgroup_slots map (cgroup id -> slot), the per-slot counters,
  * the breakdown and unattributed walks, the expiry of unattributed rows,
  * resetting a released slot, the BPF side's health counters.
  */
@@ -22,12 +22,12 @@
 
 #include "bpf/vnfs.skel.h"
 
-/* ---- the registry map: cgroup id -> slot ---- */
+/* ---- the cgroup_slots map: cgroup id -> slot ---- */
 
-/* Called with registry_lock held, after the registry changed. */
+/* Called with cgroup_slots_lock held, after cgroup_slots changed. */
 static int bump_generation(struct vnfs_probes *probes)
 {
-	int fd = bpf_map__fd(probes->skeleton->maps.registry_generation);
+	int fd = bpf_map__fd(probes->skeleton->maps.cgroup_slots_generation);
 	__u32 key = 0, generation = 0;
 
 	if (bpf_map_lookup_elem(fd, &key, &generation) != 0)
@@ -44,12 +44,12 @@ int vnfs_probes_register_cgroup(struct vnfs_probes *probes, uint64_t cgroup_id, 
 
 	if (!probes || slot >= VNFS_MAX_STEPS || cgroup_id == 0)
 		return -1;
-	pthread_mutex_lock(&probes->registry_lock);
-	status = bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.registry), &key,
+	pthread_mutex_lock(&probes->cgroup_slots_lock);
+	status = bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.cgroup_slots), &key,
 				     &registration, BPF_ANY);
 	if (status == 0)
 		status = bump_generation(probes);
-	pthread_mutex_unlock(&probes->registry_lock);
+	pthread_mutex_unlock(&probes->cgroup_slots_lock);
 	return status == 0 ? 0 : -1;
 }
 
@@ -60,11 +60,11 @@ int vnfs_probes_unregister_cgroup(struct vnfs_probes *probes, uint64_t cgroup_id
 
 	if (!probes)
 		return -1;
-	pthread_mutex_lock(&probes->registry_lock);
-	status = bpf_map_delete_elem(bpf_map__fd(probes->skeleton->maps.registry), &key);
+	pthread_mutex_lock(&probes->cgroup_slots_lock);
+	status = bpf_map_delete_elem(bpf_map__fd(probes->skeleton->maps.cgroup_slots), &key);
 	if (status == 0)
 		status = bump_generation(probes);
-	pthread_mutex_unlock(&probes->registry_lock);
+	pthread_mutex_unlock(&probes->cgroup_slots_lock);
 	return status == 0 ? 0 : -1;
 }
 
@@ -74,7 +74,7 @@ int vnfs_probes_registered(struct vnfs_probes *probes, uint64_t cgroup_id, uint3
 	__u64 key = cgroup_id;
 
 	if (!probes ||
-	    bpf_map_lookup_elem(bpf_map__fd(probes->skeleton->maps.registry), &key,
+	    bpf_map_lookup_elem(bpf_map__fd(probes->skeleton->maps.cgroup_slots), &key,
 				&registration) != 0)
 		return -1;
 	*slot = registration.slot;

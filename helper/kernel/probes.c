@@ -629,7 +629,7 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 		snprintf(error, error_size, "out of memory");
 		return -1;
 	}
-	pthread_mutex_init(&probes->registry_lock, NULL);
+	pthread_mutex_init(&probes->cgroup_slots_lock, NULL);
 	probes->cgroup_root_fd = -1;
 	probes->mode = options->mode;
 	probes->pin = options->pin;
@@ -715,7 +715,7 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 	free(probes->watched);
 	vnfs_bpf__destroy(probes->skeleton);
 	kernel_btf_free(&probes->kernel_btf);
-	pthread_mutex_destroy(&probes->registry_lock);
+	pthread_mutex_destroy(&probes->cgroup_slots_lock);
 	free(probes);
 }
 

@@ -5,8 +5,8 @@
  * probes.c owns the BPF object's life: which functions of the running kernel
  * are hooked and how (fentry/fexit, else kprobe/kretprobe, per function),
  * pinning maps and links under pin_dir so that counting continues while the
- * helper restarts, the registry of cgroups, and access to the maps.  The
- * layout of every map is bpf/vnfs.h.
+ * helper restarts, the map of registered cgroups (cgroup_slots), and access
+ * to the maps.  The layout of every map is bpf/vnfs.h.
  */
 #ifndef VNFS_PROBES_H
 #define VNFS_PROBES_H

@@ -306,9 +306,9 @@ static void test_unpin_removes_links_and_maps(void **state)
 	assert_int_equal(mkdir(bpffs->pin_dir, 0700), 0);
 	snprintf(path, sizeof(path), "%s/links", bpffs->pin_dir);
 	assert_int_equal(mkdir(path, 0700), 0);
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "registry", sizeof(__u32), sizeof(__u32), 1, NULL);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cgroup_slots", sizeof(__u32), sizeof(__u32), 1, NULL);
 	assert_true(fd >= 0);
-	snprintf(path, sizeof(path), "%s/registry", bpffs->pin_dir);
+	snprintf(path, sizeof(path), "%s/cgroup_slots", bpffs->pin_dir);
 	assert_int_equal(bpf_obj_pin(fd, path), 0);
 	snprintf(path, sizeof(path), "%s/links/nfs_file_read-entry", bpffs->pin_dir);
 	assert_int_equal(bpf_obj_pin(fd, path), 0); /* any object will do */
