@@ -2,8 +2,9 @@
  * main.c — vnfs-helper: command line, start-up order, the main loop.
  *
  * Start-up: configuration, then the BPF probes (refusing to run when nothing
- * attaches), then the persisted registry reconciled with the pinned BPF
- * registry, then the sinks and the socket.  The main thread then only waits
+ * attaches), then the persisted registry reconciled with the pinned
+ * cgroup_slots map (helper/steps/steps.c), then the sinks and the socket,
+ * whose requests helper/control/requests.c carries out.  The main thread then only waits
  * on a timerfd (collect every interval) and a signalfd (SIGTERM/SIGINT stop,
  * SIGHUP reloads); the socket server has its own thread.
  */
@@ -25,19 +26,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
-#include "helper/collector.h"
-#include "helper/history_answers.h"
+#include "helper/collect/collector.h"
+#include "helper/control/requests.h"
+#include "helper/control/server.h"
 #include "helper/kernel/probes.h"
-#include "helper/registry.h"
-#include "helper/server.h"
-#include "helper/sink.h"
-#include "helper/sink_module.h"
-#include "helper/steps.h"
+#include "helper/outputs/sink.h"
+#include "helper/outputs/sink_module.h"
+#include "helper/steps/registry.h"
+#include "helper/steps/steps.h"
 #include "lib/config.h"
 #include "lib/log.h"
-#include "lib/protocol.h"
 
 struct helper {
 	struct vnfs_config config;
@@ -45,6 +43,7 @@ struct helper {
 	struct vnfs_probes *probes;
 	struct vnfs_steps steps;      /* every change of a step (registry + probes) */
 	struct vnfs_collector collector;
+	struct vnfs_requests requests; /* what the socket server's requests reach */
 	struct vnfs_server *server;
 	char node[65];
 	int instance_lock;      /* flock'd STATE_DIR/helper.lock, for life */
@@ -74,152 +73,6 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
-static void handle_register(struct helper *helper, const struct vnfs_request *request,
-			    struct vnfs_reply *reply)
-{
-	struct vnfs_step step = { 0 };
-	char error[512];
-	uint32_t slot;
-	struct stat cgroup;
-
-	step.job_id = request->job_id;
-	step.step_id = request->step_id;
-	step.uid = request->uid;
-	step.cgroup_id = request->cgroup_id;
-	step.tags = request->tags;
-	step.start_time_ms = now_ms();
-	snprintf(step.cgroup_path, sizeof(step.cgroup_path), "%s", request->cgroup_path);
-	if (step.cgroup_id == 0) {
-		/* The cgroup v2 id is the inode number of its directory. */
-		if (stat(request->cgroup_path, &cgroup) != 0 || !S_ISDIR(cgroup.st_mode)) {
-			vnfs_reply_fail(reply, "cgroup '%s': %s", request->cgroup_path,
-					errno ? strerror(errno) : "not a directory");
-			return;
-		}
-		step.cgroup_id = cgroup.st_ino;
-	}
-	if (vnfs_steps_register(&helper->steps, &step, &slot, error, sizeof(error)) != 0) {
-		vnfs_reply_fail(reply, "%s", error);
-		return;
-	}
-	reply->slot = slot;
-}
-
-/*
- * A QUERY for a job that no longer runs here is answered from the history, so
- * that users, who may not read history.db (docs/SECURITY.md), still read
- * their finished jobs; the server shows the answer to the owner and root only.
- * Runs on the readers' thread, with a connection of its own to the database.
- * Returns 0 with the job in *job, or -1 when the history has no such job.
- */
-static int finished_job(struct helper *helper, const struct vnfs_request *request,
-			struct vnfs_owned_job *job)
-{
-	char history_error[512];
-
-	if (request->has_step || !helper->config.sqlite.enabled)
-		return -1;
-	if (vnfs_history_answer_job(helper->config.sqlite.path, request->job_id, job,
-				    history_error, sizeof(history_error)) < 0) {
-		vnfs_debug("query of job %u: %s", request->job_id, history_error);
-		return -1;
-	}
-	return 0;
-}
-
-static void handle_query(struct helper *helper, const struct vnfs_request *request,
-			 struct vnfs_answer *answer)
-{
-	char error[512];
-
-	if (vnfs_collector_query(&helper->collector, request->job_id, request->has_step,
-				 request->step_id, &answer->reply.job, error, sizeof(error)) < 0 &&
-	    finished_job(helper, request, &answer->reply.job) < 0) {
-		vnfs_reply_fail(&answer->reply, "%s", error); /* the live error stands */
-		return;
-	}
-	answer->owner_known = true;
-	answer->owner_uid = answer->reply.job.uid;
-}
-
-/*
- * HISTORY: the caller's jobs (root: everyone's) in the time range, from the
- * history that users may not read themselves.  Readers' thread, with a
- * connection of its own to the database.
- */
-static void history_listing(struct helper *helper, const struct vnfs_request *request,
-			    const struct vnfs_peer *peer, struct vnfs_reply *reply)
-{
-	struct report_filter *filter;
-	char error[512] = "";
-	int status;
-
-	if (!helper->config.sqlite.enabled) {
-		vnfs_reply_fail(reply, "this node keeps no history ([sqlite] enabled = false)");
-		return;
-	}
-	filter = calloc(1, sizeof(*filter));
-	if (filter == NULL) {
-		vnfs_reply_fail(reply, "out of memory");
-		return;
-	}
-	filter->has_uid = peer->uid != 0;
-	filter->uid = peer->uid;
-	filter->has_start = request->has_since;
-	filter->start_ms = request->since_ms;
-	filter->has_end = request->has_until;
-	filter->end_ms = request->until_ms;
-	status = vnfs_history_answer_jobs(helper->config.sqlite.path, filter,
-					  VNFS_HISTORY_MAX_STEPS, &reply->jobs, &reply->job_count,
-					  &reply->truncated, error, sizeof(error));
-	free(filter);
-	if (status < 0) {
-		vnfs_debug("history for uid %u: %s", (unsigned)peer->uid, error);
-		vnfs_reply_fail(reply, "the history cannot be read now");
-	}
-}
-
-static int handle_request(void *context, const struct vnfs_request *request,
-			  const struct vnfs_peer *peer, struct vnfs_answer *answer)
-{
-	struct helper *helper = context;
-	struct vnfs_reply *reply = &answer->reply;
-	char error[512];
-
-	switch (request->type) {
-	case VNFS_REQUEST_REGISTER:
-		handle_register(helper, request, reply);
-		return 0;
-	case VNFS_REQUEST_UNREGISTER:
-		if (vnfs_steps_end(&helper->steps, request->job_id, request->step_id, now_ms()) < 0)
-			vnfs_reply_fail(reply, "job %u step %u is not registered", request->job_id,
-					request->step_id);
-		return 0;
-	case VNFS_REQUEST_FINISH:
-		if (vnfs_collector_finish_job(&helper->collector, request->job_id,
-					      request->report_dir, now_ms(), &reply->job, error,
-					      sizeof(error)) < 0)
-			vnfs_reply_fail(reply, "%s", error);
-		return 0;
-	case VNFS_REQUEST_QUERY:
-		handle_query(helper, request, answer);
-		return 0;
-	case VNFS_REQUEST_LIST:
-		if (vnfs_collector_list(&helper->collector, peer->uid == 0 ? UINT32_MAX : peer->uid,
-					&reply->entries, &reply->entry_count) < 0)
-			vnfs_reply_fail(reply, "out of memory");
-		return 0;
-	case VNFS_REQUEST_STATUS:
-		reply->status = vnfs_collector_status(&helper->collector);
-		return reply->status != NULL ? 0 : -1;
-	case VNFS_REQUEST_HISTORY:
-		history_listing(helper, request, peer, reply);
-		return 0;
-	default:
-		return -1;
-	}
 }
 
 typedef int (*sink_open_fn)(struct vnfs_sink *, const struct vnfs_config *, char *, size_t);
@@ -480,6 +333,11 @@ static int start(struct helper *helper)
 				 helper->config.helper.max_steps_per_user);
 	counters = vnfs_probes_counter_source(helper->probes);
 	vnfs_steps_init(&helper->steps, &helper->registry, &counters);
+	helper->requests = (struct vnfs_requests){
+		.config = &helper->config,
+		.steps = &helper->steps,
+		.collector = &helper->collector,
+	};
 	vnfs_steps_restore(&helper->steps);
 	if (vnfs_collector_init(&helper->collector, &helper->config, &helper->steps, helper->node,
 				error, sizeof(error)) != 0) {
@@ -488,8 +346,8 @@ static int start(struct helper *helper)
 		return -1;
 	}
 	take_sinks(&opened, &helper->collector);
-	if (vnfs_server_start(&helper->server, &server_options, handle_request, helper, error,
-			      sizeof(error)) != 0) {
+	if (vnfs_server_start(&helper->server, &server_options, vnfs_requests_handle,
+			      &helper->requests, error, sizeof(error)) != 0) {
 		vnfs_error("%s", error);
 		return -1;
 	}

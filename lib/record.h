@@ -1,7 +1,7 @@
 /*
  * record.h — a job step's accounting as every program sees it: the
  * collector makes one vnfs_step_record per known step each interval and
- * hands it to every output (helper/sink.h), and a vnfs_job once a job has
+ * hands it to every output (helper/outputs/sink.h), and a vnfs_job once a job has
  * finished and its final counts were read; the SPANK plugin and vnfs-report
  * read the same records back from JSON (record_json.h) or the history.
  * Counters are cumulative since the step was registered; a reader that

@@ -8,7 +8,7 @@ edit this file and run it, then commit both:
 
     contrib/grafana/generate-dashboards.py        # rewrites contrib/grafana/*.json
 
-The metric families and labels are those of helper/metrics.c (docs/METRICS.md):
+The metric families and labels are those of helper/outputs/metrics.c (docs/METRICS.md):
 step series carry job_id, step_id, user (and tag_<NAME> labels); Prometheus
 adds instance.  Counters hold the step's total since it was registered, so a
 job's total in a time range is last_over_time() summed over its steps and

@@ -1,6 +1,6 @@
 /*
  * reader.h — reading the SQLite history (lib/history/schema.h) back into
- * step records: the inverse of helper/sink_sqlite.c, for vnfs-report and for
+ * step records: the inverse of helper/outputs/sink_sqlite.c, for vnfs-report and for
  * the helper's answers from the history (QUERY of a finished job, HISTORY).
  * A database of another schema version is refused with a message naming
  * both versions, never misread.

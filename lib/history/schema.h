@@ -1,7 +1,7 @@
 /*
  * schema.h — the SQLite history's schema, stated once: the migrations that
  * build it (schema.c), its version, and the few statements both its writer
- * (helper/sink_sqlite.c) and its readers (lib/history/reader.c) run on it.
+ * (helper/outputs/sink_sqlite.c) and its readers (lib/history/reader.c) run on it.
  * A change of the schema appends a migration to schema.c and raises
  * VNFS_HISTORY_SCHEMA_VERSION; a _Static_assert there keeps the two equal.
  * docs/SCHEMA.md describes the tables.

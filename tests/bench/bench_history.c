@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "helper/sink.h"
+#include "helper/outputs/sink.h"
 #include "tests/unit/history_fixtures.h"
 
 #define RUNNING_STEPS 1000

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "helper/metrics.h"
+#include "helper/outputs/metrics.h"
 
 #define RENDERINGS 20
 #define PROCESSES_PER_STEP 4

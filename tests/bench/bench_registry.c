@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "helper/registry.h"
-#include "helper/server.h"
+#include "helper/steps/registry.h"
+#include "helper/control/server.h"
 #include "lib/log.h"
 #include "lib/client.h"
 

@@ -2,7 +2,7 @@
  * fuzz_metrics_http.c — libFuzzer target for the /metrics endpoint: every
  * input is sent as raw bytes (request line, headers, Authorization values,
  * URLs, bodies, pipelined requests) to the real endpoint of
- * helper/sink_prometheus.c, through its listening socket on 127.0.0.1 (the
+ * helper/outputs/sink_prometheus.c, through its listening socket on 127.0.0.1 (the
  * path production takes), and the whole response is read back.
  *
  * A TCP connection per input rather than MHD_add_connection on a
@@ -18,8 +18,8 @@
  *
  * Build (clang), as tests/fuzz/run-fuzz builds its targets, whose line
  * for this one would be
- *   fuzz_metrics_http|tests/fuzz/fuzz_metrics_http.c helper/sink_prometheus.c
- *   helper/metrics.c lib/escape.c lib/log.c lib/tags.c lib/operations.c
+ *   fuzz_metrics_http|tests/fuzz/fuzz_metrics_http.c helper/outputs/sink_prometheus.c
+ *   helper/outputs/metrics.c lib/escape.c lib/log.c lib/tags.c lib/operations.c
  *   lib/record.c|libmicrohttpd zlib libxcrypt|metrics_http.dict|
  *   corpus-metrics_http|16384
  * or by hand, from the top directory:
@@ -27,7 +27,7 @@
  *     -Wall -Wextra -Werror \
  *     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
  *     -I. $(pkg-config --cflags libmicrohttpd zlib libxcrypt) \
- *     tests/fuzz/fuzz_metrics_http.c helper/sink_prometheus.c helper/metrics.c \
+ *     tests/fuzz/fuzz_metrics_http.c helper/outputs/sink_prometheus.c helper/outputs/metrics.c \
  *     lib/escape.c lib/log.c lib/tags.c lib/operations.c lib/record.c \
  *     $(pkg-config --libs libmicrohttpd zlib libxcrypt) -lpthread -lm \
  *     -o fuzz_metrics_http
@@ -50,9 +50,9 @@
 #include <unistd.h>
 
 #include "lib/config.h"
-#include "helper/sink.h"
-#include "helper/metrics.h"
-#include "helper/sink_prometheus.h"
+#include "helper/outputs/sink.h"
+#include "helper/outputs/metrics.h"
+#include "helper/outputs/sink_prometheus.h"
 #include "lib/log.h"
 
 #define INPUT_MAX 16384      /* well inside loopback TCP buffers: writing never blocks */

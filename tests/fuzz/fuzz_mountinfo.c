@@ -1,5 +1,5 @@
 /*
- * fuzz_mountinfo.c — libFuzzer target for helper/mounts.c, the helper's
+ * fuzz_mountinfo.c — libFuzzer target for helper/collect/mounts.c, the helper's
  * reader of /proc/self/mountinfo (mount points and sources are chosen by
  * whoever mounts, which with user namespaces or automounters need not be
  * root; both may hold any byte, escaped as \ooo by the kernel).
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "helper/mounts.h"
+#include "helper/collect/mounts.h"
 #include "tests/fuzz/fuzz_support.h"
 
 static const char *path;

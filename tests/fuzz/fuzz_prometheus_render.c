@@ -1,5 +1,5 @@
 /*
- * fuzz_prometheus_render.c — libFuzzer target for helper/metrics.c, the
+ * fuzz_prometheus_render.c — libFuzzer target for helper/outputs/metrics.c, the
  * renderer of /metrics.
  *
  * The renderer parses nothing, but what it writes carries bytes users chose:
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "lib/config.h"
-#include "helper/metrics.h"
+#include "helper/outputs/metrics.h"
 #include "lib/record.h"
 
 #define MAX_STEPS 8

@@ -1,6 +1,6 @@
 /*
  * fuzz_registry_journal.c — libFuzzer target for the registry's journal
- * loader (helper/registry.c): what a restarted helper reads back from
+ * loader (helper/steps/registry.c): what a restarted helper reads back from
  * STATE_DIR/registry.journal, whatever a crash, a full disk or an older
  * version left there.
  *
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "helper/registry.h"
+#include "helper/steps/registry.h"
 #include "lib/log.h"
 
 static char directory[64];

@@ -1,7 +1,7 @@
 #!/bin/sh
 # check_helper_libraries.sh — vnfs-helper must not link the optional outputs'
 # libraries: Kafka and HTTP are modules loaded only when enabled
-# (helper/sink_module.c), and linked in, librdkafka and libcurl with what they
+# (helper/outputs/sink_module.c), and linked in, librdkafka and libcurl with what they
 # pull in cost every helper about 3 MiB of memory (docs/PERFORMANCE.md).
 helper=${1:-vnfs-helper}
 [ -f "$helper" ] || { echo "FAIL: $helper not built"; exit 1; }

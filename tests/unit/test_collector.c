@@ -1,6 +1,6 @@
 /*
  * test_collector.c — the collector on a host, with no kernel: a fake
- * counter source (helper/counters.h) holding the counters each test sets
+ * counter source (helper/collect/counters.h) holding the counters each test sets
  * per interval, a real registry and real ended steps in a temporary
  * STATE_DIR, report files in a temporary report_dir, and a sink that copies
  * what it is handed.  Asserts an interval's records (each step its own
@@ -24,10 +24,10 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "helper/collector.h"
-#include "helper/counters.h"
-#include "helper/registry.h"
-#include "helper/sink.h"
+#include "helper/collect/collector.h"
+#include "helper/collect/counters.h"
+#include "helper/steps/registry.h"
+#include "helper/outputs/sink.h"
 #include "lib/record_json.h"
 
 #define T0 1700000000000 /* ms: the registrations' time */
@@ -459,7 +459,7 @@ static void make_cgroup(struct fixture *f, const char *name, int populated, char
 	assert_int_equal(fclose(file), 0);
 }
 
-/* Registers a step as the helper's REGISTER does (helper/steps.c: the
+/* Registers a step as the helper's REGISTER does (helper/steps/steps.c: the
  * registry, then the counting side); returns its slot.  Owner uid
  * 1000 + job. */
 static uint32_t register_step(struct fixture *f, uint32_t job_id, uint32_t step_id,

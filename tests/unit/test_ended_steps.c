@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "helper/ended_steps.h"
+#include "helper/steps/ended_steps.h"
 
 struct fixture {
 	char state_dir[64];

@@ -23,7 +23,7 @@
 #include <json-c/json.h>
 #include <microhttpd.h>
 
-#include "helper/sink.h"
+#include "helper/outputs/sink.h"
 #include "lib/record_json.h"
 #include "tests/unit/stream_fixtures.h"
 

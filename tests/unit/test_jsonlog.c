@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "helper/sink.h"
+#include "helper/outputs/sink.h"
 #include "lib/record_json.h"
 
 struct fixture {

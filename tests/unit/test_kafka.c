@@ -19,7 +19,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-#include "helper/sink.h"
+#include "helper/outputs/sink.h"
 #include "lib/record_json.h"
 #include "tests/unit/stream_fixtures.h"
 

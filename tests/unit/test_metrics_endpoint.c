@@ -1,7 +1,7 @@
 /*
  * test_metrics_endpoint.c — /metrics secured: HTTP basic auth against bcrypt
  * and yescrypt hashes, TLS, and the connection limits, through the real
- * endpoint (helper/sink_prometheus.c), the real libmicrohttpd and a real
+ * endpoint (helper/outputs/sink_prometheus.c), the real libmicrohttpd and a real
  * libcurl client on loopback.  vnfs.conf files are real files loaded by the
  * real parser, so config errors are checked as the administrator sees them.
  * The TLS certificate is made at test time by openssl (a self-signed P-256
@@ -28,9 +28,9 @@
 #include <curl/curl.h>
 
 #include "lib/config.h"
-#include "helper/metrics.h"
-#include "helper/sink.h"
-#include "helper/sink_prometheus.h"
+#include "helper/outputs/metrics.h"
+#include "helper/outputs/sink.h"
+#include "helper/outputs/sink_prometheus.h"
 
 #define IDLE_MAX 16
 

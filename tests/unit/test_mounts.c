@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "helper/mounts.h"
+#include "helper/collect/mounts.h"
 
 static const char *const v42_line =
 	"41 27 0:53 / /mnt/nfs/v4.2 rw,relatime shared:30 - nfs4 127.0.0.1:/v4.2 "

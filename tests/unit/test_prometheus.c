@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <zlib.h>
 
-#include "helper/metrics.h"
+#include "helper/outputs/metrics.h"
 
 #define LABELS "job_id=\"42\",step_id=\"batch\",user=\"alice\",tag_project=\"p1\""
 

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "helper/registry.h"
+#include "helper/steps/registry.h"
 #include "lib/log.h"
 
 static struct vnfs_step make_step(uint32_t job, uint32_t step_id, uint64_t cgroup)

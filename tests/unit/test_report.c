@@ -21,8 +21,8 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "helper/server.h"
-#include "helper/sink.h"
+#include "helper/control/server.h"
+#include "helper/outputs/sink.h"
 #include "lib/history/reader.h"
 #include "lib/job_report/fields.h"
 #include "lib/job_report/files.h"

@@ -1,5 +1,5 @@
 /*
- * test_server.c — helper/server.c and lib/client.c together, over real Unix
+ * test_server.c — helper/control/server.c and lib/client.c together, over real Unix
  * sockets in a temporary directory, with the server's real thread: the ok
  * path, authorization by SO_PEERCRED (a forked child drops to uid 65534),
  * bad and oversized input, idle and slow clients, too many clients, stale
@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "helper/server.h"
+#include "helper/control/server.h"
 #include "lib/client.h"
 
 #define NOBODY 65534

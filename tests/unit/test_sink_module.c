@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "helper/sink_module.h"
+#include "helper/outputs/sink_module.h"
 
 static void use_module_dir(const char *directory)
 {

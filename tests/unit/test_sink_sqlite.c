@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "helper/sink.h"
+#include "helper/outputs/sink.h"
 #include "lib/history/reader.h"
 #include "lib/history/schema.h"
 #include "tests/unit/history_fixtures.h"

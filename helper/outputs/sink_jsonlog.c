@@ -23,7 +23,7 @@
 
 #include <json-c/json.h>
 
-#include "helper/sink.h"
+#include "helper/outputs/sink.h"
 #include "lib/log.h"
 #include "lib/record_json.h"
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "lib/config.h"
-#include "helper/sink.h"
+#include "helper/outputs/sink.h"
 
 /* Where modules are looked for: $VNFS_MODULE_DIR when set (tests, a build
  * tree), else the directory they were installed in. */

@@ -2,7 +2,7 @@
  * history_answers.c — jobs read from the history, as the replies carry them
  * (see history_answers.h).
  */
-#include "helper/history_answers.h"
+#include "helper/control/history_answers.h"
 
 #include <stdio.h>
 #include <stdlib.h>

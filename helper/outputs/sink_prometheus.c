@@ -46,9 +46,9 @@
 #include <microhttpd.h>
 #include <zlib.h>
 
-#include "helper/metrics.h"
-#include "helper/sink.h"
-#include "helper/sink_prometheus.h"
+#include "helper/outputs/metrics.h"
+#include "helper/outputs/sink.h"
+#include "helper/outputs/sink_prometheus.h"
 #include "lib/log.h"
 
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"

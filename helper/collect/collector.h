@@ -2,7 +2,7 @@
  * collector.h — turns counters into records, every interval and on demand.
  *
  * The collector owns the sinks and is the only reader of the counters, which
- * it reaches through a counter source (helper/counters.h: helper/kernel/maps.c's
+ * it reaches through a counter source (helper/collect/counters.h: helper/kernel/maps.c's
  * reads the BPF maps, a host test's hands out snapshots).  Each interval it
  * snapshots the registry (again only when it changed), copies the counters
  * of the slots whose activity moved since the last copy, walks the process
@@ -10,10 +10,10 @@
  * slot, reads the unattributed rows and the health counters, and hands the
  * same vnfs_interval to every sink.  When a job finishes it does the job's
  * final read, renders its report files for the report writer's thread
- * (helper/report_writer.h: no file I/O under the lock), tells the sinks,
+ * (helper/outputs/report_writer.h: no file I/O under the lock), tells the sinks,
  * and gives the job's slots back to the source and the registry.  A step that
  * ended and whose cgroup holds no task any more gets its final read at once
- * and leaves its slot for helper/ended_steps.h, where it waits for its job's
+ * and leaves its slot for helper/steps/ended_steps.h, where it waits for its job's
  * end.  One mutex serialises all of it, so neither the source nor a sink is
  * ever called twice at once.
  */
@@ -23,10 +23,10 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "helper/ended_steps.h"
-#include "helper/mounts.h"
-#include "helper/sink.h"
-#include "helper/steps.h"
+#include "helper/steps/ended_steps.h"
+#include "helper/collect/mounts.h"
+#include "helper/outputs/sink.h"
+#include "helper/steps/steps.h"
 #include "lib/config.h"
 #include "lib/reply.h"
 

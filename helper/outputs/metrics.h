@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "lib/config.h"
-#include "helper/sink.h"
+#include "helper/outputs/sink.h"
 #include "lib/record.h"
 
 struct vnfs_metrics;

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "helper/metrics.h"
+#include "helper/outputs/metrics.h"
 #include "lib/escape.h"
 
 /* Ended steps remembered at most; beyond it the earliest-ended is forgotten. */

@@ -5,7 +5,7 @@
 #ifndef VNFS_SINK_PROMETHEUS_H
 #define VNFS_SINK_PROMETHEUS_H
 
-#include "helper/sink.h"
+#include "helper/outputs/sink.h"
 
 /*
  * Connections libmicrohttpd holds now (accepted and not yet closed): tests

@@ -5,7 +5,7 @@
  * once a second, so a burst of unknown devices (a mount storm, or I/O on a
  * mount that is already gone) cannot turn every collection into a reread.
  */
-#include "helper/mounts.h"
+#include "helper/collect/mounts.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -34,7 +34,7 @@
 
 #include <sqlite3.h>
 
-#include "helper/sink.h"
+#include "helper/outputs/sink.h"
 #include "lib/history/schema.h"
 #include "lib/log.h"
 

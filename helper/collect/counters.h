@@ -1,6 +1,6 @@
 /*
  * counters.h — where the collector reads counters from, and where a step's
- * cgroup is given a slot and gives it back (helper/steps.c).
+ * cgroup is given a slot and gives it back (helper/steps/steps.c).
  *
  * The collector turns counters into records; it does not know where they
  * are kept.  A counter source is the one way it reaches them: per slot, a
@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "bpf/vnfs.h"
-#include "helper/sink.h" /* enum vnfs_attach_method */
+#include "helper/outputs/sink.h" /* enum vnfs_attach_method */
 #include "lib/record.h"
 
 /* The groups for_each_breakdown sums breakdown_stats rows into: a step's

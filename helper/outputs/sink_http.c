@@ -24,7 +24,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
-#include "helper/sink.h"
+#include "helper/outputs/sink.h"
 #include "lib/log.h"
 #include "lib/record_json.h"
 

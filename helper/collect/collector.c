@@ -1,5 +1,5 @@
 /*
- * collector.c — counters (helper/counters.h) -> records -> sinks.
+ * collector.c — counters (helper/collect/counters.h) -> records -> sinks.
  *
  * A step's counters (7.4 KiB) are copied from the source only when the
  * slot's activity moved, which for the probes is one load from the mmapped
@@ -9,7 +9,7 @@
  * per collection and bucketed by slot, so each record gets a contiguous
  * range.
  */
-#include "helper/collector.h"
+#include "helper/collect/collector.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +22,7 @@
 
 #include <json-c/json.h>
 
-#include "helper/report_writer.h"
+#include "helper/outputs/report_writer.h"
 #include "lib/escape.h"
 #include "lib/log.h"
 #include "lib/record_json.h"
@@ -137,7 +137,7 @@ static int reserve(void **array, size_t element_size, size_t count, size_t *capa
 	return 0;
 }
 
-/* Breakdown rows arrive with their slots ascending (helper/counters.h), so
+/* Breakdown rows arrive with their slots ascending (helper/collect/counters.h), so
  * appending keeps each step's rows together for first_of_slot(). */
 static int add_process(const struct vnfs_process_key *key, const struct vnfs_process_stats *stats,
 		       void *context)
@@ -332,7 +332,7 @@ static void release_counters(struct vnfs_collector *collector, uint32_t slot)
 	memset(&collector->counters[slot], 0, sizeof(collector->counters[slot]));
 }
 
-/* The slot of record's step goes back (helper/steps.c), its copy of the
+/* The slot of record's step goes back (helper/steps/steps.c), its copy of the
  * counters with it, so that the slot's next step starts clean; with
  * only_if_ended, only while the registry still holds that step, ended. */
 static int give_back_slot(struct vnfs_collector *collector, uint32_t slot,

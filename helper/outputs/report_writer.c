@@ -2,7 +2,7 @@
  * report_writer.c — a queue of rendered report files and the thread that
  * writes them (see the header for why).
  */
-#include "helper/report_writer.h"
+#include "helper/outputs/report_writer.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -1,9 +1,9 @@
 /*
  * steps.h — the one owner of a step's life on the node.
  *
- * A step has two halves: its entry in the registry (helper/registry.h: the
+ * A step has two halves: its entry in the registry (helper/steps/registry.h: the
  * persisted step, its slot, its state) and its cgroup's entry in the
- * counter source (helper/counters.h: the BPF map that makes the kernel
+ * counter source (helper/collect/counters.h: the BPF map that makes the kernel
  * count the cgroup's calls into the slot).  Every change of a step goes
  * through here, so the halves never disagree:
  *   register  registry slot, then the cgroup's entry; neither if either fails
@@ -26,8 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "helper/counters.h"
-#include "helper/registry.h"
+#include "helper/collect/counters.h"
+#include "helper/steps/registry.h"
 
 struct vnfs_steps {
 	struct vnfs_registry *registry;

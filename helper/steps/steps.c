@@ -2,7 +2,7 @@
  * steps.c — registering, ending, releasing and restoring steps (see
  * steps.h).
  */
-#include "helper/steps.h"
+#include "helper/steps/steps.h"
 
 #include <stdio.h>
 #include <stdlib.h>

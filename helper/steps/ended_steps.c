@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "helper/ended_steps.h"
+#include "helper/steps/ended_steps.h"
 #include "lib/log.h"
 #include "lib/record_json.h"
 

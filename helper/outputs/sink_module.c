@@ -11,7 +11,7 @@
  * lib/log.c would not know the helper's log settings.  A loaded module stays
  * loaded: its library threads may outlive a failed open.
  */
-#include "helper/sink_module.h"
+#include "helper/outputs/sink_module.h"
 
 #include <dlfcn.h>
 #include <limits.h>

@@ -19,7 +19,7 @@
  * and STATUS to the readers' worker.  Each connection has at most one request
  * in a worker, so a worker's queue never holds more than max_clients.
  */
-#include "helper/server.h"
+#include "helper/control/server.h"
 
 #include <errno.h>
 #include <fcntl.h>

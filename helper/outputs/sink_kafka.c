@@ -22,7 +22,7 @@
 #include <json-c/json.h>
 #include <librdkafka/rdkafka.h>
 
-#include "helper/sink.h"
+#include "helper/outputs/sink.h"
 #include "lib/log.h"
 #include "lib/record_json.h"
 

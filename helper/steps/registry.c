@@ -41,7 +41,7 @@
  * is no journal yet, written out as a journal and then removed; if the helper
  * dies in between, the journal, already complete, wins at the next start.
  */
-#include "helper/registry.h"
+#include "helper/steps/registry.h"
 
 #include <dirent.h>
 #include <errno.h>
