@@ -1,5 +1,5 @@
 /*
- * collector.c — counters (helper/collect/counters.h) -> records -> sinks.
+ * collector.c — counters (helper/kernel/counters.h) -> records -> sinks.
  *
  * A step's counters (7.4 KiB) are copied from the source only when the
  * slot's activity moved, which for the probes is one load from the mmapped
@@ -137,7 +137,7 @@ static int reserve(void **array, size_t element_size, size_t count, size_t *capa
 	return 0;
 }
 
-/* Breakdown rows arrive with their slots ascending (helper/collect/counters.h), so
+/* Breakdown rows arrive with their slots ascending (helper/kernel/counters.h), so
  * appending keeps each step's rows together for first_of_slot(). */
 static int add_process(const struct vnfs_process_key *key, const struct vnfs_process_stats *stats,
 		       void *context)

@@ -2,7 +2,7 @@
  * collector.h — turns counters into records, every interval and on demand.
  *
  * The collector owns the sinks and is the only reader of the counters, which
- * it reaches through a counter source (helper/collect/counters.h: helper/kernel/maps.c's
+ * it reaches through a counter source (helper/kernel/counters.h: helper/kernel/maps.c's
  * reads the BPF maps, a host test's hands out snapshots).  Each interval it
  * snapshots the registry (again only when it changed), copies the counters
  * of the slots whose activity moved since the last copy, walks the process

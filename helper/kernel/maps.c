@@ -662,7 +662,7 @@ int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_H
 
 /* ---- the collector's counter source ---- */
 
-/* The collector's view of the functions above (helper/collect/counters.h): each
+/* The collector's view of the functions above (helper/kernel/counters.h): each
  * takes the probes as the source's context. */
 
 static uint64_t source_step_activity(void *probes, uint32_t slot)

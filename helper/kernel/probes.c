@@ -73,16 +73,6 @@ static double milliseconds(void)
 	return now.tv_sec * 1e3 + now.tv_nsec / 1e6;
 }
 
-static const char *method_name(enum vnfs_attach_method method)
-{
-	switch (method) {
-	case VNFS_ATTACH_FENTRY: return "fentry";
-	case VNFS_ATTACH_KPROBE: return "kprobe";
-	case VNFS_ATTACH_NONE: break;
-	}
-	return "none";
-}
-
 /* ---- planning ---- */
 
 /* Plans every function's first attach method from the kernel's BTF. */
@@ -457,7 +447,7 @@ size_t vnfs_probes_describe(const struct vnfs_probes *probes, char *buffer, size
 
 		if (state->method != VNFS_ATTACH_NONE)
 			append(buffer, size, &length, "%s: %s%s%s%s\n", state->hook->function,
-			       method_name(state->method), state->reused ? " (reused)" : "",
+			       vnfs_attach_method_name(state->method), state->reused ? " (reused)" : "",
 			       fell_back(probes, state) ? " after fentry: " : "",
 			       fell_back(probes, state) ? state->fentry_error : "");
 		else if (state->absent)
@@ -489,7 +479,7 @@ static void log_operation(const struct vnfs_probes *probes, enum vnfs_operation 
 			if (state->hook->operation != operation || state->method != methods[m])
 				continue;
 			if (!any)
-				append(line, sizeof(line), &length, " %s", method_name(methods[m]));
+				append(line, sizeof(line), &length, " %s", vnfs_attach_method_name(methods[m]));
 			append(line, sizeof(line), &length, "%s%s", separator, state->hook->function);
 			separator = ", ";
 			any = true;

@@ -17,9 +17,8 @@
 #include <stdint.h>
 
 #include "bpf/vnfs.h"
+#include "helper/kernel/counters.h"
 #include "lib/config.h"
-#include "helper/collect/counters.h"
-#include "helper/outputs/sink.h" /* enum vnfs_attach_method, struct vnfs_helper_health */
 #include "lib/paths.h"
 #include "lib/record.h"
 
@@ -76,7 +75,7 @@ int vnfs_probes_read_step_stats(const struct vnfs_probes *probes, uint32_t slot,
  * slot's next step.  Returns 0 or -1. */
 int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot);
 
-/* The walks below call fn (helper/collect/counters.h) per entry or group; a nonzero
+/* The walks below call fn (helper/kernel/counters.h) per entry or group; a nonzero
  * return from fn stops the walk and is returned, -1 if the map cannot be
  * read.  This one reads breakdown_stats once, then calls process_fn per
  * {slot, process name} and mount_fn per {slot, device}, each with the sums,
@@ -119,7 +118,7 @@ int vnfs_probes_expire_unattributed(struct vnfs_probes *probes, int64_t now_ms, 
 /* The BPF side's health counters (enum vnfs_health_counter). */
 int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_HEALTH_COUNTERS]);
 
-/* The collector's counter source (helper/collect/counters.h): the functions above,
+/* The collector's counter source (helper/kernel/counters.h): the functions above,
  * on probes, which must outlive it. */
 struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes);
 

@@ -13,30 +13,13 @@
 
 #include <stdint.h>
 
+#include "helper/kernel/counters.h" /* enum vnfs_attach_method */
 #include "lib/config.h"
 #include "lib/record.h"
 
-/* What only the helper and its outputs share: how probes are attached, the
- * helper's health, the unattributed rows, and the interval every sink is
- * handed.  Not in lib/: the plugin and vnfs-report have no use for them. */
-
-/* How one operation's probes are attached (self-metrics, STATUS). */
-enum vnfs_attach_method { VNFS_ATTACH_NONE, VNFS_ATTACH_FENTRY, VNFS_ATTACH_KPROBE };
-
-/* "none", "fentry", "kprobe": the one spelling of a method, in /metrics and
- * STATUS alike; "none" for a value out of range. */
-static inline const char *vnfs_attach_method_name(enum vnfs_attach_method method)
-{
-	static const char *const names[] = {
-		[VNFS_ATTACH_NONE] = "none",
-		[VNFS_ATTACH_FENTRY] = "fentry",
-		[VNFS_ATTACH_KPROBE] = "kprobe",
-	};
-
-	if ((unsigned)method >= sizeof(names) / sizeof(names[0]))
-		return names[VNFS_ATTACH_NONE];
-	return names[method];
-}
+/* What only the helper and its outputs share: the helper's health (with how
+ * each operation's probes are attached, helper/kernel/counters.h), the
+ * unattributed rows, and the interval every sink is handed.  Not in lib/: the plugin and vnfs-report have no use for them. */
 
 #define VNFS_MAX_SINKS 8
 

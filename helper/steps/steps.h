@@ -3,7 +3,7 @@
  *
  * A step has two halves: its entry in the registry (helper/steps/registry.h: the
  * persisted step, its slot, its state) and its cgroup's entry in the
- * counter source (helper/collect/counters.h: the BPF map that makes the kernel
+ * counter source (helper/kernel/counters.h: the BPF map that makes the kernel
  * count the cgroup's calls into the slot).  Every change of a step goes
  * through here, so the halves never disagree:
  *   register  registry slot, then the cgroup's entry; neither if either fails
@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "helper/collect/counters.h"
+#include "helper/kernel/counters.h"
 #include "helper/steps/registry.h"
 
 struct vnfs_steps {

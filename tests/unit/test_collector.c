@@ -1,6 +1,6 @@
 /*
  * test_collector.c — the collector on a host, with no kernel: a fake
- * counter source (helper/collect/counters.h) holding the counters each test sets
+ * counter source (helper/kernel/counters.h) holding the counters each test sets
  * per interval, a real registry and real ended steps in a temporary
  * STATE_DIR, report files in a temporary report_dir, and a sink that copies
  * what it is handed.  Asserts an interval's records (each step its own
@@ -25,7 +25,7 @@
 #include <json-c/json.h>
 
 #include "helper/collect/collector.h"
-#include "helper/collect/counters.h"
+#include "helper/kernel/counters.h"
 #include "helper/steps/registry.h"
 #include "helper/outputs/sink.h"
 #include "lib/record_json.h"

@@ -24,8 +24,25 @@
 #include <stdint.h>
 
 #include "bpf/vnfs.h"
-#include "helper/outputs/sink.h" /* enum vnfs_attach_method */
 #include "lib/record.h"
+
+/* How one operation's probes are attached (the outputs' self-metrics, STATUS). */
+enum vnfs_attach_method { VNFS_ATTACH_NONE, VNFS_ATTACH_FENTRY, VNFS_ATTACH_KPROBE };
+
+/* "none", "fentry", "kprobe": the one spelling of a method, in /metrics and
+ * STATUS alike; "none" for a value out of range. */
+static inline const char *vnfs_attach_method_name(enum vnfs_attach_method method)
+{
+	static const char *const names[] = {
+		[VNFS_ATTACH_NONE] = "none",
+		[VNFS_ATTACH_FENTRY] = "fentry",
+		[VNFS_ATTACH_KPROBE] = "kprobe",
+	};
+
+	if ((unsigned)method >= sizeof(names) / sizeof(names[0]))
+		return names[VNFS_ATTACH_NONE];
+	return names[method];
+}
 
 /* The groups for_each_breakdown sums breakdown_stats rows into: a step's
  * slot and process name, a step's slot and mount (st_dev). */
