@@ -433,15 +433,20 @@ static size_t unattributed_series(const struct vnfs_unattributed_record *record)
 
 /* ---- label sets ------------------------------------------------------------ */
 
+/* A step's labels: its workload's job and part under its source's label
+ * names (lib/workload.h: Slurm's job_id and step_id), its user, the tags. */
 static void append_step_labels(const struct vnfs_metrics *metrics, struct text *text,
 			       const struct vnfs_step_record *record)
 {
-	char step_name[32];
+	const struct vnfs_workload *workload = &record->workload;
 
-	append_string(text, "job_id=\"");
-	append_u64(text, record->job_id);
-	append_string(text, "\",step_id=\"");
-	append_string(text, vnfs_step_name(record->step_id, step_name, sizeof(step_name)));
+	append_string(text, vnfs_workload_job_label(workload->source));
+	append(text, "=\"", 2);
+	append_label_value(text, workload->job, sizeof(workload->job));
+	append(text, "\",", 2);
+	append_string(text, vnfs_workload_part_label(workload->source));
+	append(text, "=\"", 2);
+	append_label_value(text, workload->part, sizeof(workload->part));
 	append_string(text, "\",user=\"");
 	append_label_value(text, record->user, sizeof(record->user));
 	append(text, "\"", 1);

@@ -36,8 +36,7 @@ static void fill_step(struct vnfs_step_record *step, struct vnfs_step_stats *sta
 {
 	char error[128];
 
-	step->job_id = 1000000 + index;
-	step->step_id = index % 4;
+	vnfs_record_identify_slurm(step, 1000000 + index, index % 4);
 	step->uid = 1000 + index % 50;
 	snprintf(step->user, sizeof(step->user), "user%u", index % 50);
 	vnfs_tags_init(&step->tags);

@@ -167,6 +167,7 @@ static void take_step(struct input *in, struct scenario *s, size_t i)
 	memset(step, 0, sizeof(*step));
 	step->job_id = (uint32_t)take_number(in, (flags & 1) ? 4 : 1);
 	step->step_id = step_ids[take_byte(in) % (sizeof(step_ids) / sizeof(step_ids[0]))];
+	vnfs_record_identify_slurm(step, step->job_id, step->step_id);
 	step->uid = (uint32_t)take_number(in, 2);
 	take_text(in, step->user, sizeof(step->user), true);
 	take_text(in, step->node, sizeof(step->node), true);

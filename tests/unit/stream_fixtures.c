@@ -12,8 +12,7 @@ void stream_step_init(struct vnfs_step_record *step, struct vnfs_step_stats *sta
 {
 	memset(step, 0, sizeof(*step));
 	memset(stats, 0, sizeof(*stats));
-	step->job_id = job_id;
-	step->step_id = step_id;
+	vnfs_record_identify_slurm(step, job_id, step_id);
 	step->uid = 1000;
 	snprintf(step->user, sizeof(step->user), "alice");
 	vnfs_tags_init(&step->tags);

@@ -50,8 +50,7 @@ static void reading_step(struct vnfs_step_record *step, struct vnfs_step_stats *
 	memset(step, 0, sizeof(*step));
 	memset(stats, 0, sizeof(*stats));
 	step->stats = stats;
-	step->job_id = job_id;
-	step->step_id = step_id;
+	vnfs_record_identify_slurm(step, job_id, step_id);
 	step->uid = 1000;
 	snprintf(step->user, sizeof(step->user), "alice");
 	vnfs_tags_init(&step->tags);
@@ -725,7 +724,7 @@ static void test_renders_on_demand(void **unused)
 	struct vnfs_interval interval = { .time_ms = 2000, .step_count = 1, .steps = &step };
 	sink.publish(sink.state, &interval); /* the first interval is always rendered */
 	usleep(150000);
-	step.job_id = 2;
+	vnfs_record_identify_slurm(&step, 2, step.step_id);
 	sink.publish(sink.state, &interval); /* nobody asked: not rendered */
 
 	/* The scrape finds job 1's text too old and waits for the next
@@ -733,7 +732,7 @@ static void test_renders_on_demand(void **unused)
 	struct waiting_scrape scrape = { .port = vnfs_sink_prometheus_port(&sink) };
 	atomic_init(&scrape.done, false);
 	pthread_t thread;
-	step.job_id = 3;
+	vnfs_record_identify_slurm(&step, 3, step.step_id);
 	assert_int_equal(pthread_create(&thread, NULL, scrape_once, &scrape), 0);
 	while (!atomic_load(&scrape.done)) {
 		usleep(50000);
@@ -778,7 +777,7 @@ static void test_long_intervals_render_eagerly(void **unused)
 	reading_step(&step, &stats, 1, 0);
 	struct vnfs_interval interval = { .time_ms = 2000, .step_count = 1, .steps = &step };
 	sink.publish(sink.state, &interval);
-	step.job_id = 2;
+	vnfs_record_identify_slurm(&step, 2, step.step_id);
 	sink.publish(sink.state, &interval);
 
 	struct timespec start, end;
