@@ -583,7 +583,7 @@ int report_add_job_json(struct report_set *set, struct json_object *job, const c
 
 /*
  * What all the files of one job directory may cost together, in JSON
- * objects and values (report_files.h has the costs): as much as one file,
+ * objects and values (files.h has the costs): as much as one file,
  * so that vnfs-report spends well under a second on a directory whatever it
  * holds.  That is 500 to 650 step records over all the job's nodes; the
  * files past it are skipped, each with a message.

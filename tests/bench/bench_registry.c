@@ -13,7 +13,7 @@
  *   socket       REGISTER through vnfs_server + vnfs_client_call, per step
  *   load         vnfs_registry_load of what the socket run left
  * and the size of the state files.  The socket handler does what
- * handle_register in helper/main.c does, less the BPF map update and the
+ * handle_register in helper/control/requests.c does, less the BPF map update and the
  * log line.
  */
 #include <dirent.h>
