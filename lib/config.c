@@ -849,7 +849,7 @@ static int parse_property(const struct config_key *key, const char *name, const 
 {
 	const char *property = name + strlen(key->name);
 	struct vnfs_key_value *entries = (struct vnfs_key_value *)(base + key->offset);
-	size_t count, slot;
+	size_t count, entry;
 
 	if (property[0] == '\0' || strspn(property, "abcdefghijklmnopqrstuvwxyz"
 						  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
@@ -866,11 +866,11 @@ static int parse_property(const struct config_key *key, const char *name, const 
 				  "value of %zu characters is too long (allowed: at most %zu)",
 				  strlen(value), sizeof(entries[0].value) - 1);
 	memcpy(&count, base + key->aux_offset, sizeof(count));
-	for (slot = 0; slot < count; slot++) {
-		if (strcmp(entries[slot].key, property) == 0)
+	for (entry = 0; entry < count; entry++) {
+		if (strcmp(entries[entry].key, property) == 0)
 			break;
 	}
-	if (slot == count) {
+	if (entry == count) {
 		if (count >= key->max)
 			return problem_at(problem, problem_size,
 					  "too many properties (allowed: at most %" PRIu64 ")",
@@ -878,8 +878,8 @@ static int parse_property(const struct config_key *key, const char *name, const 
 		count++;
 		memcpy(base + key->aux_offset, &count, sizeof(count));
 	}
-	snprintf(entries[slot].key, sizeof(entries[slot].key), "%s", property);
-	snprintf(entries[slot].value, sizeof(entries[slot].value), "%s", value);
+	snprintf(entries[entry].key, sizeof(entries[entry].key), "%s", property);
+	snprintf(entries[entry].value, sizeof(entries[entry].value), "%s", value);
 	return 0;
 }
 

@@ -54,9 +54,9 @@
 #define FIXED_POLL_FDS 3
 
 struct connection {
-	int fd;                 /* -1: the slot is free */
+	int fd;                 /* -1: the entry is free */
 	uint64_t serial;        /* unique per accepted connection: a late reply
-				 * never reaches a newer one in the same slot */
+				 * never reaches a newer one in the same entry */
 	struct vnfs_peer peer;
 	char *input;            /* grows up to max_message_bytes + 1 */
 	size_t input_capacity;
@@ -126,7 +126,8 @@ struct vnfs_server {
 	void *context;
 	struct connection *connections;
 	struct pollfd *poll_fds;
-	unsigned *poll_slots;   /* poll_fds[i + FIXED_POLL_FDS] watches connections[poll_slots[i]] */
+	/* poll_fds[i + FIXED_POLL_FDS] watches connections[polled_connections[i]] */
+	unsigned *polled_connections;
 	int64_t accept_paused_until_ms;
 };
 
@@ -691,7 +692,7 @@ static void expire(struct vnfs_server *server, struct connection *connection, in
 
 /* ---- accepting ------------------------------------------------------ */
 
-static struct connection *free_slot(struct vnfs_server *server)
+static struct connection *free_connection(struct vnfs_server *server)
 {
 	for (unsigned i = 0; i < server->options.max_clients; i++) {
 		if (server->connections[i].fd < 0)
@@ -746,7 +747,7 @@ static void accept_one(struct vnfs_server *server, int fd)
 		return;
 	}
 	if (refusal(server, credentials.uid, message, sizeof(message)) != NULL ||
-	    (connection = free_slot(server)) == NULL) {
+	    (connection = free_connection(server)) == NULL) {
 		send_parting_error(fd, message);
 		/* debug, not warning: a flood of these must not flood the log */
 		vnfs_debug("socket: refused pid %ld uid %u: %s", (long)credentials.pid,
@@ -807,7 +808,7 @@ static nfds_t build_poll_set(struct vnfs_server *server, int64_t now, int *timeo
 			.events = connection->awaiting_worker ? 0
 				  : connection->output ? POLLOUT : POLLIN,
 		};
-		server->poll_slots[count - FIXED_POLL_FDS] = i;
+		server->polled_connections[count - FIXED_POLL_FDS] = i;
 		count++;
 		if (connection->deadline_ms < nearest)
 			nearest = connection->deadline_ms;
@@ -846,7 +847,7 @@ static void *server_thread(void *argument)
 			accept_all(server);
 		for (nfds_t i = FIXED_POLL_FDS; i < count; i++) {
 			struct connection *connection =
-				&server->connections[server->poll_slots[i - FIXED_POLL_FDS]];
+				&server->connections[server->polled_connections[i - FIXED_POLL_FDS]];
 
 			if (server->poll_fds[i].revents != 0 &&
 			    connection->fd == server->poll_fds[i].fd)
@@ -1021,7 +1022,7 @@ static void destroy(struct vnfs_server *server)
 	close_pipe(server->done_fds);
 	free(server->connections);
 	free(server->poll_fds);
-	free(server->poll_slots);
+	free(server->polled_connections);
 	free(server);
 }
 
@@ -1065,8 +1066,10 @@ int vnfs_server_start(struct vnfs_server **result, const struct vnfs_server_opti
 	server->connections = calloc(server->options.max_clients, sizeof(*server->connections));
 	server->poll_fds = calloc(server->options.max_clients + FIXED_POLL_FDS,
 				  sizeof(*server->poll_fds));
-	server->poll_slots = calloc(server->options.max_clients, sizeof(*server->poll_slots));
-	if (server->connections == NULL || server->poll_fds == NULL || server->poll_slots == NULL ||
+	server->polled_connections = calloc(server->options.max_clients,
+					    sizeof(*server->polled_connections));
+	if (server->connections == NULL || server->poll_fds == NULL ||
+	    server->polled_connections == NULL ||
 	    work_queue_init(&server->done, server->options.max_clients) < 0) {
 		destroy(server);
 		return vnfs_fail(error, error_size, "out of memory for %u clients",

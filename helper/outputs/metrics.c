@@ -321,16 +321,16 @@ static void retained_remove(struct vnfs_metrics *metrics, size_t index)
 /* Remembers (or refreshes) an ended step's last counts. */
 static void retain_step(struct vnfs_metrics *metrics, const struct vnfs_step_record *record)
 {
-	struct retained_step *slot = NULL;
+	struct retained_step *kept = NULL;
 
 	for (size_t i = 0; i < metrics->retained_count; i++) {
 		struct retained_step *step = &metrics->retained[i];
 		if (step->record.job_id == record->job_id && step->record.step_id == record->step_id) {
-			slot = step;
+			kept = step;
 			break;
 		}
 	}
-	if (!slot) {
+	if (!kept) {
 		if (metrics->retained_count == RETAINED_STEPS_MAX) {
 			size_t earliest = 0;
 			for (size_t i = 1; i < metrics->retained_count; i++)
@@ -348,16 +348,16 @@ static void retain_step(struct vnfs_metrics *metrics, const struct vnfs_step_rec
 			metrics->retained = grown;
 			metrics->retained_capacity = capacity;
 		}
-		slot = &metrics->retained[metrics->retained_count];
-		memset(slot, 0, sizeof(*slot));
+		kept = &metrics->retained[metrics->retained_count];
+		memset(kept, 0, sizeof(*kept));
 		metrics->retained_count++;
-	} else if (slot->record.sample_time_ms == record->sample_time_ms &&
-		   slot->record.finished == record->finished) {
+	} else if (kept->record.sample_time_ms == record->sample_time_ms &&
+		   kept->record.finished == record->finished) {
 		return; /* the same reading again */
 	}
-	if (retained_copy(slot, record) != 0) {
+	if (retained_copy(kept, record) != 0) {
 		/* Out of memory: forget it rather than keep half a record. */
-		retained_remove(metrics, (size_t)(slot - metrics->retained));
+		retained_remove(metrics, (size_t)(kept - metrics->retained));
 	}
 }
 
