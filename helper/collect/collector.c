@@ -22,6 +22,7 @@
 
 #include <json-c/json.h>
 
+#include "helper/collect/breakdowns.h"
 #include "helper/outputs/report_writer.h"
 #include "lib/escape.h"
 #include "lib/log.h"
@@ -137,7 +138,7 @@ static int reserve(void **array, size_t element_size, size_t count, size_t *capa
 	return 0;
 }
 
-/* Breakdown rows arrive with their slots ascending (helper/kernel/counters.h), so
+/* Grouped rows arrive with their slots ascending (helper/collect/breakdowns.h), so
  * appending keeps each step's rows together for first_of_slot(). */
 static int add_process(const struct vnfs_process_key *key, const struct vnfs_process_stats *stats,
 		       void *context)
@@ -237,8 +238,8 @@ static void read_breakdowns(struct vnfs_collector *collector, int64_t now_ms)
 		collector->process_count = 0;
 		collector->mount_count = 0;
 		collector->breakdowns_valid =
-			source->for_each_breakdown(source->context, add_process, collector,
-						   add_mount, &mount_context) == 0;
+			vnfs_breakdowns_walk(source, add_process, collector, add_mount,
+					     &mount_context) == 0;
 		if (!collector->breakdowns_valid)
 			vnfs_warning("reading the process and mount breakdowns failed: they are "
 				     "incomplete this interval");

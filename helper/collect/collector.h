@@ -23,9 +23,9 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "helper/steps/ended_steps.h"
 #include "helper/collect/mounts.h"
 #include "helper/outputs/sink.h"
+#include "helper/steps/ended_steps.h"
 #include "helper/steps/steps.h"
 #include "lib/config.h"
 #include "lib/reply.h"

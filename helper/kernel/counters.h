@@ -44,24 +44,10 @@ static inline const char *vnfs_attach_method_name(enum vnfs_attach_method method
 	return names[method];
 }
 
-/* The groups for_each_breakdown sums breakdown_stats rows into: a step's
- * slot and process name, a step's slot and mount (st_dev). */
-struct vnfs_process_key {
-	__u32 slot;
-	char comm[VNFS_COMM_LEN];
-};
-
-struct vnfs_mount_key {
-	__u32 slot;
-	__u32 device;
-};
-
 /* The walks call fn per row; a nonzero return from fn stops the walk and is
  * the walk's return. */
-typedef int (*vnfs_process_fn)(const struct vnfs_process_key *key,
-			       const struct vnfs_process_stats *stats, void *context);
-typedef int (*vnfs_mount_fn)(const struct vnfs_mount_key *key,
-			     const struct vnfs_mount_stats *stats, void *context);
+typedef int (*vnfs_breakdown_fn)(const struct vnfs_breakdown_key *key,
+				 const struct vnfs_breakdown_stats *stats, void *context);
 typedef int (*vnfs_unattributed_fn)(const struct vnfs_unattributed_key *key,
 				    const struct vnfs_unattributed_stats *stats, void *context);
 
@@ -83,16 +69,14 @@ struct vnfs_counter_source {
 	int (*read_step_stats)(void *context, uint32_t slot, struct vnfs_step_stats *stats);
 
 	/*
-	 * Calls process_fn once per {slot, process name} and mount_fn once per
-	 * {slot, device}, each with the sums of its rows, slots ascending in
-	 * each walk (the collector gives each record a contiguous range of
-	 * them).  The rows change only with some slot's step_activity or a
-	 * reset_slot, so the collector walks again only then.  Returns 0, fn's
-	 * nonzero return, or -1 when the rows cannot be read.
+	 * Calls fn once per breakdown row {slot, device, process name} with its
+	 * counts, in any order (the collector groups them into a step's
+	 * processes and mounts, helper/collect/breakdowns.h).  The rows change
+	 * only with some slot's step_activity or a reset_slot, so the collector
+	 * walks again only then.  Returns 0, fn's nonzero return, or -1 when
+	 * the rows cannot be read.
 	 */
-	int (*for_each_breakdown)(void *context, vnfs_process_fn process_fn,
-				  void *process_context, vnfs_mount_fn mount_fn,
-				  void *mount_context);
+	int (*for_each_breakdown)(void *context, vnfs_breakdown_fn fn, void *fn_context);
 
 	/* Calls fn per row of calls made in no registered cgroup, in any order.
 	 * These move without any step's activity: walked every interval.  The

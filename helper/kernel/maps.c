@@ -138,165 +138,27 @@ out:
 	return status;
 }
 
-/* breakdown_stats read whole, for summing per process name or per mount. */
-struct breakdown_entry {
-	struct vnfs_breakdown_key key;
-	struct vnfs_breakdown_stats stats;
-};
-
-struct breakdown_entries {
-	struct breakdown_entry *entries;
-	size_t count, capacity;
-};
-
-static int collect_breakdown(const void *key, const void *value, void *context)
-{
-	struct breakdown_entries *collected = context;
-
-	if (collected->count == collected->capacity) {
-		size_t capacity = collected->capacity ? 2 * collected->capacity : 64;
-		struct breakdown_entry *entries =
-			realloc(collected->entries, capacity * sizeof(*entries));
-
-		if (!entries)
-			return -1;
-		collected->entries = entries;
-		collected->capacity = capacity;
-	}
-	memcpy(&collected->entries[collected->count].key, key, sizeof(struct vnfs_breakdown_key));
-	memcpy(&collected->entries[collected->count].stats, value,
-	       sizeof(struct vnfs_breakdown_stats));
-	collected->count++;
-	return 0;
-}
-
-/* Reads every entry (the caller frees collected->entries). */
-static int read_breakdown(struct vnfs_probes *probes, struct breakdown_entries *collected)
-{
-	memset(collected, 0, sizeof(*collected));
-	if (for_each_entry(bpf_map__fd(probes->skeleton->maps.breakdown_stats),
-			   sizeof(struct vnfs_breakdown_key), sizeof(struct vnfs_breakdown_stats),
-			   collect_breakdown, collected) != 0) {
-		free(collected->entries);
-		collected->entries = NULL;
-		return -1;
-	}
-	return 0;
-}
-
-static int compare_slots(__u32 left, __u32 right)
-{
-	return left < right ? -1 : left > right;
-}
-
-static int by_slot_and_comm(const void *left, const void *right)
-{
-	const struct vnfs_breakdown_key *a = left, *b = right;
-
-	return a->slot != b->slot ? compare_slots(a->slot, b->slot)
-				  : strncmp(a->comm, b->comm, VNFS_COMM_LEN);
-}
-
-static int by_slot_and_device(const void *left, const void *right)
-{
-	const struct vnfs_breakdown_key *a = left, *b = right;
-
-	return a->slot != b->slot ? compare_slots(a->slot, b->slot)
-				  : compare_slots(a->device, b->device);
-}
-
-static void add_breakdown(struct vnfs_breakdown_stats *total,
-			  const struct vnfs_breakdown_stats *part)
-{
-	total->read_ops += part->read_ops;
-	total->read_bytes += part->read_bytes;
-	total->write_ops += part->write_ops;
-	total->write_bytes += part->write_bytes;
-	total->other_ops += part->other_ops;
-	total->errors += part->errors;
-	total->time_ns += part->time_ns;
-}
-
-_Static_assert(offsetof(struct breakdown_entry, key) == 0, "sorting compares the key first");
-
-typedef int (*group_fn)(const struct vnfs_breakdown_key *key,
-			const struct vnfs_breakdown_stats *total, void *context);
-
-/* Sorts the entries with compare and calls fn once per run of equal ones,
- * with their sum. */
-static int for_each_group(struct breakdown_entries *collected,
-			  int (*compare)(const void *, const void *), group_fn fn, void *context)
-{
-	int status = 0;
-
-	qsort(collected->entries, collected->count, sizeof(*collected->entries), compare);
-	for (size_t first = 0, next; status == 0 && first < collected->count; first = next) {
-		struct vnfs_breakdown_stats total = { 0 };
-
-		for (next = first; next < collected->count &&
-				   compare(&collected->entries[next], &collected->entries[first]) == 0;
-		     next++)
-			add_breakdown(&total, &collected->entries[next].stats);
-		status = fn(&collected->entries[first].key, &total, context);
-	}
-	return status;
-}
-
-struct process_walk {
-	vnfs_process_fn fn;
+/* breakdown_stats rows as the callback of a counter source sees them. */
+struct breakdown_walk {
+	vnfs_breakdown_fn fn;
 	void *context;
 };
 
-static int call_process(const struct vnfs_breakdown_key *key,
-			const struct vnfs_breakdown_stats *total, void *context)
+static int call_breakdown(const void *key, const void *value, void *context)
 {
-	const struct process_walk *walk = context;
-	struct vnfs_process_key process = { .slot = key->slot };
-	struct vnfs_process_stats stats = {
-		.read_ops = total->read_ops, .read_bytes = total->read_bytes,
-		.write_ops = total->write_ops, .write_bytes = total->write_bytes,
-		.other_ops = total->other_ops,
-	};
+	const struct breakdown_walk *walk = context;
 
-	memcpy(process.comm, key->comm, VNFS_COMM_LEN);
-	return walk->fn(&process, &stats, walk->context);
+	return walk->fn(key, value, walk->context);
 }
 
-struct mount_walk {
-	vnfs_mount_fn fn;
-	void *context;
-};
-
-static int call_mount(const struct vnfs_breakdown_key *key,
-		      const struct vnfs_breakdown_stats *total, void *context)
+int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_breakdown_fn fn,
+				   void *context)
 {
-	const struct mount_walk *walk = context;
-	struct vnfs_mount_key mount = { .slot = key->slot, .device = key->device };
-	struct vnfs_mount_stats stats = {
-		.ops = total->read_ops + total->write_ops + total->other_ops,
-		.errors = total->errors, .time_ns = total->time_ns,
-		.read_bytes = total->read_bytes, .write_bytes = total->write_bytes,
-	};
+	struct breakdown_walk walk = { fn, context };
 
-	return walk->fn(&mount, &stats, walk->context);
-}
-
-int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_process_fn process_fn,
-				   void *process_context, vnfs_mount_fn mount_fn,
-				   void *mount_context)
-{
-	struct process_walk processes = { process_fn, process_context };
-	struct mount_walk mounts = { mount_fn, mount_context };
-	struct breakdown_entries collected;
-	int status;
-
-	if (read_breakdown(probes, &collected) != 0)
-		return -1;
-	status = for_each_group(&collected, by_slot_and_comm, call_process, &processes);
-	if (status == 0)
-		status = for_each_group(&collected, by_slot_and_device, call_mount, &mounts);
-	free(collected.entries);
-	return status;
+	return for_each_entry(bpf_map__fd(probes->skeleton->maps.breakdown_stats),
+			      sizeof(struct vnfs_breakdown_key), sizeof(struct vnfs_breakdown_stats),
+			      call_breakdown, &walk);
 }
 
 struct unattributed_walk {
@@ -675,12 +537,9 @@ static int source_read_step_stats(void *probes, uint32_t slot, struct vnfs_step_
 	return vnfs_probes_read_step_stats(probes, slot, stats);
 }
 
-static int source_for_each_breakdown(void *probes, vnfs_process_fn process_fn,
-				     void *process_context, vnfs_mount_fn mount_fn,
-				     void *mount_context)
+static int source_for_each_breakdown(void *probes, vnfs_breakdown_fn fn, void *context)
 {
-	return vnfs_probes_for_each_breakdown(probes, process_fn, process_context, mount_fn,
-					      mount_context);
+	return vnfs_probes_for_each_breakdown(probes, fn, context);
 }
 
 static int source_for_each_unattributed(void *probes, vnfs_unattributed_fn fn, void *context)

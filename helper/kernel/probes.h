@@ -75,14 +75,11 @@ int vnfs_probes_read_step_stats(const struct vnfs_probes *probes, uint32_t slot,
  * slot's next step.  Returns 0 or -1. */
 int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot);
 
-/* The walks below call fn (helper/kernel/counters.h) per entry or group; a nonzero
+/* The walks below call fn (helper/kernel/counters.h) per entry; a nonzero
  * return from fn stops the walk and is returned, -1 if the map cannot be
- * read.  This one reads breakdown_stats once, then calls process_fn per
- * {slot, process name} and mount_fn per {slot, device}, each with the sums,
- * slots ascending. */
-int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_process_fn process_fn,
-				   void *process_context, vnfs_mount_fn mount_fn,
-				   void *mount_context);
+ * read.  This one walks breakdown_stats, in the map's order. */
+int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_breakdown_fn fn,
+				   void *context);
 /* Calls fn per unattributed row.  Every VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS,
  * after the walk, also expires rows (vnfs_probes_expire_unattributed with
  * VNFS_UNATTRIBUTED_IDLE_MS). */

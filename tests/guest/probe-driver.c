@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helper/collect/breakdowns.h"
 #include "helper/kernel/probes.h"
 #include "lib/log.h"
 
@@ -189,6 +190,7 @@ static void print_slot(const struct vnfs_probes *probes, uint32_t slot)
 
 static int print_everything(struct vnfs_probes *probes)
 {
+	struct vnfs_counter_source source;
 	uint64_t health[VNFS_HEALTH_COUNTERS];
 	char description[8192];
 	char *line, *saveptr = NULL;
@@ -206,7 +208,8 @@ static int print_everything(struct vnfs_probes *probes)
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++)
 		if (slot_in_use[slot])
 			print_slot(probes, slot);
-	if (vnfs_probes_for_each_breakdown(probes, print_process, NULL, print_mount, NULL) != 0 ||
+	source = vnfs_probes_counter_source(probes);
+	if (vnfs_breakdowns_walk(&source, print_process, NULL, print_mount, NULL) != 0 ||
 	    vnfs_probes_for_each_unattributed(probes, print_unattributed, NULL) != 0 ||
 	    vnfs_probes_read_health(probes, health) != 0) {
 		fprintf(stderr, "probe-driver: reading the maps failed: %s\n", strerror(errno));

@@ -45,15 +45,10 @@ struct fake_source {
 	struct vnfs_step_stats stats[FAKE_SLOTS];
 	uint64_t registered[FAKE_SLOTS]; /* cgroup id per slot, 0: none */
 	struct {
-		struct vnfs_process_key key;
-		struct vnfs_process_stats stats;
-	} processes[FAKE_ROWS];
-	size_t process_count;
-	struct {
-		struct vnfs_mount_key key;
-		struct vnfs_mount_stats stats;
-	} mounts[FAKE_ROWS];
-	size_t mount_count;
+		struct vnfs_breakdown_key key;
+		struct vnfs_breakdown_stats stats;
+	} rows[FAKE_ROWS];          /* breakdown rows {slot, device, comm} */
+	size_t row_count;
 	struct {
 		struct vnfs_unattributed_key key;
 		struct vnfs_unattributed_stats stats;
@@ -90,19 +85,14 @@ static int fake_read_step_stats(void *context, uint32_t slot, struct vnfs_step_s
 	return 0;
 }
 
-static int fake_for_each_breakdown(void *context, vnfs_process_fn process_fn,
-				   void *process_context, vnfs_mount_fn mount_fn,
-				   void *mount_context)
+static int fake_for_each_breakdown(void *context, vnfs_breakdown_fn fn, void *fn_context)
 {
 	struct fake_source *fake = context;
 	int status = 0;
 
 	fake->breakdown_walks++;
-	for (size_t i = 0; status == 0 && i < fake->process_count; i++)
-		status = process_fn(&fake->processes[i].key, &fake->processes[i].stats,
-				    process_context);
-	for (size_t i = 0; status == 0 && i < fake->mount_count; i++)
-		status = mount_fn(&fake->mounts[i].key, &fake->mounts[i].stats, mount_context);
+	for (size_t i = 0; status == 0 && i < fake->row_count; i++)
+		status = fn(&fake->rows[i].key, &fake->rows[i].stats, fn_context);
 	return status;
 }
 
@@ -169,8 +159,7 @@ static int fake_reset_slot(void *context, uint32_t slot)
 		return -1;
 	memset(&fake->stats[slot], 0, sizeof(fake->stats[slot]));
 	fake->activity[slot] = 0;
-	DROP_ROWS_OF_SLOT(fake->processes, fake->process_count, slot);
-	DROP_ROWS_OF_SLOT(fake->mounts, fake->mount_count, slot);
+	DROP_ROWS_OF_SLOT(fake->rows, fake->row_count, slot);
 	return 0;
 }
 
@@ -234,33 +223,22 @@ static void fake_count_writes_half_way(struct fake_source *fake, uint32_t slot, 
 	fake->activity[slot] -= calls;
 }
 
-/* Rows are added slots ascending, as the source's contract says. */
-static void fake_add_process(struct fake_source *fake, uint32_t slot, const char *comm,
-			     uint64_t write_ops, uint64_t write_bytes)
+/* A breakdown row, as the kernel counts it: per slot, mount and process
+ * name.  Rows come in any order, as the source's contract says. */
+static void fake_add_row(struct fake_source *fake, uint32_t slot, uint32_t device,
+			 const char *comm, uint64_t write_ops, uint64_t write_bytes,
+			 uint64_t other_ops)
 {
-	size_t i = fake->process_count++;
+	size_t i = fake->row_count++;
 
 	assert_true(i < FAKE_ROWS);
-	assert_true(i == 0 || fake->processes[i - 1].key.slot <= slot);
-	memset(&fake->processes[i], 0, sizeof(fake->processes[i]));
-	fake->processes[i].key.slot = slot;
-	strncpy(fake->processes[i].key.comm, comm, sizeof(fake->processes[i].key.comm));
-	fake->processes[i].stats.write_ops = write_ops;
-	fake->processes[i].stats.write_bytes = write_bytes;
-}
-
-static void fake_add_mount(struct fake_source *fake, uint32_t slot, uint32_t device, uint64_t ops,
-			   uint64_t write_bytes)
-{
-	size_t i = fake->mount_count++;
-
-	assert_true(i < FAKE_ROWS);
-	assert_true(i == 0 || fake->mounts[i - 1].key.slot <= slot);
-	memset(&fake->mounts[i], 0, sizeof(fake->mounts[i]));
-	fake->mounts[i].key.slot = slot;
-	fake->mounts[i].key.device = device;
-	fake->mounts[i].stats.ops = ops;
-	fake->mounts[i].stats.write_bytes = write_bytes;
+	memset(&fake->rows[i], 0, sizeof(fake->rows[i]));
+	fake->rows[i].key.slot = slot;
+	fake->rows[i].key.device = device;
+	strncpy(fake->rows[i].key.comm, comm, sizeof(fake->rows[i].key.comm));
+	fake->rows[i].stats.write_ops = write_ops;
+	fake->rows[i].stats.write_bytes = write_bytes;
+	fake->rows[i].stats.other_ops = other_ops;
 }
 
 /* ---- the recording sink ------------------------------------------------- */
@@ -591,13 +569,12 @@ static void test_breakdown_rows_go_to_their_steps(void **state)
 
 	fake_count_writes(&f->fake, slot42, 8, MIB);
 	fake_count_writes(&f->fake, slot43, 1, 4096);
-	fake_add_process(&f->fake, slot42, "dd", 6, 6 * MIB);
-	fake_add_process(&f->fake, slot42, "python", 2, 2 * MIB);
-	fake_add_process(&f->fake, slot43, "cp", 1, 4096);
-	fake_add_process(&f->fake, 7, "ghost", 5, 5); /* a slot no step holds */
-	fake_add_mount(&f->fake, slot42, 53, 8, 8 * MIB);
-	fake_add_mount(&f->fake, slot43, 53, 1, 4096);
-	fake_add_mount(&f->fake, slot43, 54, 3, 0);
+	/* Out of order: the collector groups them, per process and per mount. */
+	fake_add_row(&f->fake, slot43, 54, "cp", 0, 0, 3);
+	fake_add_row(&f->fake, slot42, 53, "python", 2, 2 * MIB, 0);
+	fake_add_row(&f->fake, 7, 53, "ghost", 5, 5, 0); /* a slot no step holds */
+	fake_add_row(&f->fake, slot43, 53, "cp", 1, 4096, 0);
+	fake_add_row(&f->fake, slot42, 53, "dd", 6, 6 * MIB, 0);
 	f->fake.unattributed[0].key.cgroup_id = 77;
 	f->fake.unattributed[0].key.uid = 1000;
 	strncpy(f->fake.unattributed[0].key.comm, "curl", sizeof(f->fake.unattributed[0].key.comm));
@@ -620,13 +597,17 @@ static void test_breakdown_rows_go_to_their_steps(void **state)
 
 	record = find_step(f->sink.steps, f->sink.step_count, 43, 0);
 	assert_int_equal(record->process_count, 1);
-	assert_string_equal(record->processes[0].comm, "cp");
+	assert_string_equal(record->processes[0].comm, "cp"); /* over both mounts */
+	assert_int_equal(record->processes[0].stats.write_ops, 1);
 	assert_int_equal(record->processes[0].stats.write_bytes, 4096);
+	assert_int_equal(record->processes[0].stats.other_ops, 3);
 	assert_int_equal(record->mount_count, 2);
 	assert_int_equal(record->mounts[0].device, 53);
+	assert_int_equal(record->mounts[0].stats.ops, 1);
 	assert_int_equal(record->mounts[0].stats.write_bytes, 4096);
 	assert_int_equal(record->mounts[1].device, 54);
 	assert_int_equal(record->mounts[1].stats.ops, 3);
+	assert_int_equal(record->mounts[1].stats.write_bytes, 0);
 
 	assert_int_equal(f->sink.unattributed_count, 1);
 	unattributed = &f->sink.unattributed[0];
