@@ -31,11 +31,14 @@
 #ifndef VNFS_ABI_H
 #define VNFS_ABI_H
 
+/* What a step's counters look like (step_stats values), the slot count and
+ * the bounds records mirror: part of this ABI, in a header of their own so
+ * that what reads records (lib/, the plugin) sees nothing else of it. */
+#include "step_stats.h"
+
 #ifndef __bpf__
 #include <linux/types.h>
 #endif
-
-#include "operations.h"
 
 /* 5: breakdown_entries, unattributed_entries, the "[other]" rows and three
  * health counters (per-step and overall bounds on the rows, issue 13).
@@ -46,11 +49,9 @@
  * type, sizes and flags all match, so a v6 helper must replace v5 pins. */
 #define VNFS_ABI_VERSION 6
 
-/* Job steps tracked at once on a node (slots), and map capacities. */
-#define VNFS_MAX_STEPS 1024
+/* Map capacities (VNFS_MAX_STEPS and VNFS_MAX_BREAKDOWN_ENTRIES: step_stats.h). */
 #define VNFS_MAX_REGISTERED_CGROUPS (2 * VNFS_MAX_STEPS)
 #define VNFS_MAX_CACHED_CGROUPS 8192
-#define VNFS_MAX_BREAKDOWN_ENTRIES (16 * VNFS_MAX_STEPS)
 #define VNFS_MAX_UNATTRIBUTED_ENTRIES 4096
 
 /*
@@ -96,13 +97,6 @@ _Static_assert(VNFS_MAX_UNATTRIBUTED_NAMED_ENTRIES < VNFS_MAX_UNATTRIBUTED_ENTRI
 /* Slot value cached for a cgroup that has no registered ancestor. */
 #define VNFS_SLOT_NONE 0xffffffffu
 
-/* Bucket i counts values v with floor(log2(v)) == i (v == 0 in bucket 0);
- * the last bucket also takes everything larger.  Latency in nanoseconds:
- * 2^35 ns is 34 s.  Request size in bytes: 2^31 is 2 GiB. */
-#define VNFS_LATENCY_BUCKETS 36
-#define VNFS_SIZE_BUCKETS 32
-
-#define VNFS_COMM_LEN 16
 
 /* Calls a task keeps before moving them to the shared maps (see above); a
  * power of two (the BPF side bounds an index with a mask). */
@@ -142,22 +136,6 @@ _Static_assert(VNFS_MAX_HOOKS == 40, "VNFS_FOR_EACH_HOOK_SLOT must expand VNFS_M
 #define VNFS_FENTRY_SECTION "vnfs.fentry"
 #define VNFS_FEXIT_SECTION "vnfs.fexit"
 
-struct vnfs_operation_stats {
-	__u64 count;
-	__u64 errors;   /* calls that returned a negative errno */
-	__u64 time_ns;  /* sum of call durations */
-	__u64 bytes;    /* read, write, mmap_read only */
-	__u64 latency_histogram[VNFS_LATENCY_BUCKETS];
-};
-
-/* Direction index of request_size_histogram. */
-enum vnfs_direction { VNFS_DIRECTION_READ, VNFS_DIRECTION_WRITE, VNFS_DIRECTIONS };
-
-/* step_stats[slot]: everything counted for one job step. */
-struct vnfs_step_stats {
-	struct vnfs_operation_stats operations[VNFS_OP_COUNT];
-	__u64 request_size_histogram[VNFS_DIRECTIONS][VNFS_SIZE_BUCKETS];
-};
 
 /* cgroup_slots: cgroup id -> the slot of the step it belongs to. */
 struct vnfs_registration {

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bpf/vnfs.h"
+#include "bpf/step_stats.h" /* VNFS_COMM_LEN */
 
 _Static_assert(VNFS_PROCESS_NAME_BYTES == VNFS_COMM_LEN, "comm size differs from the kernel's");
 _Static_assert(VNFS_PROCESS_NAME_TEXT_MAX >= (VNFS_PROCESS_NAME_BYTES - 1) * VNFS_ESCAPE_GROWTH + 1,

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bpf/vnfs.h"
+#include "bpf/step_stats.h"
 #include "escape.h"
 #include "tags.h"
 #include "workload.h"
