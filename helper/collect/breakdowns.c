@@ -98,6 +98,8 @@ static int for_each_group(struct breakdown_entries *collected,
 {
 	int status = 0;
 
+	if (collected->count == 0)
+		return 0; /* no rows: entries is NULL, which qsort may not be given */
 	qsort(collected->entries, collected->count, sizeof(*collected->entries), compare);
 	for (size_t first = 0, next; status == 0 && first < collected->count; first = next) {
 		struct vnfs_breakdown_stats total = { 0 };
