@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <json-c/json.h>
 #include <poll.h>
 #include <pthread.h>
@@ -728,6 +729,34 @@ static void child_call(FILE *out, const char *socket_path, struct vnfs_request r
 	vnfs_reply_free(&reply);
 }
 
+/*
+ * The children that act as other users run as a fresh exec of this program
+ * (main's --child), not as a fork of it: a fork copies the heap of a
+ * process whose server thread may be in the middle of a reply, and under
+ * valgrind the child's exit then reports that thread's block, which only
+ * the parent's thread would have freed, as lost.
+ */
+static char self_path[PATH_MAX];
+
+/* Forks and runs this program as "--child" args...; returns the child. */
+static pid_t spawn_child(const char *const *args)
+{
+	const char *argv[16] = { self_path, "--child" };
+	size_t count = 2;
+	pid_t child;
+
+	for (; *args != NULL && count < 15; args++)
+		argv[count++] = *args;
+	argv[count] = NULL;
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		execv(self_path, (char *const *)argv);
+		_exit(127);
+	}
+	return child;
+}
+
 static void run_as_nobody(const char *socket_path, int write_fd)
 {
 	FILE *out = fdopen(write_fd, "w");
@@ -769,18 +798,15 @@ static void test_non_root_is_limited(void **state)
 		"-1|job 45 is not running on this node\n"
 		"0|1 step of uid 65534\n"
 		"0|{\"state\":\"running\"}\n";
-	char output[2048];
+	char output[2048], write_fd[16];
 	size_t used = 0;
 	int pipe_fds[2], status;
 	pid_t child;
 
 	assert_int_equal(pipe(pipe_fds), 0);
-	child = fork();
-	assert_true(child >= 0);
-	if (child == 0) {
-		close(pipe_fds[0]);
-		run_as_nobody(fixture->socket_path, pipe_fds[1]);
-	}
+	snprintf(write_fd, sizeof(write_fd), "%d", pipe_fds[1]);
+	child = spawn_child((const char *const[]){ "nobody", fixture->socket_path, write_fd,
+						   NULL });
 	close(pipe_fds[1]);
 	for (;;) {
 		ssize_t received = read(pipe_fds[0], output + used, sizeof(output) - 1 - used);
@@ -990,17 +1016,21 @@ static pid_t start_holder(const char *socket_path, uid_t uid, int count, FILE **
 			  int *release)
 {
 	int out[2], release_pipe[2];
+	char uid_text[16], count_text[16], out_text[16], release_text[16];
 	pid_t child;
 
-	assert_int_equal(pipe(out), 0);
-	assert_int_equal(pipe(release_pipe), 0);
-	child = fork();
-	assert_true(child >= 0);
-	if (child == 0) {
-		close(out[0]);
-		close(release_pipe[1]);
-		hold_connections(socket_path, uid, count, out[1], release_pipe[0]);
-	}
+	/* The parent's ends close on exec: the child must see the release's
+	 * end of file when the parent closes its end. */
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(release_pipe, O_CLOEXEC), 0);
+	assert_int_equal(fcntl(out[1], F_SETFD, 0), 0);
+	assert_int_equal(fcntl(release_pipe[0], F_SETFD, 0), 0);
+	snprintf(uid_text, sizeof(uid_text), "%u", (unsigned)uid);
+	snprintf(count_text, sizeof(count_text), "%d", count);
+	snprintf(out_text, sizeof(out_text), "%d", out[1]);
+	snprintf(release_text, sizeof(release_text), "%d", release_pipe[0]);
+	child = spawn_child((const char *const[]){ "hold", socket_path, uid_text, count_text,
+						   out_text, release_text, NULL });
 	close(out[1]);
 	close(release_pipe[0]);
 	*lines = fdopen(out[0], "r");
@@ -1127,8 +1157,26 @@ static void test_register_does_not_wait_for_finish_or_queries(void **state)
 	assert_int_equal(query.result, 0);
 }
 
-int main(void)
+/* main's --child: what a spawn_child child does, by its first argument. */
+static int run_child(int argc, char **argv)
 {
+	if (argc == 5 && strcmp(argv[2], "nobody") == 0)
+		run_as_nobody(argv[3], atoi(argv[4]));
+	if (argc == 8 && strcmp(argv[2], "hold") == 0)
+		hold_connections(argv[3], (uid_t)strtoul(argv[4], NULL, 10), atoi(argv[5]),
+				 atoi(argv[6]), atoi(argv[7]));
+	fprintf(stderr, "test_server: unknown child '%s'\n", argc > 2 ? argv[2] : "");
+	return 126;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "--child") == 0)
+		return run_child(argc, argv);
+	if (realpath(argv[0], self_path) == NULL) {
+		perror("test_server: realpath of argv[0]");
+		return 1;
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_socket_created_with_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ok_path, setup, teardown),
