@@ -34,6 +34,7 @@
 #include "helper/outputs/sink_module.h"
 #include "helper/steps/registry.h"
 #include "helper/steps/steps.h"
+#include "lib/job_report/times.h" /* report_now_ms: the wall clock, in ms */
 #include "lib/config.h"
 #include "lib/log.h"
 
@@ -65,14 +66,6 @@ static void usage(FILE *out)
 		"Signals: SIGTERM/SIGINT stop (the probes stay pinned and keep counting\n"
 		"until the next start), SIGHUP reloads the configuration.\n",
 		VNFS_DEFAULT_CONFIG_PATH);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
 typedef int (*sink_open_fn)(struct vnfs_sink *, const struct vnfs_config *, char *, size_t);
@@ -244,7 +237,7 @@ static int run(struct helper *helper, const char *config_path)
 		}
 		if (fds[1].revents & POLLIN) {
 			if (read(timer, &expirations, sizeof(expirations)) == sizeof(expirations))
-				vnfs_collector_collect(&helper->collector, now_ms());
+				vnfs_collector_collect(&helper->collector, report_now_ms());
 		}
 		if ((fds[0].revents & POLLIN) && read(signal_fd, &info, sizeof(info)) == sizeof(info)) {
 			if (info.ssi_signo == SIGHUP) {
@@ -256,7 +249,7 @@ static int run(struct helper *helper, const char *config_path)
 		}
 	}
 	/* A last collection so the outputs hold the counts up to the stop. */
-	vnfs_collector_collect(&helper->collector, now_ms());
+	vnfs_collector_collect(&helper->collector, report_now_ms());
 	close(timer);
 	close(signal_fd);
 	return 0;

@@ -11,15 +11,8 @@
 #include <time.h>
 
 #include "helper/control/history_answers.h"
+#include "lib/job_report/times.h" /* report_now_ms: the wall clock, in ms */
 #include "lib/log.h"
-
-static int64_t now_ms(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
 
 static void handle_register(struct vnfs_requests *requests, const struct vnfs_request *request,
 			    struct vnfs_reply *reply)
@@ -34,7 +27,7 @@ static void handle_register(struct vnfs_requests *requests, const struct vnfs_re
 	step.uid = request->uid;
 	step.cgroup_id = request->cgroup_id;
 	step.tags = request->tags;
-	step.start_time_ms = now_ms();
+	step.start_time_ms = report_now_ms();
 	snprintf(step.cgroup_path, sizeof(step.cgroup_path), "%s", request->cgroup_path);
 	if (step.cgroup_id == 0) {
 		/* The cgroup v2 id is the inode number of its directory. */
@@ -138,13 +131,14 @@ int vnfs_requests_handle(void *context, const struct vnfs_request *request,
 		handle_register(requests, request, reply);
 		return 0;
 	case VNFS_REQUEST_UNREGISTER:
-		if (vnfs_steps_end(requests->steps, request->job_id, request->step_id, now_ms()) < 0)
+		if (vnfs_steps_end(requests->steps, request->job_id, request->step_id,
+				   report_now_ms()) < 0)
 			vnfs_reply_fail(reply, "job %u step %u is not registered", request->job_id,
 					request->step_id);
 		return 0;
 	case VNFS_REQUEST_FINISH:
 		if (vnfs_collector_finish_job(requests->collector, request->job_id,
-					      request->report_dir, now_ms(), &reply->job, error,
+					      request->report_dir, report_now_ms(), &reply->job, error,
 					      sizeof(error)) < 0)
 			vnfs_reply_fail(reply, "%s", error);
 		return 0;

@@ -35,6 +35,7 @@
 #include <sqlite3.h>
 
 #include "helper/outputs/sink.h"
+#include "lib/job_report/times.h" /* report_now_ms: the wall clock, in ms */
 #include "lib/history/schema.h"
 #include "lib/log.h"
 
@@ -177,13 +178,6 @@ struct sqlite_sink {
 	uint64_t lost_jobs;         /* finished jobs pushed out of the queue */
 	uint64_t failed_writes;     /* consecutive, for logging state changes */
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -674,7 +668,7 @@ static bool wal_has_room(struct sqlite_sink *sink)
 static void publish_locked(struct sqlite_sink *sink, const struct vnfs_interval *interval)
 {
 	flush_pending(sink);
-	apply_retention(sink, now_ms());
+	apply_retention(sink, report_now_ms());
 	if (interval->time_ms - sink->last_interval_write_ms < sink->write_interval_ms)
 		return;
 	if (!wal_has_room(sink)) {
@@ -953,7 +947,7 @@ static int open_database(struct sqlite_sink *sink, char *error, size_t error_siz
 	}
 	if (register_operations(sink, error, error_size) < 0)
 		return -1;
-	apply_retention(sink, now_ms());
+	apply_retention(sink, report_now_ms());
 	sqlite3_busy_timeout(sink->db, BUSY_TIMEOUT_MS);
 	return 0;
 }
