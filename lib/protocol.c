@@ -29,8 +29,10 @@
 enum field {
 	FIELD_VERSION,
 	FIELD_TYPE,
+	FIELD_SOURCE,
 	FIELD_JOB,
 	FIELD_STEP,
+	FIELD_PART,
 	FIELD_UID,
 	FIELD_CGROUP_ID,
 	FIELD_CGROUP_PATH,
@@ -44,8 +46,10 @@ enum field {
 static const char *const field_names[FIELD_COUNT] = {
 	[FIELD_VERSION] = "v",
 	[FIELD_TYPE] = "type",
+	[FIELD_SOURCE] = "source",
 	[FIELD_JOB] = "job",
 	[FIELD_STEP] = "step",
+	[FIELD_PART] = "part",
 	[FIELD_UID] = "uid",
 	[FIELD_CGROUP_ID] = "cgroup_id",
 	[FIELD_CGROUP_PATH] = "cgroup_path",
@@ -57,6 +61,9 @@ static const char *const field_names[FIELD_COUNT] = {
 
 #define BIT(field) (1u << (field))
 #define COMMON_FIELDS (BIT(FIELD_VERSION) | BIT(FIELD_TYPE))
+/* A workload in either form (see protocol.h); a job without a part. */
+#define WORKLOAD_FIELDS (BIT(FIELD_SOURCE) | BIT(FIELD_JOB) | BIT(FIELD_STEP) | BIT(FIELD_PART))
+#define JOB_FIELDS (BIT(FIELD_SOURCE) | BIT(FIELD_JOB))
 
 /* Which fields each request may and must carry. */
 static const struct request_shape {
@@ -66,23 +73,23 @@ static const struct request_shape {
 } shapes[VNFS_REQUEST_TYPES] = {
 	[VNFS_REQUEST_REGISTER] = {
 		"register",
-		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_STEP) | BIT(FIELD_UID) |
-			BIT(FIELD_CGROUP_ID) | BIT(FIELD_CGROUP_PATH) | BIT(FIELD_TAGS),
-		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_STEP) | BIT(FIELD_UID),
+		COMMON_FIELDS | WORKLOAD_FIELDS | BIT(FIELD_UID) | BIT(FIELD_CGROUP_ID) |
+			BIT(FIELD_CGROUP_PATH) | BIT(FIELD_TAGS),
+		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_UID),
 	},
 	[VNFS_REQUEST_UNREGISTER] = {
 		"unregister",
-		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_STEP),
-		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_STEP),
+		COMMON_FIELDS | WORKLOAD_FIELDS,
+		COMMON_FIELDS | BIT(FIELD_JOB),
 	},
 	[VNFS_REQUEST_FINISH] = {
 		"finish",
-		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_REPORT_DIR),
+		COMMON_FIELDS | JOB_FIELDS | BIT(FIELD_REPORT_DIR),
 		COMMON_FIELDS | BIT(FIELD_JOB),
 	},
 	[VNFS_REQUEST_QUERY] = {
 		"query",
-		COMMON_FIELDS | BIT(FIELD_JOB) | BIT(FIELD_STEP),
+		COMMON_FIELDS | WORKLOAD_FIELDS,
 		COMMON_FIELDS | BIT(FIELD_JOB),
 	},
 	[VNFS_REQUEST_LIST] = { "list", COMMON_FIELDS, COMMON_FIELDS },
@@ -154,7 +161,7 @@ static const char *allowed_list(unsigned allowed, char *out, size_t size)
 	size_t used = 0;
 
 	out[0] = '\0';
-	for (int i = FIELD_JOB; i < FIELD_COUNT && used < size; i++) {
+	for (int i = FIELD_TYPE + 1; i < FIELD_COUNT && used < size; i++) {
 		if (allowed & BIT(i))
 			used += (size_t)snprintf(out + used, size - used, "%s%s",
 						 used ? ", " : "", field_names[i]);
@@ -281,17 +288,98 @@ static int get_tags(struct json_object *value, struct vnfs_tag_list *tags, char 
 	return 0;
 }
 
+/* The workload's fields as an object holds them (see protocol.h): what
+ * "job" must be depends on whether "source" is there. */
+struct workload_fields {
+	/* Present or not; a JSON null is present, with a NULL value. */
+	bool has_source, has_step, has_part;
+	struct json_object *source, *job, *step, *part;
+};
+
+/* Slurm's numbers form: {"job": 42, "step": 0}. */
+static int decode_slurm_numbers(const struct workload_fields *fields,
+				struct vnfs_workload *workload, char *error, size_t error_size)
+{
+	uint32_t job_id, step_id;
+
+	if (fields->has_part)
+		return vnfs_fail(error, error_size,
+				 "field 'part' needs field 'source' (with Slurm's numbers, "
+				 "give 'step')");
+	if (vnfs_protocol_get_uint32(fields->job, "job", &job_id, error, error_size) < 0)
+		return -1;
+	if (!fields->has_step) {
+		vnfs_workload_of_slurm_job(workload, job_id);
+		return 0;
+	}
+	if (get_step(fields->step, &step_id, error, error_size) < 0)
+		return -1;
+	vnfs_workload_of_slurm_step(workload, job_id, step_id);
+	return 0;
+}
+
+/* The general form: {"source": "slurm", "job": "42", "part": "0"}. */
+static int decode_general(const struct workload_fields *fields, struct vnfs_workload *workload,
+			  char *error, size_t error_size)
+{
+	char source_name[32], job[VNFS_WORKLOAD_JOB_MAX], part[VNFS_WORKLOAD_PART_MAX] = "";
+	char name_shown[SHOWN_MAX + 8];
+	enum vnfs_workload_source source;
+
+	if (fields->has_step)
+		return vnfs_fail(error, error_size,
+				 "field 'step' is Slurm's numbers form: with 'source', give 'part'");
+	if (vnfs_protocol_get_text(fields->source, "source", source_name, sizeof(source_name),
+				   error, error_size) < 0)
+		return -1;
+	if (vnfs_workload_source_parse(source_name, &source) < 0)
+		return vnfs_fail(error, error_size, "unknown workload source '%s'",
+				 shown(source_name, strlen(source_name), name_shown,
+				       sizeof(name_shown)));
+	if (vnfs_protocol_get_text(fields->job, "job", job, sizeof(job), error, error_size) < 0 ||
+	    (fields->has_part && vnfs_protocol_get_text(fields->part, "part", part,
+							    sizeof(part), error, error_size) < 0))
+		return -1;
+	return vnfs_workload_set(workload, source, job, part, error, error_size);
+}
+
+int vnfs_protocol_get_workload(struct json_object *object, struct vnfs_workload *workload,
+			       char *error, size_t error_size)
+{
+	struct workload_fields fields = { 0 };
+
+	fields.has_source = json_object_object_get_ex(object, "source", &fields.source);
+	fields.has_step = json_object_object_get_ex(object, "step", &fields.step);
+	fields.has_part = json_object_object_get_ex(object, "part", &fields.part);
+	if (!json_object_object_get_ex(object, "job", &fields.job))
+		return vnfs_fail(error, error_size, "missing field 'job'");
+	return (fields.has_source ? decode_general : decode_slurm_numbers)(
+		&fields, workload, error, error_size);
+}
+
+/* The request's workload, once its fields passed the shape's check. */
+static int decode_workload(struct json_object *object, struct vnfs_request *request,
+			   char *error, size_t error_size)
+{
+	const char *type = shapes[request->type].name;
+
+	if (vnfs_protocol_get_workload(object, &request->workload, error, error_size) < 0)
+		return -1;
+	/* A Slurm step is what the plugin registers; other sources may
+	 * register a job that has no parts. */
+	if ((request->type == VNFS_REQUEST_REGISTER || request->type == VNFS_REQUEST_UNREGISTER) &&
+	    request->workload.source == VNFS_SOURCE_SLURM && request->workload.part[0] == '\0')
+		return vnfs_fail(error, error_size, "missing field 'step' in %s %s request",
+				 article(type), type);
+	return 0;
+}
+
 static int decode_field(int field, struct json_object *value, struct vnfs_request *request,
 			char *error, size_t error_size)
 {
 	uint64_t wide;
 
 	switch (field) {
-	case FIELD_JOB:
-		return vnfs_protocol_get_uint32(value, "job", &request->job_id, error, error_size);
-	case FIELD_STEP:
-		request->has_step = true;
-		return get_step(value, &request->step_id, error, error_size);
 	case FIELD_UID:
 		return vnfs_protocol_get_uint32(value, "uid", &request->uid, error, error_size);
 	case FIELD_CGROUP_ID:
@@ -323,7 +411,7 @@ static int decode_field(int field, struct json_object *value, struct vnfs_reques
 		}
 		return 0;
 	default:
-		return 0; /* v and type are read before the others */
+		return 0; /* v and type are read before the others, the workload after */
 	}
 }
 
@@ -404,6 +492,8 @@ static int decode_object(struct json_object *object, struct vnfs_request *reques
 			return vnfs_fail(error, error_size, "missing field '%s' in %s %s request",
 				    field_names[field], article(shape->name), shape->name);
 	}
+	if ((present & BIT(FIELD_JOB)) && decode_workload(object, request, error, error_size) < 0)
+		return -1;
 	if (request->type == VNFS_REQUEST_REGISTER && request->cgroup_id == 0 &&
 	    request->cgroup_path[0] == '\0')
 		return vnfs_fail(error, error_size,
@@ -567,6 +657,26 @@ char *vnfs_protocol_line(struct json_object *object, bool filled)
 	return line;
 }
 
+bool vnfs_protocol_add_workload(struct json_object *object, const struct vnfs_workload *workload)
+{
+	const char *source = vnfs_workload_source_name(workload->source);
+	uint32_t job_id, step_id = 0;
+	bool ok;
+
+	if (vnfs_workload_slurm_job_id(workload, &job_id) == 0 &&
+	    (workload->part[0] == '\0' || vnfs_step_parse(workload->part, &step_id) == 0)) {
+		ok = add_field(object, "job", json_object_new_int64(job_id));
+		if (workload->part[0] != '\0')
+			ok = ok && add_field(object, "step", json_object_new_int64(step_id));
+		return ok;
+	}
+	ok = source != NULL && add_field(object, "source", json_object_new_string(source));
+	ok = ok && add_field(object, "job", json_object_new_string(workload->job));
+	if (workload->part[0] != '\0')
+		ok = ok && add_field(object, "part", json_object_new_string(workload->part));
+	return ok;
+}
+
 static bool add_request_fields(struct json_object *object, const struct vnfs_request *request)
 {
 	bool ok = true;
@@ -574,8 +684,7 @@ static bool add_request_fields(struct json_object *object, const struct vnfs_req
 
 	switch (request->type) {
 	case VNFS_REQUEST_REGISTER:
-		ok = ok && add_field(object, "job", json_object_new_int64(request->job_id));
-		ok = ok && add_field(object, "step", json_object_new_int64(request->step_id));
+		ok = ok && vnfs_protocol_add_workload(object, &request->workload);
 		ok = ok && add_field(object, "uid", json_object_new_int64(request->uid));
 		ok = ok && add_field(object, "cgroup_id", json_object_new_uint64(request->cgroup_id));
 		if (request->cgroup_path[0] != '\0')
@@ -592,19 +701,16 @@ static bool add_request_fields(struct json_object *object, const struct vnfs_req
 		}
 		break;
 	case VNFS_REQUEST_UNREGISTER:
-		ok = ok && add_field(object, "job", json_object_new_int64(request->job_id));
-		ok = ok && add_field(object, "step", json_object_new_int64(request->step_id));
+		ok = ok && vnfs_protocol_add_workload(object, &request->workload);
 		break;
 	case VNFS_REQUEST_FINISH:
-		ok = ok && add_field(object, "job", json_object_new_int64(request->job_id));
+		ok = ok && vnfs_protocol_add_workload(object, &request->workload);
 		if (request->report_dir[0] != '\0')
 			ok = ok && add_field(object, "report_dir",
 					     json_object_new_string(request->report_dir));
 		break;
 	case VNFS_REQUEST_QUERY:
-		ok = ok && add_field(object, "job", json_object_new_int64(request->job_id));
-		if (request->has_step)
-			ok = ok && add_field(object, "step", json_object_new_int64(request->step_id));
+		ok = ok && vnfs_protocol_add_workload(object, &request->workload);
 		break;
 	case VNFS_REQUEST_HISTORY:
 		if (request->has_since)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "tags.h"
+#include "workload.h"
 
 #define VNFS_PROTOCOL_VERSION 1
 #define VNFS_DEFAULT_MAX_MESSAGE 65536
@@ -35,11 +36,18 @@ enum vnfs_request_type {
 	VNFS_REQUEST_TYPES
 };
 
+/*
+ * A request names its workload in one of two forms.  Slurm's numbers,
+ * {"job": 42, "step": 0} (the plugin's, and every helper's since the
+ * first), or the general form, {"source": "slurm", "job": "42", "part":
+ * "0"}; both decode to the same workload, and the encoder writes Slurm's
+ * workloads in the first form so that an older helper understands a newer
+ * plugin.  A Slurm step must have a part; FINISH names a whole job.
+ */
 struct vnfs_request {
 	enum vnfs_request_type type;
-	uint32_t job_id;          /* all but LIST, STATUS */
-	bool has_step;            /* QUERY: a step given; REGISTER/UNREGISTER: always */
-	uint32_t step_id;
+	struct vnfs_workload workload; /* all but LIST, STATUS, HISTORY; part "":
+				  * the whole job (FINISH; QUERY without a step) */
 	uint32_t uid;             /* REGISTER: the job's owner */
 	uint64_t cgroup_id;       /* REGISTER: 0 = resolve cgroup_path */
 	char cgroup_path[256];    /* REGISTER: absolute path under the cgroup2 mount */
@@ -88,6 +96,18 @@ int vnfs_protocol_get_uint32(struct json_object *value, const char *name, uint32
 			     char *error, size_t error_size);
 int vnfs_protocol_get_text(struct json_object *value, const char *name, char *out, size_t size,
 			   char *error, size_t error_size);
+
+/*
+ * A workload in an object, in either form (see struct vnfs_request): the
+ * one JSON spelling of an identity, in requests, replies and the registry's
+ * journal.  get reads "source", "job", "step", "part" from object (which
+ * others it holds is the caller's check); 0, or -1 with a message.  add
+ * writes Slurm's workloads as numbers, any other as text; false when out of
+ * memory.
+ */
+int vnfs_protocol_get_workload(struct json_object *object, struct vnfs_workload *workload,
+			       char *error, size_t error_size);
+bool vnfs_protocol_add_workload(struct json_object *object, const struct vnfs_workload *workload);
 
 /* Encoding: adds value (consumed; NULL, a failed allocation, is false) to
  * object as name; vnfs_protocol_line gives object (consumed) as one

@@ -43,6 +43,14 @@ void vnfs_job_of_steps(struct vnfs_job *job, uint32_t job_id, const char *node,
 	}
 }
 
+void vnfs_record_identify(struct vnfs_step_record *record, const struct vnfs_workload *workload)
+{
+	record->workload = *workload;
+	record->job_id = 0;
+	record->step_id = 0;
+	(void)vnfs_workload_slurm_ids(workload, &record->job_id, &record->step_id);
+}
+
 void vnfs_record_identify_slurm(struct vnfs_step_record *record, uint32_t job_id,
 				uint32_t step_id)
 {

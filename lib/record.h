@@ -110,6 +110,10 @@ struct vnfs_job {
 	const struct vnfs_step_record *steps; /* final counts, finished == true */
 };
 
+/* Makes record the record of workload (with Slurm's numbers for a Slurm
+ * step, 0 for any other). */
+void vnfs_record_identify(struct vnfs_step_record *record, const struct vnfs_workload *workload);
+
 /* Makes record the record of Slurm's job_id, step step_id. */
 void vnfs_record_identify_slurm(struct vnfs_step_record *record, uint32_t job_id,
 				uint32_t step_id);

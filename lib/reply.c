@@ -68,18 +68,29 @@ static struct json_object *job_json(const struct vnfs_owned_job *owned)
 	return vnfs_job_to_json(&view);
 }
 
+/* A LIST entry names a Slurm step as it always has, {"job": 42, "step":
+ * "batch"} (the step as text: what people read with jq), and any other
+ * workload in the general form. */
+static bool add_entry_workload(struct json_object *object, const struct vnfs_workload *workload)
+{
+	uint32_t job_id, step_id;
+
+	if (vnfs_workload_slurm_ids(workload, &job_id, &step_id) < 0)
+		return vnfs_protocol_add_workload(object, workload);
+	return vnfs_protocol_add(object, "job", json_object_new_int64(job_id)) &&
+	       vnfs_protocol_add(object, "step", json_object_new_string(workload->part));
+}
+
 static struct json_object *entry_json(const struct vnfs_list_entry *entry)
 {
 	struct json_object *object = json_object_new_object();
-	char step[24], user_text[sizeof(entry->user)];
+	char user_text[sizeof(entry->user)];
 	const char *user = vnfs_json_text(entry->user, user_text, sizeof(user_text));
 	bool ok;
 
 	if (object == NULL)
 		return NULL;
-	vnfs_step_name(entry->step_id, step, sizeof(step));
-	ok = vnfs_protocol_add(object, "job", json_object_new_int64(entry->job_id)) &&
-	     vnfs_protocol_add(object, "step", json_object_new_string(step)) &&
+	ok = add_entry_workload(object, &entry->workload) &&
 	     vnfs_protocol_add(object, "uid", json_object_new_int64(entry->uid)) &&
 	     vnfs_protocol_add(object, "user", json_object_new_string(user)) &&
 	     vnfs_protocol_add(object, "running", json_object_new_boolean(entry->running));
@@ -224,13 +235,16 @@ static bool listed(const char *const *names, const char *key)
 }
 
 /* object has exactly the fields named (and v and ok, if it is the reply). */
+/* object holds every one of fields, maybe some of optional (NULL: none),
+ * and nothing else (but v and ok in a reply). */
 static int check_fields(struct json_object *object, bool reply, const char *const *fields,
-			const char *what, char *error, size_t error_size)
+			const char *const *optional, const char *what, char *error,
+			size_t error_size)
 {
 	json_object_object_foreach(object, key, value) {
 		(void)value;
 		if (!(reply && (strcmp(key, "v") == 0 || strcmp(key, "ok") == 0)) &&
-		    !listed(fields, key))
+		    !listed(fields, key) && !(optional != NULL && listed(optional, key)))
 			return vnfs_fail(error, error_size, "unknown field '%.40s' in %s", key, what);
 	}
 	for (size_t i = 0; fields[i] != NULL; i++)
@@ -256,29 +270,42 @@ static struct json_object *field(struct json_object *object, const char *name)
 	return value;
 }
 
+static int decode_entry_workload(struct json_object *object, struct vnfs_workload *workload,
+				 char *error, size_t error_size)
+{
+	char step[24];
+	uint32_t job_id, step_id;
+
+	if (json_object_object_get_ex(object, "source", NULL))
+		return vnfs_protocol_get_workload(object, workload, error, error_size);
+	if (vnfs_protocol_get_uint32(field(object, "job"), "job", &job_id, error, error_size) < 0 ||
+	    vnfs_protocol_get_text(field(object, "step"), "step", step, sizeof(step), error,
+				   error_size) < 0)
+		return -1;
+	if (vnfs_step_parse(step, &step_id) < 0)
+		return vnfs_fail(error, error_size, "field 'step' must be a step, not '%s'", step);
+	vnfs_workload_of_slurm_step(workload, job_id, step_id);
+	return 0;
+}
+
 static int decode_entry(const struct json_object *value, void *item, char *error,
 			size_t error_size)
 {
-	static const char *const keys[] = { "job", "step", "uid", "user", "running", NULL };
+	static const char *const keys[] = { "job", "uid", "user", "running", NULL };
+	static const char *const workload_keys[] = { "source", "step", "part", NULL };
 	struct json_object *object = (struct json_object *)value;
 	struct vnfs_list_entry *entry = item;
-	char step[24];
 
 	if (!json_object_is_type(object, json_type_object))
 		return vnfs_fail(error, error_size, "an entry must be an object");
-	if (check_fields(object, false, keys, "a list entry", error, error_size) < 0 ||
-	    vnfs_protocol_get_uint32(field(object, "job"), "job", &entry->job_id, error,
-				     error_size) < 0 ||
-	    vnfs_protocol_get_text(field(object, "step"), "step", step, sizeof(step), error,
-				   error_size) < 0 ||
+	if (check_fields(object, false, keys, workload_keys, "a list entry", error, error_size) < 0 ||
+	    decode_entry_workload(object, &entry->workload, error, error_size) < 0 ||
 	    vnfs_protocol_get_uint32(field(object, "uid"), "uid", &entry->uid, error,
 				     error_size) < 0 ||
 	    vnfs_protocol_get_text(field(object, "user"), "user", entry->user,
 				   sizeof(entry->user), error, error_size) < 0 ||
 	    get_bool(field(object, "running"), "running", &entry->running, error, error_size) < 0)
 		return -1;
-	if (vnfs_step_parse(step, &entry->step_id) < 0)
-		return vnfs_fail(error, error_size, "field 'step' must be a step, not '%s'", step);
 	return 0;
 }
 
@@ -401,13 +428,13 @@ static int decode_object(struct json_object *object, struct vnfs_reply *reply, c
 	if (get_bool(ok, "ok", &reply->ok, error, error_size) < 0)
 		return -1;
 	if (!reply->ok) {
-		if (check_fields(object, true, error_fields, "an error reply", error, error_size) < 0)
+		if (check_fields(object, true, error_fields, NULL, "an error reply", error, error_size) < 0)
 			return -1;
 		return vnfs_protocol_get_text(field(object, "error"), "error", reply->error,
 					      sizeof(reply->error), error, error_size);
 	}
 	snprintf(what, sizeof(what), "a reply to %s", type_name);
-	if (check_fields(object, true, reply_fields[reply->type], what, error, error_size) < 0)
+	if (check_fields(object, true, reply_fields[reply->type], NULL, what, error, error_size) < 0)
 		return -1;
 	return decode_ok_fields(object, reply, error, error_size);
 }

@@ -14,6 +14,7 @@
  *               history holds it once finished
  *   LIST        "jobs": one entry per step the caller may see,
  *               {job, step, uid, user, running}
+ *               (another source's: source, job, part for job, step)
  *   STATUS      "status": the helper's health (an object, see below)
  *   HISTORY     "jobs": finished jobs (vnfs_job_to_json), "truncated": more
  *               matched than one reply holds (VNFS_HISTORY_MAX_STEPS)
@@ -34,8 +35,7 @@ struct json_object;
 /* One step of a LIST reply.  user is the record's (33 bytes at most), or
  * decoded its JSON text, which may be longer (lib/escape.h). */
 struct vnfs_list_entry {
-	uint32_t job_id;
-	uint32_t step_id;
+	struct vnfs_workload workload;
 	uint32_t uid;
 	char user[33 * VNFS_ESCAPE_GROWTH];
 	bool running;    /* false: ended, kept until its job finishes */

@@ -92,6 +92,38 @@ static int check_text(const char *what, const char *text, size_t max, bool may_b
 	return -1;
 }
 
+/*
+ * A Slurm identity is Slurm's numbers spelled one way: "42", not "042" or
+ * "+42"; a step "0", "batch", ..., not "00".  Two spellings of one step
+ * would be two workloads, so the text must be what the numbers give back.
+ */
+static int check_slurm(const char *job, const char *part, char *error, size_t error_size)
+{
+	struct vnfs_workload canonical;
+	uint32_t job_id, step_id = 0;
+
+	if (job[0] < '0' || job[0] > '9' || vnfs_step_parse(job, &job_id) < 0) {
+		snprintf(error, error_size, "a Slurm job id must be a number from 0 to 4294967295");
+		return -1;
+	}
+	if (part[0] != '\0' && vnfs_step_parse(part, &step_id) < 0) {
+		snprintf(error, error_size,
+			 "a Slurm step must be a number or batch, extern, interactive");
+		return -1;
+	}
+	vnfs_workload_of_slurm_step(&canonical, job_id, step_id);
+	if (strcmp(canonical.job, job) != 0 ||
+	    (part[0] != '\0' && strcmp(canonical.part, part) != 0)) {
+		if (part[0] == '\0')
+			snprintf(error, error_size, "Slurm job %s is spelled %s", job, canonical.job);
+		else
+			snprintf(error, error_size, "Slurm job %s step %s is spelled %s.%s", job,
+				 part, canonical.job, canonical.part);
+		return -1;
+	}
+	return 0;
+}
+
 int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source source,
 		      const char *job, const char *part, char *error, size_t error_size)
 {
@@ -102,10 +134,23 @@ int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source 
 	if (check_text("job", job, VNFS_WORKLOAD_JOB_MAX, false, error, error_size) < 0 ||
 	    check_text("part", part, VNFS_WORKLOAD_PART_MAX, true, error, error_size) < 0)
 		return -1;
+	if (source == VNFS_SOURCE_SLURM && check_slurm(job, part, error, error_size) < 0)
+		return -1;
 	workload->source = source;
 	snprintf(workload->job, sizeof(workload->job), "%s", job);
 	snprintf(workload->part, sizeof(workload->part), "%s", part);
 	return 0;
+}
+
+const char *vnfs_workload_describe(const struct vnfs_workload *workload, char *buf, size_t size)
+{
+	const char *source = vnfs_workload_source_name(workload->source);
+
+	if (workload->source == VNFS_SOURCE_SLURM)
+		source = NULL; /* today's messages: "job 42 step 0" */
+	snprintf(buf, size, "%s%sjob %s%s%s", source ? source : "", source ? " " : "",
+		 workload->job, workload->part[0] != '\0' ? " step " : "", workload->part);
+	return buf;
 }
 
 void vnfs_workload_of_slurm_step(struct vnfs_workload *workload, uint32_t job_id,
@@ -123,12 +168,19 @@ void vnfs_workload_of_slurm_job(struct vnfs_workload *workload, uint32_t job_id)
 	workload->part[0] = '\0';
 }
 
-int vnfs_workload_slurm_ids(const struct vnfs_workload *workload, uint32_t *job_id,
-			    uint32_t *step_id)
+int vnfs_workload_slurm_job_id(const struct vnfs_workload *workload, uint32_t *job_id)
 {
 	/* vnfs_step_parse reads "batch" too: a job id must be a number. */
 	if (workload->source != VNFS_SOURCE_SLURM || workload->job[0] < '0' ||
-	    workload->job[0] > '9' || vnfs_step_parse(workload->job, job_id) < 0 ||
+	    workload->job[0] > '9' || vnfs_step_parse(workload->job, job_id) < 0)
+		return -1;
+	return 0;
+}
+
+int vnfs_workload_slurm_ids(const struct vnfs_workload *workload, uint32_t *job_id,
+			    uint32_t *step_id)
+{
+	if (vnfs_workload_slurm_job_id(workload, job_id) < 0 ||
 	    vnfs_step_parse(workload->part, step_id) < 0)
 		return -1;
 	return 0;

@@ -69,11 +69,18 @@ bool vnfs_workload_text_valid(const char *text, size_t max);
 
 /*
  * Sets *workload from untrusted text.  part may be "" (a job without
- * parts).  Returns 0, or -1 with a message in error naming what is wrong;
- * *workload is then unchanged.
+ * parts, or a whole job).  A Slurm job and step must be spelled as
+ * vnfs_workload_of_slurm_step spells them ("42", "0", "batch"), so that one
+ * step has one identity.  Returns 0, or -1 with a message in error naming
+ * what is wrong; *workload is then unchanged.
  */
 int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source source,
 		      const char *job, const char *part, char *error, size_t error_size);
+
+/* The workload in a message: "job 42 step 0" and "job 42" for Slurm (the
+ * helper's messages of old), "SOURCE job JOB step PART" for another. */
+#define VNFS_WORKLOAD_DESCRIPTION_MAX (VNFS_WORKLOAD_JOB_MAX + VNFS_WORKLOAD_PART_MAX + 32)
+const char *vnfs_workload_describe(const struct vnfs_workload *workload, char *buf, size_t size);
 
 /* A Slurm step's identity: job "42", part "0", "batch", "extern", ... */
 void vnfs_workload_of_slurm_step(struct vnfs_workload *workload, uint32_t job_id,
@@ -86,6 +93,10 @@ void vnfs_workload_of_slurm_job(struct vnfs_workload *workload, uint32_t job_id)
  * step (another source, or text that is not Slurm's). */
 int vnfs_workload_slurm_ids(const struct vnfs_workload *workload, uint32_t *job_id,
 			    uint32_t *step_id);
+
+/* A Slurm job's number (whatever the part).  Returns 0, or -1 when
+ * workload is not a Slurm job. */
+int vnfs_workload_slurm_job_id(const struct vnfs_workload *workload, uint32_t *job_id);
 
 /* Whether a and b name the same workload, and the same job. */
 bool vnfs_workload_equal(const struct vnfs_workload *a, const struct vnfs_workload *b);

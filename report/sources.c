@@ -45,7 +45,7 @@ static int query_job(struct report_set *set, const char *socket_path, uint32_t j
 
 	memset(&query, 0, sizeof(query));
 	query.type = VNFS_REQUEST_QUERY;
-	query.job_id = job_id;
+	vnfs_workload_of_slurm_job(&query.workload, job_id);
 	result = vnfs_client_call(socket_path, &query, timeout_ms, &answer, message,
 				  sizeof(message));
 	if (result == VNFS_CLIENT_UNREADABLE)
@@ -73,8 +73,11 @@ int report_load_live(struct report_set *set, const char *socket_path,
 	size_t done_count = 0;
 	int result = 0;
 	for (size_t i = 0; i < reply.entry_count; i++) {
-		uint32_t job_id = reply.entries[i].job_id;
+		uint32_t job_id;
 		bool seen = false;
+		/* MERGE: report rows by workload */
+		if (vnfs_workload_slurm_job_id(&reply.entries[i].workload, &job_id) < 0)
+			continue;
 		for (size_t d = 0; d < done_count && !seen; d++)
 			seen = done[d] == job_id;
 		if (seen || !selected_job(filter, job_id) || done_count == REPORT_MAX_SELECTED_JOBS)

@@ -335,9 +335,7 @@ static int register_step(struct plugin_state *state, spank_t spank, uint32_t job
 		slurm_info("vnfs: job %u step %s: the job's uid is not available", job_id,
 			   step_name);
 	request->type = VNFS_REQUEST_REGISTER;
-	request->job_id = job_id;
-	request->has_step = true;
-	request->step_id = step_id;
+	vnfs_workload_of_slurm_step(&request->workload, job_id, step_id);
 	request->uid = (uint32_t)uid;
 	request->cgroup_id = step->cgroup.id;
 	if (strlen(step->cgroup.relative) >= sizeof(request->cgroup_path)) {
@@ -573,9 +571,7 @@ static void unregister_step(const struct vnfs_plugin_args *args,
 	char error[512], step_name[32];
 
 	request.type = VNFS_REQUEST_UNREGISTER;
-	request.job_id = step->job_id;
-	request.has_step = true;
-	request.step_id = step->step_id;
+	vnfs_workload_of_slurm_step(&request.workload, step->job_id, step->step_id);
 	if (vnfs_client_call(args->socket_path, &request, args->timeout_ms, &reply,
 			     error, sizeof(error)) < 0) {
 		slurm_error("vnfs: job %u step %s: unregistration failed: %s", step->job_id,
@@ -611,9 +607,7 @@ static void print_report(const struct vnfs_plugin_args *args,
 	const size_t text_size = 8192;
 
 	request.type = VNFS_REQUEST_QUERY;
-	request.job_id = reported->job_id;
-	request.has_step = true;
-	request.step_id = reported->step_id;
+	vnfs_workload_of_slurm_step(&request.workload, reported->job_id, reported->step_id);
 	if (vnfs_client_call(args->socket_path, &request, args->timeout_ms, &reply,
 			     error, sizeof(error)) < 0) {
 		fprintf(stderr, "vnfs: no report for job %u: %s\n", reported->job_id, error);
@@ -658,20 +652,21 @@ int slurm_spank_job_epilog(spank_t spank, int argc, char **argv)
 	struct vnfs_request request = { 0 };
 	struct vnfs_reply reply;
 	char error[512];
+	uint32_t job_id;
 
 	if (load_arguments(&plugin, argc, argv) < 0)
 		return -1;
-	if (spank_get_item(spank, S_JOB_ID, &request.job_id) != ESPANK_SUCCESS) {
+	if (spank_get_item(spank, S_JOB_ID, &job_id) != ESPANK_SUCCESS) {
 		slurm_error("vnfs: epilog: the job id is not available");
 		return -1;
 	}
 	request.type = VNFS_REQUEST_FINISH;
+	vnfs_workload_of_slurm_job(&request.workload, job_id);
 	snprintf(request.report_dir, sizeof(request.report_dir), "%s", args->report_dir);
 	if (vnfs_client_call(args->socket_path, &request, args->timeout_ms, &reply,
 			     error, sizeof(error)) < 0) {
 		/* An epilog error would drain the node: only say it. */
-		slurm_error("vnfs: job %u: finishing with the helper failed: %s", request.job_id,
-			    error);
+		slurm_error("vnfs: job %u: finishing with the helper failed: %s", job_id, error);
 		return 0;
 	}
 	vnfs_reply_free(&reply);

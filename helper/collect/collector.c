@@ -33,7 +33,7 @@
 static void forget_kept_twice(const struct vnfs_step *step, uint32_t slot, void *context)
 {
 	(void)slot;
-	vnfs_ended_steps_remove_step(context, step->job_id, step->step_id);
+	vnfs_ended_steps_remove_step(context, &step->workload);
 }
 
 /* The ended steps a previous helper kept.  Without its directory they are
@@ -356,7 +356,7 @@ static void snapshot_step(const struct vnfs_step *step, uint32_t slot, void *con
 	collector->snapshot[index].slot = slot;
 	collector->snapshot[index].state = step->state;
 	memset(record, 0, sizeof(*record));
-	vnfs_record_identify_slurm(record, step->job_id, step->step_id);
+	vnfs_record_identify(record, &step->workload);
 	record->uid = step->uid;
 	snprintf(record->node, sizeof(record->node), "%s", collector->node);
 	record->cgroup_id = step->cgroup_id;
@@ -425,18 +425,21 @@ static uint32_t read_all(struct vnfs_collector *collector, int64_t now_ms)
 	return count;
 }
 
-/* The records of job_id (a contiguous copy, since slots of a job need not be
- * adjacent); returns how many.  steps must hold VNFS_COLLECTOR_MAX_RECORDS. */
-static uint32_t select_job(const struct vnfs_collector *collector, uint32_t count, uint32_t job_id,
-			   bool has_step, uint32_t step_id, struct vnfs_step_record *steps,
+/* The records of workload, a whole job when its part is "" (a contiguous
+ * copy, since slots of a job need not be adjacent); returns how many.
+ * steps must hold VNFS_COLLECTOR_MAX_RECORDS. */
+static uint32_t select_job(const struct vnfs_collector *collector, uint32_t count,
+			   const struct vnfs_workload *workload, struct vnfs_step_record *steps,
 			   uint32_t *slots)
 {
+	bool whole_job = workload->part[0] == '\0';
 	uint32_t selected = 0;
 
 	for (uint32_t i = 0; i < count; i++) {
 		const struct vnfs_step_record *record = &collector->records[i];
 
-		if (record->job_id != job_id || (has_step && record->step_id != step_id))
+		if (whole_job ? !vnfs_workload_same_job(&record->workload, workload)
+			      : !vnfs_workload_equal(&record->workload, workload))
 			continue;
 		steps[selected] = *record;
 		if (slots != NULL)
@@ -461,38 +464,44 @@ static void queue_report_files(struct vnfs_collector *collector, const struct vn
 		.node = collector->node,
 	};
 	struct vnfs_report_files files;
-	char error[512];
+	char error[512], name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
 	if (vnfs_report_render(job, &files, error, sizeof(error)) != 0 ||
 	    vnfs_report_writer_submit(collector->report_writer, &files, &destination, ticket, error,
 				      sizeof(error)) != 0)
-		vnfs_error("job %u: report files not written: %s", job->job_id, error);
+		vnfs_error("%s: report files not written: %s",
+			   vnfs_workload_describe(&job->workload, name, sizeof(name)), error);
 }
 
 /* Final read done by the caller: report, sinks, release; with copy, the
  * job's final counts copied there (for FINISH's reply, encoded once the lock
  * is let go).  Returns 0, or -1 when out of memory.  Lock held. */
-static int finish_job_locked(struct vnfs_collector *collector, uint32_t job_id, uint32_t count,
+static int finish_job_locked(struct vnfs_collector *collector,
+			     const struct vnfs_workload *finished, uint32_t count,
 			     const char *report_dir, struct vnfs_report_ticket **ticket,
 			     struct vnfs_owned_job *copy)
 {
 	struct vnfs_step_record *steps = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*steps));
 	uint32_t *slots = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*slots));
+	struct vnfs_workload job_workload = *finished;
+	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 	int result = -1;
 	struct vnfs_job job;
 	uint32_t selected;
 
+	job_workload.part[0] = '\0';
+	vnfs_workload_describe(&job_workload, name, sizeof(name));
 	if (steps == NULL || slots == NULL) {
-		vnfs_error("job %u: out of memory for its final read", job_id);
+		vnfs_error("%s: out of memory for its final read", name);
 		goto out;
 	}
-	selected = select_job(collector, count, job_id, false, 0, steps, slots);
+	selected = select_job(collector, count, &job_workload, steps, slots);
 	for (uint32_t i = 0; i < selected; i++) {
 		steps[i].finished = true;
 		if (slots[i] != VNFS_SLOT_NONE) /* an ended step kept has its final counts */
 			steps[i].stats = step_counters(collector, slots[i], true);
 	}
-	vnfs_job_of_steps(&job, job_id, collector->node, steps, selected);
+	vnfs_job_of_steps(&job, steps[0].job_id, collector->node, steps, selected);
 	result = copy != NULL ? vnfs_owned_job_copy(copy, &job) : 0;
 	if (report_dir[0] != '\0')
 		queue_report_files(collector, &job, report_dir, ticket);
@@ -503,10 +512,9 @@ static int finish_job_locked(struct vnfs_collector *collector, uint32_t job_id, 
 			continue;
 		(void)give_back_slot(collector, slots[i], &steps[i], false);
 	}
-	if (vnfs_ended_steps_remove_job(&collector->ended, job_id) > 0)
+	if (vnfs_ended_steps_remove_job(&collector->ended, &job_workload) > 0)
 		collector->snapshot_valid = false;
-	vnfs_info("job %u finished: %u steps, final counts reported, slots released", job_id,
-		  selected);
+	vnfs_info("%s finished: %u steps, final counts reported, slots released", name, selected);
 out:
 	free(steps);
 	free(slots);
@@ -532,15 +540,15 @@ static void update_health(struct vnfs_collector *collector)
 /* A job whose steps all ended longer than the grace period ago, and whose
  * FINISH never came (epilog not run, helper down at the time), is finished
  * here so its slots are not held forever. */
-static bool job_abandoned(const struct vnfs_collector *collector, uint32_t count, uint32_t job_id,
-			  int64_t now_ms)
+static bool job_abandoned(const struct vnfs_collector *collector, uint32_t count,
+			  const struct vnfs_workload *job, int64_t now_ms)
 {
 	int64_t grace_ms = (int64_t)collector->config->helper.finished_job_grace_s * 1000;
 
 	for (uint32_t i = 0; i < count; i++) {
 		const struct vnfs_step_record *record = &collector->records[i];
 
-		if (record->job_id != job_id)
+		if (!vnfs_workload_same_job(&record->workload, job))
 			continue;
 		if (collector->snapshot[i].state == VNFS_STEP_RUNNING ||
 		    now_ms - record->end_time_ms < grace_ms)
@@ -554,24 +562,26 @@ static bool job_abandoned(const struct vnfs_collector *collector, uint32_t count
  * search for the job's other steps. */
 static void finish_due_jobs(struct vnfs_collector *collector, uint32_t count, int64_t now_ms)
 {
+	/* Indexes into records, whose order finishing does not change. */
 	uint32_t finished[VNFS_MAX_STEPS];
 	uint32_t finished_count = 0;
 
 	for (uint32_t i = 0; i < count; i++) {
 		enum vnfs_step_state state = collector->snapshot[i].state;
-		uint32_t job_id = collector->records[i].job_id;
+		struct vnfs_workload job = collector->records[i].workload;
 		bool done_already = false;
 
 		if (state == VNFS_STEP_RUNNING)
 			continue;
-		if (state == VNFS_STEP_ENDED && !job_abandoned(collector, count, job_id, now_ms))
+		if (state == VNFS_STEP_ENDED && !job_abandoned(collector, count, &job, now_ms))
 			continue;
 		for (uint32_t j = 0; j < finished_count && !done_already; j++)
-			done_already = finished[j] == job_id;
+			done_already = vnfs_workload_same_job(&collector->records[finished[j]].workload,
+							      &job);
 		if (done_already)
 			continue;
-		finished[finished_count++] = job_id;
-		finish_job_locked(collector, job_id, count, collector->config->helper.report_dir,
+		finished[finished_count++] = i;
+		finish_job_locked(collector, &job, count, collector->config->helper.report_dir,
 				  NULL, NULL);
 	}
 }
@@ -607,19 +617,18 @@ static int move_out(struct vnfs_collector *collector, uint32_t index, int64_t no
 {
 	uint32_t slot = collector->snapshot[index].slot;
 	struct vnfs_step_record record;
-	char error[512];
+	char error[512], name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
 	refresh_record(collector, slot, &collector->records[index], now_ms);
 	record = collector->records[index];
 	record.stats = step_counters(collector, slot, true);
+	vnfs_workload_describe(&record.workload, name, sizeof(name));
 	if (vnfs_ended_steps_add(&collector->ended, &record, error, sizeof(error)) != 0) {
-		vnfs_warning("job %u step %u: keeps its slot until its job finishes: %s",
-			     record.job_id, record.step_id, error);
+		vnfs_warning("%s: keeps its slot until its job finishes: %s", name, error);
 		return -1;
 	}
 	if (give_back_slot(collector, slot, &record, true) != 0)
-		vnfs_warning("job %u step %u: changed while its slot was released", record.job_id,
-			     record.step_id);
+		vnfs_warning("%s: changed while its slot was released", name);
 	return 0;
 }
 
@@ -683,28 +692,30 @@ void vnfs_collector_collect(struct vnfs_collector *collector, int64_t now_ms)
 	pthread_mutex_unlock(&collector->lock);
 }
 
-int vnfs_collector_finish_job(struct vnfs_collector *collector, uint32_t job_id,
-			      const char *report_dir, int64_t now_ms, struct vnfs_owned_job *job,
-			      char *error, size_t error_size)
+int vnfs_collector_finish_job(struct vnfs_collector *collector,
+			      const struct vnfs_workload *finished, const char *report_dir,
+			      int64_t now_ms, struct vnfs_owned_job *job, char *error,
+			      size_t error_size)
 {
 	struct vnfs_report_ticket *ticket = NULL;
-	char files_error[512];
+	char files_error[512], name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 	uint32_t count;
 	int result = -1;
 
+	vnfs_workload_describe(finished, name, sizeof(name));
 	pthread_mutex_lock(&collector->lock);
-	if (vnfs_registry_finish_job(collector->steps->registry, job_id, now_ms) == 0 &&
-	    !vnfs_ended_steps_has_job(&collector->ended, job_id)) {
-		snprintf(error, error_size, "job %u is not known on this node", job_id);
+	if (vnfs_registry_finish_job(collector->steps->registry, finished, now_ms) == 0 &&
+	    !vnfs_ended_steps_has_job(&collector->ended, finished)) {
+		snprintf(error, error_size, "%s is not known on this node", name);
 	} else {
 		count = read_all(collector, now_ms);
-		result = finish_job_locked(collector, job_id, count,
+		result = finish_job_locked(collector, finished, count,
 					   report_dir && report_dir[0]
 						   ? report_dir
 						   : collector->config->helper.report_dir,
 					   &ticket, job);
 		if (result < 0)
-			snprintf(error, error_size, "job %u: final read failed", job_id);
+			snprintf(error, error_size, "%s: final read failed", name);
 	}
 	pthread_mutex_unlock(&collector->lock);
 	/* The reply means the files are there; waiting here, on the FINISH
@@ -712,14 +723,14 @@ int vnfs_collector_finish_job(struct vnfs_collector *collector, uint32_t job_id,
 	if (ticket != NULL &&
 	    vnfs_report_writer_wait(collector->report_writer, ticket, files_error,
 				    sizeof(files_error)) != 0)
-		vnfs_debug("job %u: FINISH answered without its report files", job_id);
+		vnfs_debug("%s: FINISH answered without its report files", name);
 	return result;
 }
 
-int vnfs_collector_query(struct vnfs_collector *collector, uint32_t job_id, bool has_step,
-			 uint32_t step_id, struct vnfs_owned_job *copy, char *error,
-			 size_t error_size)
+int vnfs_collector_query(struct vnfs_collector *collector, const struct vnfs_workload *workload,
+			 struct vnfs_owned_job *copy, char *error, size_t error_size)
 {
+	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 	struct vnfs_step_record *steps = calloc(VNFS_COLLECTOR_MAX_RECORDS, sizeof(*steps));
 	struct vnfs_job job;
 	uint32_t count, selected;
@@ -731,15 +742,12 @@ int vnfs_collector_query(struct vnfs_collector *collector, uint32_t job_id, bool
 	}
 	pthread_mutex_lock(&collector->lock);
 	count = read_all(collector, (int64_t)time(NULL) * 1000);
-	selected = select_job(collector, count, job_id, has_step, step_id, steps, NULL);
+	selected = select_job(collector, count, workload, steps, NULL);
 	if (selected == 0) {
-		if (has_step)
-			snprintf(error, error_size, "job %u step %u is not running on this node", job_id,
-				 step_id);
-		else
-			snprintf(error, error_size, "job %u is not running on this node", job_id);
+		snprintf(error, error_size, "%s is not running on this node",
+			 vnfs_workload_describe(workload, name, sizeof(name)));
 	} else {
-		vnfs_job_of_steps(&job, job_id, collector->node, steps, selected);
+		vnfs_job_of_steps(&job, steps[0].job_id, collector->node, steps, selected);
 		result = vnfs_owned_job_copy(copy, &job);
 		if (result < 0)
 			snprintf(error, error_size, "out of memory");
@@ -769,8 +777,7 @@ int vnfs_collector_list(struct vnfs_collector *collector, uint32_t uid,
 
 		if (uid != UINT32_MAX && record->uid != uid)
 			continue;
-		entry->job_id = record->job_id;
-		entry->step_id = record->step_id;
+		entry->workload = record->workload;
 		entry->uid = record->uid;
 		memcpy(entry->user, record->user, sizeof(record->user));
 		entry->running = collector->snapshot[i].state == VNFS_STEP_RUNNING;

@@ -111,19 +111,20 @@ void vnfs_collector_destroy(struct vnfs_collector *collector);
 /* One interval: publish every step, finish finished jobs. */
 void vnfs_collector_collect(struct vnfs_collector *collector, int64_t now_ms);
 
-/* FINISH: final read of job_id, report files under report_dir ("" = the
- * configured one), sinks told, slots released.  Returns 0 with the job's
- * final counts in *job (vnfs_owned_job_free), or -1 with a message when the
- * job is unknown. */
-int vnfs_collector_finish_job(struct vnfs_collector *collector, uint32_t job_id,
-			      const char *report_dir, int64_t now_ms, struct vnfs_owned_job *job,
-			      char *error, size_t error_size);
+/* FINISH: final read of the job of finished (its part ignored), report
+ * files under report_dir ("" = the configured one), sinks told, slots
+ * released.  Returns 0 with the job's final counts in *job
+ * (vnfs_owned_job_free), or -1 with a message when the job is unknown. */
+int vnfs_collector_finish_job(struct vnfs_collector *collector,
+			      const struct vnfs_workload *finished, const char *report_dir,
+			      int64_t now_ms, struct vnfs_owned_job *job, char *error,
+			      size_t error_size);
 
-/* QUERY: the live job (all its steps, or one) copied into *job (its uid is
- * the owner).  Returns 0, or -1 with a message when unknown. */
-int vnfs_collector_query(struct vnfs_collector *collector, uint32_t job_id, bool has_step,
-			 uint32_t step_id, struct vnfs_owned_job *job, char *error,
-			 size_t error_size);
+/* QUERY: the live job of workload (all its steps when its part is "", or
+ * that one) copied into *job (its uid is the owner).  Returns 0, or -1 with
+ * a message when unknown. */
+int vnfs_collector_query(struct vnfs_collector *collector, const struct vnfs_workload *workload,
+			 struct vnfs_owned_job *job, char *error, size_t error_size);
 
 /* LIST: the steps held, into *entries (malloc'd, *entry_count of them); uid
  * UINT32_MAX lists all (root), otherwise only that user's.  Returns 0, or -1

@@ -19,9 +19,11 @@ static int own_job_of_set(const struct report_set *set, struct vnfs_owned_job *j
 	return vnfs_owned_job_copy(job, &view);
 }
 
-int vnfs_history_answer_job(const char *path, uint32_t job_id, struct vnfs_owned_job *job,
-			    char *error, size_t error_size)
+int vnfs_history_answer_job(const char *path, const struct vnfs_workload *workload,
+			    struct vnfs_owned_job *job, char *error, size_t error_size)
 {
+	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
+	uint32_t job_id; /* MERGE: the selection's workload */
 	struct report_filter *filter = calloc(1, sizeof(*filter));
 	struct report_database *database = NULL;
 	struct report_set set;
@@ -33,6 +35,8 @@ int vnfs_history_answer_job(const char *path, uint32_t job_id, struct vnfs_owned
 		return -1;
 	}
 	filter->job_count = 1;
+	if (vnfs_workload_slurm_job_id(workload, &job_id) < 0)
+		job_id = 0;
 	filter->jobs[0].job_id = job_id;
 	if (report_database_open(&database, path, filter, error, error_size) == 0 &&
 	    report_database_read_job(database, &set, error, error_size) == 1 && set.count > 0) {
@@ -40,7 +44,8 @@ int vnfs_history_answer_job(const char *path, uint32_t job_id, struct vnfs_owned
 		if (result < 0)
 			snprintf(error, error_size, "out of memory");
 	} else if (database != NULL) {
-		snprintf(error, error_size, "job %u is not in the history", job_id);
+		snprintf(error, error_size, "%s is not in the history",
+			 vnfs_workload_describe(workload, name, sizeof(name)));
 	}
 	report_database_close(database);
 	report_set_free(&set);

@@ -17,13 +17,13 @@
 #include "lib/record_json.h"
 
 /*
- * A QUERY for a job no longer running: job_id as this node's history at
- * path holds it, into *job (its uid is the owner the socket server shows it
- * to, with root).  Returns 0, or -1 with a message when the history has no
- * such job or cannot be read (*job then empty).
+ * A QUERY for a job no longer running: the job of workload as this node's
+ * history at path holds it, into *job (its uid is the owner the socket
+ * server shows it to, with root).  Returns 0, or -1 with a message when the
+ * history has no such job or cannot be read (*job then empty).
  */
-int vnfs_history_answer_job(const char *path, uint32_t job_id, struct vnfs_owned_job *job,
-			    char *error, size_t error_size);
+int vnfs_history_answer_job(const char *path, const struct vnfs_workload *workload,
+			    struct vnfs_owned_job *job, char *error, size_t error_size);
 
 /*
  * HISTORY: the jobs of the history at path that filter selects (its owner

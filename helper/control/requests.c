@@ -22,8 +22,7 @@ static void handle_register(struct vnfs_requests *requests, const struct vnfs_re
 	uint32_t slot;
 	struct stat cgroup;
 
-	step.job_id = request->job_id;
-	step.step_id = request->step_id;
+	step.workload = request->workload;
 	step.uid = request->uid;
 	step.cgroup_id = request->cgroup_id;
 	step.tags = request->tags;
@@ -55,13 +54,15 @@ static void handle_register(struct vnfs_requests *requests, const struct vnfs_re
 static int finished_job(struct vnfs_requests *requests, const struct vnfs_request *request,
 			struct vnfs_owned_job *job)
 {
-	char history_error[512];
+	char history_error[512], name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
-	if (request->has_step || !requests->config->sqlite.enabled)
+	if (request->workload.part[0] != '\0' || !requests->config->sqlite.enabled)
 		return -1;
-	if (vnfs_history_answer_job(requests->config->sqlite.path, request->job_id, job,
+	if (vnfs_history_answer_job(requests->config->sqlite.path, &request->workload, job,
 				    history_error, sizeof(history_error)) < 0) {
-		vnfs_debug("query of job %u: %s", request->job_id, history_error);
+		vnfs_debug("query of %s: %s",
+			   vnfs_workload_describe(&request->workload, name, sizeof(name)),
+			   history_error);
 		return -1;
 	}
 	return 0;
@@ -72,8 +73,8 @@ static void handle_query(struct vnfs_requests *requests, const struct vnfs_reque
 {
 	char error[512];
 
-	if (vnfs_collector_query(requests->collector, request->job_id, request->has_step,
-				 request->step_id, &answer->reply.job, error, sizeof(error)) < 0 &&
+	if (vnfs_collector_query(requests->collector, &request->workload, &answer->reply.job, error,
+				 sizeof(error)) < 0 &&
 	    finished_job(requests, request, &answer->reply.job) < 0) {
 		vnfs_reply_fail(&answer->reply, "%s", error); /* the live error stands */
 		return;
@@ -124,20 +125,20 @@ int vnfs_requests_handle(void *context, const struct vnfs_request *request,
 {
 	struct vnfs_requests *requests = context;
 	struct vnfs_reply *reply = &answer->reply;
-	char error[512];
+	char error[512], name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
 	switch (request->type) {
 	case VNFS_REQUEST_REGISTER:
 		handle_register(requests, request, reply);
 		return 0;
 	case VNFS_REQUEST_UNREGISTER:
-		if (vnfs_steps_end(requests->steps, request->job_id, request->step_id,
-				   report_now_ms()) < 0)
-			vnfs_reply_fail(reply, "job %u step %u is not registered", request->job_id,
-					request->step_id);
+		if (vnfs_steps_end(requests->steps, &request->workload, report_now_ms()) < 0)
+			vnfs_reply_fail(reply, "%s is not registered",
+					vnfs_workload_describe(&request->workload, name,
+							       sizeof(name)));
 		return 0;
 	case VNFS_REQUEST_FINISH:
-		if (vnfs_collector_finish_job(requests->collector, request->job_id,
+		if (vnfs_collector_finish_job(requests->collector, &request->workload,
 					      request->report_dir, report_now_ms(), &reply->job, error,
 					      sizeof(error)) < 0)
 			vnfs_reply_fail(reply, "%s", error);

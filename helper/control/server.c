@@ -206,24 +206,29 @@ static void enforce_owner(struct vnfs_answer *answer, const struct vnfs_request 
 			  const struct vnfs_peer *peer)
 {
 	struct vnfs_reply *reply = &answer->reply;
+	struct vnfs_workload job = request->workload;
+	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
 	if (peer->uid == 0)
 		return;
+	/* The job, not the step: a step of a job that is here is no secret
+	 * worth a second message. */
+	job.part[0] = '\0';
+	vnfs_workload_describe(&job, name, sizeof(name));
 	if (!reply->ok) {
-		vnfs_reply_fail(reply, VNFS_QUERY_NOT_HERE_FORMAT, request->job_id);
+		vnfs_reply_fail(reply, VNFS_QUERY_NOT_HERE_FORMAT, name);
 		return;
 	}
 	if (!answer->owner_known) {
-		vnfs_error("socket: the answer to query job %u has no owner uid: refused to uid %u",
-			   request->job_id, (unsigned)peer->uid);
-		vnfs_reply_fail(reply, "internal error: job %u has no recorded owner",
-				request->job_id);
+		vnfs_error("socket: the answer to query %s has no owner uid: refused to uid %u",
+			   name, (unsigned)peer->uid);
+		vnfs_reply_fail(reply, "internal error: %s has no recorded owner", name);
 		return;
 	}
 	if (answer->owner_uid != (uint32_t)peer->uid) {
-		vnfs_debug("socket: uid %u asked for job %u of uid %u: answered as not here",
-			   (unsigned)peer->uid, request->job_id, (unsigned)answer->owner_uid);
-		vnfs_reply_fail(reply, VNFS_QUERY_NOT_HERE_FORMAT, request->job_id);
+		vnfs_debug("socket: uid %u asked for %s of uid %u: answered as not here",
+			   (unsigned)peer->uid, name, (unsigned)answer->owner_uid);
+		vnfs_reply_fail(reply, VNFS_QUERY_NOT_HERE_FORMAT, name);
 	}
 }
 
@@ -275,8 +280,11 @@ static struct vnfs_request *admit(struct vnfs_server *server, struct connection 
 	}
 	action = root_only_action(request->type);
 	if (action != NULL && connection->peer.uid != 0) {
-		vnfs_info("socket: refused %s for job %u from uid %u (pid %ld)",
-			  vnfs_request_type_name(request->type), request->job_id,
+		char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
+
+		vnfs_info("socket: refused %s for %s from uid %u (pid %ld)",
+			  vnfs_request_type_name(request->type),
+			  vnfs_workload_describe(&request->workload, name, sizeof(name)),
 			  (unsigned)connection->peer.uid, (long)connection->peer.pid);
 		free(request);
 		*reply = vnfs_reply_encode_error("permission denied: only root may %s", action);

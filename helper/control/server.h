@@ -29,7 +29,7 @@ struct vnfs_server;
 
 /* What a caller other than root hears of a job that is not here and of a job
  * of another user alike, so nobody learns which jobs run on the node. */
-#define VNFS_QUERY_NOT_HERE_FORMAT "job %u is not running on this node"
+#define VNFS_QUERY_NOT_HERE_FORMAT "%s is not running on this node" /* "job 42" */
 
 struct vnfs_peer {
 	pid_t pid;

@@ -325,7 +325,7 @@ static void retain_step(struct vnfs_metrics *metrics, const struct vnfs_step_rec
 
 	for (size_t i = 0; i < metrics->retained_count; i++) {
 		struct retained_step *step = &metrics->retained[i];
-		if (step->record.job_id == record->job_id && step->record.step_id == record->step_id) {
+		if (vnfs_workload_equal(&step->record.workload, &record->workload)) {
 			kept = step;
 			break;
 		}
@@ -916,7 +916,7 @@ static bool running_again(const struct vnfs_interval *interval, const struct vnf
 {
 	for (size_t i = 0; interval && i < interval->step_count; i++) {
 		const struct vnfs_step_record *record = &interval->steps[i];
-		if (record->job_id == ended->job_id && record->step_id == ended->step_id &&
+		if (vnfs_workload_equal(&record->workload, &ended->workload) &&
 		    !step_has_ended(record))
 			return true;
 	}

@@ -81,8 +81,10 @@ static void *poll_deliveries(void *argument)
 	return NULL;
 }
 
+/* Keyed by the workload's job ("42" for Slurm, as before), so that one
+ * job's records stay in one partition, in order. */
 static void produce(struct kafka *kafka, struct json_object *object, const char *type,
-		    uint32_t job_id)
+		    const struct vnfs_workload *workload)
 {
 	if (!object) {
 		atomic_fetch_add(&kafka->dropped, 1);
@@ -92,12 +94,12 @@ static void produce(struct kafka *kafka, struct json_object *object, const char 
 	size_t length;
 	const char *value = json_object_to_json_string_length(
 		object, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &length);
-	char key[16];
-	int key_length = snprintf(key, sizeof(key), "%u", job_id);
+	const char *key = workload->job;
+	size_t key_length = strlen(key);
 
 	rd_kafka_resp_err_t error = rd_kafka_producev(
 		kafka->producer, RD_KAFKA_V_TOPIC(kafka->topic),
-		RD_KAFKA_V_KEY(key, (size_t)key_length),
+		RD_KAFKA_V_KEY(key, key_length),
 		RD_KAFKA_V_VALUE((void *)value, length),
 		RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
 	json_object_put(object);
@@ -119,13 +121,13 @@ static void kafka_publish(void *state, const struct vnfs_interval *interval)
 
 	for (size_t i = 0; i < interval->step_count; i++)
 		produce(kafka, vnfs_step_record_to_json(&interval->steps[i]), "step",
-			interval->steps[i].job_id);
+			&interval->steps[i].workload);
 }
 
 static void kafka_job_finished(void *state, const struct vnfs_job *job)
 {
 	struct kafka *kafka = state;
-	produce(kafka, vnfs_job_to_json(job), "job", job->job_id);
+	produce(kafka, vnfs_job_to_json(job), "job", &job->workload);
 }
 
 static uint64_t kafka_dropped(void *state)

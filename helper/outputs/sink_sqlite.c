@@ -138,11 +138,13 @@ struct fingerprint {
 
 struct fingerprint_entry {
 	struct fingerprint_entry *next;
-	uint32_t job_id;
-	uint32_t step_id;
 	uint64_t generation;        /* last interval that saw the step */
 	struct fingerprint written;
 	uint64_t operation_counts[VNFS_OP_COUNT]; /* as last written */
+	/* The step's workload, as its source and "job\0part\0": a thousand
+	 * steps of a few bytes each, not of VNFS_WORKLOAD_*_MAX. */
+	enum vnfs_workload_source source;
+	char identity[];
 };
 
 /* A deep copy of a finished job whose final write failed. */
@@ -247,14 +249,49 @@ static bool same_fingerprint(const struct fingerprint *a, const struct fingerpri
 	       a->end_time_ms == b->end_time_ms && a->finished == b->finished;
 }
 
-static struct fingerprint_entry **fingerprint_slot(struct sqlite_sink *sink, uint32_t job_id,
-						   uint32_t step_id)
+/* FNV-1a over the workload's texts: only spreads the buckets; entries are
+ * told apart by their identity, compared whole. */
+static size_t fingerprint_bucket(const struct vnfs_workload *workload)
 {
-	size_t bucket = ((size_t)job_id * 31u + step_id) % FINGERPRINT_BUCKETS;
-	struct fingerprint_entry **link = &sink->fingerprints[bucket];
-	while (*link != NULL && ((*link)->job_id != job_id || (*link)->step_id != step_id))
+	uint64_t hash = 14695981039346656037ull ^ (uint64_t)workload->source;
+
+	for (const char *c = workload->job; *c != '\0'; c++)
+		hash = (hash ^ (unsigned char)*c) * 1099511628211ull;
+	hash = (hash ^ '.') * 1099511628211ull;
+	for (const char *c = workload->part; *c != '\0'; c++)
+		hash = (hash ^ (unsigned char)*c) * 1099511628211ull;
+	return (size_t)(hash % FINGERPRINT_BUCKETS);
+}
+
+static bool fingerprint_of_workload(const struct fingerprint_entry *entry,
+				    const struct vnfs_workload *workload)
+{
+	return entry->source == workload->source && strcmp(entry->identity, workload->job) == 0 &&
+	       strcmp(entry->identity + strlen(workload->job) + 1, workload->part) == 0;
+}
+
+static struct fingerprint_entry **fingerprint_slot(struct sqlite_sink *sink,
+						   const struct vnfs_workload *workload)
+{
+	struct fingerprint_entry **link = &sink->fingerprints[fingerprint_bucket(workload)];
+	while (*link != NULL && !fingerprint_of_workload(*link, workload))
 		link = &(*link)->next;
 	return link;
+}
+
+/* A new entry for workload, never written; NULL when out of memory. */
+static struct fingerprint_entry *new_fingerprint(const struct vnfs_workload *workload)
+{
+	size_t job_length = strlen(workload->job), part_length = strlen(workload->part);
+	struct fingerprint_entry *entry = calloc(1, sizeof(*entry) + job_length + part_length + 2);
+
+	if (entry == NULL)
+		return NULL;
+	entry->source = workload->source;
+	memcpy(entry->identity, workload->job, job_length + 1);
+	memcpy(entry->identity + job_length + 1, workload->part, part_length + 1);
+	entry->written.count = UINT64_MAX; /* never written */
+	return entry;
 }
 
 /* Forgets steps that no interval mentions any more (their slots are gone). */
@@ -693,17 +730,13 @@ static void publish_locked(struct sqlite_sink *sink, const struct vnfs_interval 
 	int rc = records != NULL ? SQLITE_OK : SQLITE_NOMEM;
 	for (size_t i = 0; i < interval->step_count && rc == SQLITE_OK; i++) {
 		const struct vnfs_step_record *record = &interval->steps[i];
-		struct fingerprint_entry **link =
-			fingerprint_slot(sink, record->job_id, record->step_id);
+		struct fingerprint_entry **link = fingerprint_slot(sink, &record->workload);
 		if (*link == NULL) {
-			*link = calloc(1, sizeof(**link));
+			*link = new_fingerprint(&record->workload);
 			if (*link == NULL) {
 				rc = SQLITE_NOMEM;
 				break;
 			}
-			(*link)->job_id = record->job_id;
-			(*link)->step_id = record->step_id;
-			(*link)->written.count = UINT64_MAX; /* never written */
 		}
 		(*link)->generation = sink->generation;
 		struct fingerprint now = fingerprint_of(record);
@@ -720,7 +753,8 @@ static void publish_locked(struct sqlite_sink *sink, const struct vnfs_interval 
 			bool never_written = written->count == UINT64_MAX;
 			bool new_tags = never_written ||
 					written->tag_count != fingerprints[i].tag_count;
-			bool new_job = i == 0 || records[i - 1]->job_id != records[i]->job_id;
+			bool new_job = i == 0 || !vnfs_workload_same_job(&records[i - 1]->workload,
+									 &records[i]->workload);
 			rc = write_step(sink, records[i], new_tags, new_job,
 					never_written ? NULL : changed[i]->operation_counts);
 		}

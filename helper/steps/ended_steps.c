@@ -18,9 +18,22 @@
 
 #define DIRECTORY_NAME "ended"
 
-static void file_name(uint32_t job_id, uint32_t step_id, char *name, size_t size)
+/*
+ * A kept step's file: "42.0.json" for a Slurm step (what every helper
+ * wrote).  Another source's job and part are text a user may influence, so
+ * they name no file: its cgroup and start do, numbers that one step owns.
+ */
+#define FILE_NAME_MAX 96
+static void file_name(const struct vnfs_step_record *record, char *name, size_t size)
 {
-	snprintf(name, size, "%u.%u.json", job_id, step_id);
+	uint32_t job_id, step_id;
+
+	if (vnfs_workload_slurm_ids(&record->workload, &job_id, &step_id) == 0)
+		snprintf(name, size, "%u.%u.json", job_id, step_id);
+	else
+		snprintf(name, size, "%s-%llu-%lld.json",
+			 vnfs_workload_source_name(record->workload.source),
+			 (unsigned long long)record->cgroup_id, (long long)record->start_time_ms);
 }
 
 /* Deep copy: the record's stats and rows become the copy's own. */
@@ -73,7 +86,7 @@ static int append(struct vnfs_ended_steps *ended, const struct vnfs_step_record 
 static int write_file(int directory_fd, const char *name, const char *data, char *error,
 		      size_t error_size)
 {
-	char temporary[64];
+	char temporary[FILE_NAME_MAX + 8];
 	size_t length = strlen(data), written = 0;
 	int fd;
 
@@ -112,7 +125,7 @@ static int persist(const struct vnfs_ended_steps *ended, const struct vnfs_step_
 		   char *error, size_t error_size)
 {
 	struct json_object *json;
-	char name[48];
+	char name[FILE_NAME_MAX];
 	int result;
 
 	if (ended->directory_fd < 0)
@@ -122,7 +135,7 @@ static int persist(const struct vnfs_ended_steps *ended, const struct vnfs_step_
 		snprintf(error, error_size, "out of memory");
 		return -1;
 	}
-	file_name(record->job_id, record->step_id, name, sizeof(name));
+	file_name(record, name, sizeof(name));
 	result = write_file(ended->directory_fd, name,
 			    json_object_to_json_string_ext(json, JSON_C_TO_STRING_PLAIN), error,
 			    error_size);
@@ -316,10 +329,10 @@ int vnfs_ended_steps_add(struct vnfs_ended_steps *ended, const struct vnfs_step_
 static void remove_at(struct vnfs_ended_steps *ended, size_t index)
 {
 	struct vnfs_step_record *record = &ended->steps[index];
-	char name[48];
+	char name[FILE_NAME_MAX];
 
 	if (ended->directory_fd >= 0) {
-		file_name(record->job_id, record->step_id, name, sizeof(name));
+		file_name(record, name, sizeof(name));
 		if (unlinkat(ended->directory_fd, name, 0) != 0 && errno != ENOENT)
 			vnfs_warning("%s/%s: not removed: %s", DIRECTORY_NAME, name,
 				     strerror(errno));
@@ -328,12 +341,13 @@ static void remove_at(struct vnfs_ended_steps *ended, size_t index)
 	ended->steps[index] = ended->steps[--ended->count];
 }
 
-size_t vnfs_ended_steps_remove_job(struct vnfs_ended_steps *ended, uint32_t job_id)
+size_t vnfs_ended_steps_remove_job(struct vnfs_ended_steps *ended,
+				   const struct vnfs_workload *job)
 {
 	size_t removed = 0;
 
 	for (size_t i = ended->count; i-- > 0;) {
-		if (ended->steps[i].job_id == job_id) {
+		if (vnfs_workload_same_job(&ended->steps[i].workload, job)) {
 			remove_at(ended, i);
 			removed++;
 		}
@@ -343,18 +357,19 @@ size_t vnfs_ended_steps_remove_job(struct vnfs_ended_steps *ended, uint32_t job_
 	return removed;
 }
 
-void vnfs_ended_steps_remove_step(struct vnfs_ended_steps *ended, uint32_t job_id,
-				  uint32_t step_id)
+void vnfs_ended_steps_remove_step(struct vnfs_ended_steps *ended,
+				  const struct vnfs_workload *step)
 {
 	for (size_t i = ended->count; i-- > 0;)
-		if (ended->steps[i].job_id == job_id && ended->steps[i].step_id == step_id)
+		if (vnfs_workload_equal(&ended->steps[i].workload, step))
 			remove_at(ended, i);
 }
 
-bool vnfs_ended_steps_has_job(const struct vnfs_ended_steps *ended, uint32_t job_id)
+bool vnfs_ended_steps_has_job(const struct vnfs_ended_steps *ended,
+			      const struct vnfs_workload *job)
 {
 	for (size_t i = 0; i < ended->count; i++)
-		if (ended->steps[i].job_id == job_id)
+		if (vnfs_workload_same_job(&ended->steps[i].workload, job))
 			return true;
 	return false;
 }

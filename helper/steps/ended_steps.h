@@ -59,13 +59,15 @@ bool vnfs_ended_steps_has_room(const struct vnfs_ended_steps *ended, uint32_t ui
  * nothing is kept and the step should keep its slot). */
 int vnfs_ended_steps_add(struct vnfs_ended_steps *ended, const struct vnfs_step_record *record,
 			 char *error, size_t error_size);
-/* Drops the kept steps of job_id (its job finished), files included;
- * returns how many. */
-size_t vnfs_ended_steps_remove_job(struct vnfs_ended_steps *ended, uint32_t job_id);
-/* Drops the kept step {job_id, step_id} if there is one (a slot holds it
- * too: a helper stopped between keeping it and releasing the slot). */
-void vnfs_ended_steps_remove_step(struct vnfs_ended_steps *ended, uint32_t job_id,
-				  uint32_t step_id);
-bool vnfs_ended_steps_has_job(const struct vnfs_ended_steps *ended, uint32_t job_id);
+/* Drops the kept steps of job (its part ignored: the job finished), files
+ * included; returns how many. */
+size_t vnfs_ended_steps_remove_job(struct vnfs_ended_steps *ended,
+				   const struct vnfs_workload *job);
+/* Drops the kept step if there is one (a slot holds it too: a helper
+ * stopped between keeping it and releasing the slot). */
+void vnfs_ended_steps_remove_step(struct vnfs_ended_steps *ended,
+				  const struct vnfs_workload *step);
+bool vnfs_ended_steps_has_job(const struct vnfs_ended_steps *ended,
+			      const struct vnfs_workload *job);
 
 #endif /* VNFS_ENDED_STEPS_H */

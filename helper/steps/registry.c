@@ -57,6 +57,7 @@
 
 #include "lib/escape.h"
 #include "lib/log.h"
+#include "lib/protocol.h" /* the workload's JSON form */
 
 #define JOURNAL_NAME "registry.journal"
 #define LEGACY_NAME "registry.json"
@@ -157,8 +158,11 @@ static struct json_object *step_to_json(const struct vnfs_step *step, uint32_t s
 	json_object_object_add(object, "state", json_object_new_string(state_names[step->state]));
 	if (step->state == VNFS_STEP_FREE)
 		return object;
-	json_object_object_add(object, "job", json_object_new_int64(step->job_id));
-	json_object_object_add(object, "step", json_object_new_int64(step->step_id));
+	/* Slurm's steps as numbers, as every helper before wrote them. */
+	if (!vnfs_protocol_add_workload(object, &step->workload)) {
+		json_object_put(object);
+		return NULL;
+	}
 	json_object_object_add(object, "uid", json_object_new_int64(step->uid));
 	json_object_object_add(object, "cgroup_id", json_object_new_uint64(step->cgroup_id));
 	json_object_object_add(object, "cgroup_path", json_object_new_string(vnfs_json_text(
@@ -237,12 +241,9 @@ static int step_from_json(struct json_object *object, struct vnfs_step *step, ui
 		goto bad;
 	if (step->state == VNFS_STEP_FREE)
 		return 0;
-	if (json_uint(object, "job", UINT32_MAX, &value) != 0)
-		goto bad;
-	step->job_id = (uint32_t)value;
-	if (json_uint(object, "step", UINT32_MAX, &value) != 0)
-		goto bad;
-	step->step_id = (uint32_t)value;
+	if (vnfs_protocol_get_workload(object, &step->workload, error, error_size) != 0 ||
+	    step->workload.part[0] == '\0')
+		goto bad; /* every step registered has a part */
 	if (json_uint(object, "uid", UINT32_MAX, &value) != 0)
 		goto bad;
 	step->uid = (uint32_t)value;
@@ -665,12 +666,12 @@ out:
 
 /* ---- changes ----------------------------------------------------------- */
 
-static int find_step(const struct vnfs_registry *registry, uint32_t job_id, uint32_t step_id)
+static int find_step(const struct vnfs_registry *registry, const struct vnfs_workload *workload)
 {
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++) {
 		const struct vnfs_step *step = &registry->steps[slot];
 
-		if (step->state != VNFS_STEP_FREE && step->job_id == job_id && step->step_id == step_id)
+		if (step->state != VNFS_STEP_FREE && vnfs_workload_equal(&step->workload, workload))
 			return (int)slot;
 	}
 	return -1;
@@ -689,19 +690,22 @@ static int check_limits(const struct vnfs_registry *registry, const struct vnfs_
 			char *error, size_t error_size)
 {
 	uint32_t of_job = 0, of_user = 0;
+	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
+	struct vnfs_workload job = step->workload;
 
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++) {
 		const struct vnfs_step *held = &registry->steps[slot];
 
 		if (!holds_slot(held))
 			continue;
-		of_job += held->job_id == step->job_id;
+		of_job += vnfs_workload_same_job(&held->workload, &step->workload);
 		of_user += held->uid == step->uid;
 	}
 	if (of_job >= registry->max_steps_per_job) {
+		job.part[0] = '\0';
 		snprintf(error, error_size,
-			 "job %u already holds %u steps on this node (max_steps_per_job)",
-			 step->job_id, of_job);
+			 "%s already holds %u steps on this node (max_steps_per_job)",
+			 vnfs_workload_describe(&job, name, sizeof(name)), of_job);
 		return -1;
 	}
 	if (of_user >= registry->max_steps_per_user) {
@@ -717,9 +721,10 @@ int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *st
 		      char *error, size_t error_size)
 {
 	int existing, result = -1;
+	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
 	pthread_mutex_lock(&registry->lock);
-	existing = find_step(registry, step->job_id, step->step_id);
+	existing = find_step(registry, &step->workload);
 	if (existing >= 0) {
 		const struct vnfs_step *known = &registry->steps[existing];
 
@@ -728,8 +733,9 @@ int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *st
 			result = 0;
 		} else {
 			snprintf(error, error_size,
-				 "job %u step %u is already registered (cgroup %" PRIu64 ", %s)",
-				 step->job_id, step->step_id, known->cgroup_id, state_names[known->state]);
+				 "%s is already registered (cgroup %" PRIu64 ", %s)",
+				 vnfs_workload_describe(&step->workload, name, sizeof(name)),
+				 known->cgroup_id, state_names[known->state]);
 		}
 		goto out;
 	}
@@ -753,13 +759,13 @@ out:
 	return result;
 }
 
-int vnfs_registry_end(struct vnfs_registry *registry, uint32_t job_id, uint32_t step_id,
+int vnfs_registry_end(struct vnfs_registry *registry, const struct vnfs_workload *step_workload,
 		      int64_t now_ms)
 {
 	int slot;
 
 	pthread_mutex_lock(&registry->lock);
-	slot = find_step(registry, job_id, step_id);
+	slot = find_step(registry, step_workload);
 	if (slot >= 0 && registry->steps[slot].state == VNFS_STEP_RUNNING) {
 		uint32_t changed = (uint32_t)slot;
 
@@ -771,7 +777,8 @@ int vnfs_registry_end(struct vnfs_registry *registry, uint32_t job_id, uint32_t 
 	return slot;
 }
 
-int vnfs_registry_finish_job(struct vnfs_registry *registry, uint32_t job_id, int64_t now_ms)
+int vnfs_registry_finish_job(struct vnfs_registry *registry, const struct vnfs_workload *job,
+			     int64_t now_ms)
 {
 	uint32_t changed[VNFS_MAX_STEPS];
 	int steps = 0;
@@ -780,7 +787,7 @@ int vnfs_registry_finish_job(struct vnfs_registry *registry, uint32_t job_id, in
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++) {
 		struct vnfs_step *step = &registry->steps[slot];
 
-		if (step->state == VNFS_STEP_FREE || step->job_id != job_id)
+		if (step->state == VNFS_STEP_FREE || !vnfs_workload_same_job(&step->workload, job))
 			continue;
 		if (step->end_time_ms == 0)
 			step->end_time_ms = now_ms;
@@ -806,8 +813,8 @@ void vnfs_registry_release(struct vnfs_registry *registry, uint32_t slot)
 	pthread_mutex_unlock(&registry->lock);
 }
 
-int vnfs_registry_release_ended(struct vnfs_registry *registry, uint32_t slot, uint32_t job_id,
-				uint32_t step_id)
+int vnfs_registry_release_ended(struct vnfs_registry *registry, uint32_t slot,
+				const struct vnfs_workload *step_workload)
 {
 	const struct vnfs_step *step;
 	int result = -1;
@@ -816,7 +823,7 @@ int vnfs_registry_release_ended(struct vnfs_registry *registry, uint32_t slot, u
 		return -1;
 	pthread_mutex_lock(&registry->lock);
 	step = &registry->steps[slot];
-	if (step->state == VNFS_STEP_ENDED && step->job_id == job_id && step->step_id == step_id) {
+	if (step->state == VNFS_STEP_ENDED && vnfs_workload_equal(&step->workload, step_workload)) {
 		memset(&registry->steps[slot], 0, sizeof(registry->steps[slot]));
 		registry->used--;
 		persist(registry, &slot, 1);

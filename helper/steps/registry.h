@@ -1,6 +1,7 @@
 /*
  * registry.h — the job steps the helper knows: which cgroup belongs to which
- * Slurm job step, the step's slot in the BPF maps, its owner and tags.
+ * workload (lib/workload.h: a Slurm job step first), the step's slot in the
+ * BPF maps, its owner and tags.
  *
  * The registry owns slot allocation (slot = index into step_stats) and its
  * persistence: every change is appended to STATE_DIR/registry.journal before
@@ -18,6 +19,7 @@
 
 #include "bpf/vnfs.h"
 #include "lib/tags.h"
+#include "lib/workload.h"
 
 enum vnfs_step_state {
 	VNFS_STEP_FREE,     /* slot unused */
@@ -28,8 +30,7 @@ enum vnfs_step_state {
 
 struct vnfs_step {
 	enum vnfs_step_state state;
-	uint32_t job_id;
-	uint32_t step_id;
+	struct vnfs_workload workload; /* its job and part: the registry's key */
 	uint32_t uid;
 	uint64_t cgroup_id;
 	char cgroup_path[256];
@@ -90,7 +91,7 @@ int vnfs_registry_load(struct vnfs_registry *registry, char *error, size_t error
 
 /*
  * The calls below take the lock themselves.  vnfs_registry_add gives the step
- * a slot; registering the same {job, step} again with the same cgroup returns
+ * a slot; registering the same workload again with the same cgroup returns
  * the same slot (slurmstepd may retry), with another cgroup it is an error.
  * A new step is refused when its job already holds max_steps_per_job running
  * or ended steps ("job 42 already holds 256 steps on this node
@@ -100,21 +101,23 @@ int vnfs_registry_load(struct vnfs_registry *registry, char *error, size_t error
 int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *step, uint32_t *slot,
 		      char *error, size_t error_size);
 /* RUNNING -> ENDED.  Returns the slot, or -1 when the step is unknown. */
-int vnfs_registry_end(struct vnfs_registry *registry, uint32_t job_id, uint32_t step_id,
+int vnfs_registry_end(struct vnfs_registry *registry, const struct vnfs_workload *step,
 		      int64_t now_ms);
-/* Every step of job -> FINISHED.  Returns how many steps the job had. */
-int vnfs_registry_finish_job(struct vnfs_registry *registry, uint32_t job_id, int64_t now_ms);
+/* Every step of job (its part ignored) -> FINISHED.  Returns how many steps
+ * the job had. */
+int vnfs_registry_finish_job(struct vnfs_registry *registry, const struct vnfs_workload *job,
+			     int64_t now_ms);
 /* FINISHED -> FREE (any state, in fact: the caller knows the slot is done). */
 void vnfs_registry_release(struct vnfs_registry *registry, uint32_t slot);
 /*
  * ENDED -> FREE, for a collector that has made an ended step's final read
  * (its tasks are gone, so its counters no longer move) before the job
  * finishes: the slot, and its place in the job's and the uid's limits, go
- * back at once.  Frees the slot only if it still holds that ENDED {job,
- * step}; returns 0 then, -1 otherwise (nothing changed).
+ * back at once.  Frees the slot only if it still holds that ENDED step;
+ * returns 0 then, -1 otherwise (nothing changed).
  */
-int vnfs_registry_release_ended(struct vnfs_registry *registry, uint32_t slot, uint32_t job_id,
-				uint32_t step_id);
+int vnfs_registry_release_ended(struct vnfs_registry *registry, uint32_t slot,
+				const struct vnfs_workload *step);
 
 /* Calls visit for each step in use (slots ascending) under the registry's
  * lock, for a reader to copy what it needs: visit must be quick (no I/O, no

@@ -20,48 +20,48 @@ int vnfs_steps_register(struct vnfs_steps *steps, const struct vnfs_step *step, 
 			char *error, size_t error_size)
 {
 	const struct vnfs_counter_source *source = &steps->source;
+	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
 	if (vnfs_registry_add(steps->registry, step, slot, error, error_size) != 0)
 		return -1;
+	vnfs_workload_describe(&step->workload, name, sizeof(name));
 	if (source->register_cgroup(source->context, step->cgroup_id, *slot) != 0) {
 		vnfs_registry_release(steps->registry, *slot);
-		snprintf(error, error_size, "job %u step %u: the BPF registry is full", step->job_id,
-			 step->step_id);
+		snprintf(error, error_size, "%s: the BPF registry is full", name);
 		return -1;
 	}
-	vnfs_info("registered job %u step %u (uid %u, cgroup %llu %s) in slot %u", step->job_id,
-		  step->step_id, step->uid, (unsigned long long)step->cgroup_id, step->cgroup_path,
-		  *slot);
+	vnfs_info("registered %s (uid %u, cgroup %llu %s) in slot %u", name, step->uid,
+		  (unsigned long long)step->cgroup_id, step->cgroup_path, *slot);
 	return 0;
 }
 
-int vnfs_steps_end(struct vnfs_steps *steps, uint32_t job_id, uint32_t step_id, int64_t now_ms)
+int vnfs_steps_end(struct vnfs_steps *steps, const struct vnfs_workload *step, int64_t now_ms)
 {
-	return vnfs_registry_end(steps->registry, job_id, step_id, now_ms) < 0 ? -1 : 0;
+	return vnfs_registry_end(steps->registry, step, now_ms) < 0 ? -1 : 0;
 }
 
 int vnfs_steps_release(struct vnfs_steps *steps, uint32_t slot,
 		       const struct vnfs_step_record *record, bool only_if_ended)
 {
 	const struct vnfs_counter_source *source = &steps->source;
+	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
 	if (source->unregister_cgroup(source->context, record->cgroup_id) != 0)
-		vnfs_warning("job %u step %u: cgroup %llu was not in the BPF registry",
-			     record->job_id, record->step_id, (unsigned long long)record->cgroup_id);
+		vnfs_warning("%s: cgroup %llu was not in the BPF registry",
+			     vnfs_workload_describe(&record->workload, name, sizeof(name)),
+			     (unsigned long long)record->cgroup_id);
 	(void)source->reset_slot(source->context, slot);
 	if (!only_if_ended) {
 		vnfs_registry_release(steps->registry, slot);
 		return 0;
 	}
-	return vnfs_registry_release_ended(steps->registry, slot, record->job_id,
-					   record->step_id) != 0
-		       ? -1
-		       : 0;
+	return vnfs_registry_release_ended(steps->registry, slot, &record->workload) != 0 ? -1 : 0;
 }
 
 /* What restoring needs of a persisted step. */
 struct persisted_step {
-	uint32_t slot, job_id, step_id;
+	uint32_t slot;
+	struct vnfs_workload workload;
 	uint64_t cgroup_id;
 };
 
@@ -76,8 +76,7 @@ static void note_persisted_step(const struct vnfs_step *step, uint32_t slot, voi
 
 	persisted->steps[persisted->count++] = (struct persisted_step){
 		.slot = slot,
-		.job_id = step->job_id,
-		.step_id = step->step_id,
+		.workload = step->workload,
 		.cgroup_id = step->cgroup_id,
 	};
 }
@@ -87,6 +86,7 @@ void vnfs_steps_restore(struct vnfs_steps *steps)
 	const struct vnfs_counter_source *source = &steps->source;
 	struct persisted_steps *persisted = calloc(1, sizeof(*persisted));
 	uint32_t pinned_slot, restored = 0, continued = 0;
+	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
 	if (persisted == NULL) {
 		vnfs_error("out of memory reconciling the registry");
@@ -105,8 +105,8 @@ void vnfs_steps_restore(struct vnfs_steps *steps)
 		if (source->register_cgroup(source->context, step->cgroup_id, step->slot) == 0)
 			restored++;
 		else
-			vnfs_error("job %u step %u: cannot restore its registration", step->job_id,
-				   step->step_id);
+			vnfs_error("%s: cannot restore its registration",
+				   vnfs_workload_describe(&step->workload, name, sizeof(name)));
 	}
 	if (persisted->count > 0)
 		vnfs_info("registry: %u steps continue from the pinned maps, %u registered again",

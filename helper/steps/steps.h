@@ -47,10 +47,10 @@ int vnfs_steps_register(struct vnfs_steps *steps, const struct vnfs_step *step, 
 
 /* UNREGISTER: the step ended at now_ms.  Returns 0, or -1 when the registry
  * holds no such step. */
-int vnfs_steps_end(struct vnfs_steps *steps, uint32_t job_id, uint32_t step_id, int64_t now_ms);
+int vnfs_steps_end(struct vnfs_steps *steps, const struct vnfs_workload *step, int64_t now_ms);
 
 /*
- * The step of record (job, step and cgroup) leaves slot, its final read
+ * The step of record (its workload and cgroup) leaves slot, its final read
  * made.  Its registry entry is freed; with only_if_ended, only while the
  * slot still holds that step, ended (a kept ended step, moved out between
  * intervals): returns -1 when it changed meanwhile, and 0 otherwise.

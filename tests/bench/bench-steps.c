@@ -43,15 +43,13 @@ static int register_step(const char *socket_path, uint32_t job, uint32_t step, u
 {
 	struct vnfs_request request = {
 		.type = VNFS_REQUEST_REGISTER,
-		.job_id = job,
-		.has_step = true,
-		.step_id = step,
 		.uid = uid,
 	};
 	struct vnfs_reply reply;
 	struct stat status;
 	char error[512];
 
+	vnfs_workload_of_slurm_step(&request.workload, job, step);
 	if (stat(directory, &status) != 0 || !S_ISDIR(status.st_mode)) {
 		fprintf(stderr, "bench_steps: %s: %s\n", directory,
 			errno ? strerror(errno) : "not a directory");

@@ -64,8 +64,7 @@ static struct vnfs_step make_step(uint32_t job, uint32_t step_id)
 	struct vnfs_step step = { 0 };
 	char error[256];
 
-	step.job_id = job;
-	step.step_id = step_id;
+	vnfs_workload_of_slurm_step(&step.workload, job, step_id);
 	step.uid = 1000;
 	step.cgroup_id = 100000 + (uint64_t)job * 1000 + step_id;
 	step.start_time_ms = 1700000000000;
@@ -90,8 +89,7 @@ static int handle(void *context, const struct vnfs_request *request,
 		vnfs_reply_fail(&answer->reply, "only REGISTER here");
 		return 0;
 	}
-	step.job_id = request->job_id;
-	step.step_id = request->step_id;
+	step.workload = request->workload;
 	step.uid = request->uid;
 	step.cgroup_id = request->cgroup_id;
 	step.tags = request->tags;
@@ -128,7 +126,11 @@ static int run_registry(const char *state_dir, unsigned count)
 	}
 	for (unsigned i = 0; i < count; i++) {
 		double started = now_us();
-		int ended = vnfs_registry_end(registry, 1 + i / 100, i % 100, 1700000001000);
+		struct vnfs_workload workload;
+		int ended;
+
+		vnfs_workload_of_slurm_step(&workload, 1 + i / 100, i % 100);
+		ended = vnfs_registry_end(registry, &workload, 1700000001000);
 
 		if (ended >= 0)
 			vnfs_registry_release(registry, (uint32_t)ended);
@@ -166,9 +168,7 @@ static int run_socket(const char *state_dir, unsigned count)
 		struct vnfs_step step = make_step(1001 + i / 100, i % 100);
 		struct vnfs_request request = {
 			.type = VNFS_REQUEST_REGISTER,
-			.job_id = step.job_id,
-			.has_step = true,
-			.step_id = step.step_id,
+			.workload = step.workload,
 			.uid = step.uid,
 			.cgroup_id = step.cgroup_id,
 			.tags = step.tags,

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include "workload_fixtures.h"
 #include "helper/collect/collector.h"
 #include "helper/kernel/counters.h"
 #include "helper/steps/registry.h"
@@ -444,8 +445,7 @@ static uint32_t register_step(struct fixture *f, uint32_t job_id, uint32_t step_
 			      uint64_t cgroup_id, const char *cgroup_path)
 {
 	struct vnfs_step step = {
-		.job_id = job_id,
-		.step_id = step_id,
+		.workload = *slurm_step(job_id, step_id),
 		.uid = 1000 + job_id,
 		.cgroup_id = cgroup_id,
 		.start_time_ms = T0,
@@ -662,7 +662,7 @@ static void test_finish_reports_the_job_and_releases_only_its_slots(void **state
 	 * not moved yet too. */
 	fake_count_writes_half_way(&f->fake, slot0, 2, MIB);
 	fake_count_writes(&f->fake, slot1, 1, 4096);
-	assert_int_equal(vnfs_collector_finish_job(&f->collector, 42, "", T0 + 12000, &answer,
+	assert_int_equal(vnfs_collector_finish_job(&f->collector, slurm_job(42), "", T0 + 12000, &answer,
 						   error, sizeof(error)),
 			 0);
 	/* FINISH's reply: the job with the same final counts as the summary. */
@@ -719,7 +719,7 @@ static void test_finish_reports_the_job_and_releases_only_its_slots(void **state
 	assert_writes(find_step(f->sink.steps, 1, 43, 0), 1, 512);
 	assert_int_equal(f->sink.jobs_finished, 1);
 
-	assert_int_equal(vnfs_collector_finish_job(&f->collector, 42, "", T0 + 21000, &answer,
+	assert_int_equal(vnfs_collector_finish_job(&f->collector, slurm_job(42), "", T0 + 21000, &answer,
 						   error, sizeof(error)),
 			 -1);
 	assert_string_equal(error, "job 42 is not known on this node");
@@ -743,8 +743,8 @@ static void test_ended_step_with_empty_cgroup_leaves_its_slot(void **state)
 	slot43 = register_step(f, 43, 0, 4300, empty43); /* running: stays, empty or not */
 	fake_count_writes(&f->fake, slot0, 8, MIB);
 	fake_count_writes(&f->fake, slot1, 3, 4096);
-	assert_int_equal(vnfs_registry_end(f->registry, 42, 0, T0 + 5000), (int)slot0);
-	assert_int_equal(vnfs_registry_end(f->registry, 42, 1, T0 + 5000), (int)slot1);
+	assert_int_equal(vnfs_registry_end(f->registry, slurm_step(42, 0), T0 + 5000), (int)slot0);
+	assert_int_equal(vnfs_registry_end(f->registry, slurm_step(42, 1), T0 + 5000), (int)slot1);
 	vnfs_collector_collect(&f->collector, T0 + 10000);
 
 	/* Published from its slot, then moved out with its final counts. */
@@ -769,7 +769,7 @@ static void test_ended_step_with_empty_cgroup_leaves_its_slot(void **state)
 	assert_writes(find_step(f->sink.steps, 3, 42, 0), 8, 8388608);
 	assert_writes(find_step(f->sink.steps, 3, 42, 1), 3, 12288);
 
-	assert_int_equal(vnfs_collector_finish_job(&f->collector, 42, "", T0 + 21000, &answer,
+	assert_int_equal(vnfs_collector_finish_job(&f->collector, slurm_job(42), "", T0 + 21000, &answer,
 						   error, sizeof(error)),
 			 0);
 	/* FINISH's reply holds the kept step too. */
@@ -801,7 +801,7 @@ static void test_abandoned_job_is_finished_after_the_grace_period(void **state)
 	make_cgroup(f, "job_42_step_0", 1, busy, sizeof(busy));
 	slot = register_step(f, 42, 0, 4200, busy);
 	fake_count_writes(&f->fake, slot, 8, MIB);
-	assert_int_equal(vnfs_registry_end(f->registry, 42, 0, T0 + 5000), (int)slot);
+	assert_int_equal(vnfs_registry_end(f->registry, slurm_step(42, 0), T0 + 5000), (int)slot);
 	/* grace 60 s: not yet at 59.999 s after the step's end... */
 	vnfs_collector_collect(&f->collector, T0 + 5000 + 59999);
 	assert_int_equal(f->sink.jobs_finished, 0);

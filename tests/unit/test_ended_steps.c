@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "workload_fixtures.h"
 #include "helper/steps/ended_steps.h"
 
 struct fixture {
@@ -66,8 +67,6 @@ static struct vnfs_step_record step(const struct fixture *fixture, uint32_t job_
 				    uint32_t step_id, uint32_t uid)
 {
 	struct vnfs_step_record record = {
-		.job_id = job_id,
-		.step_id = step_id,
 		.uid = uid,
 		.cgroup_id = 4242,
 		.start_time_ms = 1700000000000,
@@ -80,6 +79,7 @@ static struct vnfs_step_record step(const struct fixture *fixture, uint32_t job_
 		.mounts = &fixture->mount,
 	};
 
+	vnfs_record_identify_slurm(&record, job_id, step_id);
 	snprintf(record.user, sizeof(record.user), "alice");
 	snprintf(record.node, sizeof(record.node), "node1");
 	snprintf(record.cgroup_path, sizeof(record.cgroup_path), "/sys/fs/cgroup/job%u", job_id);
@@ -142,15 +142,15 @@ static void test_finished_job_takes_its_steps_and_files(void **state)
 	}
 	struct vnfs_step_record other = step(fixture, 43, 0, 1001);
 	assert_int_equal(vnfs_ended_steps_add(&ended, &other, error, sizeof(error)), 0);
-	assert_true(vnfs_ended_steps_has_job(&ended, 42));
-	assert_int_equal(vnfs_ended_steps_remove_job(&ended, 42), 3);
-	assert_false(vnfs_ended_steps_has_job(&ended, 42));
+	assert_true(vnfs_ended_steps_has_job(&ended, slurm_job(42)));
+	assert_int_equal(vnfs_ended_steps_remove_job(&ended, slurm_job(42)), 3);
+	assert_false(vnfs_ended_steps_has_job(&ended, slurm_job(42)));
 	assert_int_equal(ended.count, 1);
 	assert_int_equal(ended.steps[0].job_id, 43);
 	assert_false(file_exists(fixture, "42.0.json"));
 	assert_false(file_exists(fixture, "42.2.json"));
 	assert_true(file_exists(fixture, "43.0.json"));
-	vnfs_ended_steps_remove_step(&ended, 43, 0);
+	vnfs_ended_steps_remove_step(&ended, slurm_step(43, 0));
 	assert_int_equal(ended.count, 0);
 	assert_false(file_exists(fixture, "43.0.json"));
 	vnfs_ended_steps_close(&ended);

@@ -128,6 +128,7 @@ static void test_records_arrive_exactly_once(void **unused)
 	struct vnfs_job job = { .job_id = 7, .uid = 1000, .user = "alice", .node = "n1",
 		.start_time_ms = 1700000000000, .end_time_ms = 1700000002000, .step_count = STEPS,
 		.steps = final };
+	vnfs_workload_of_slurm_job(&job.workload, 7);
 	sink.job_finished(sink.state, &job);
 	assert_int_equal(sink.dropped(sink.state), 0);
 	sink.close(sink.state); /* flushes */

@@ -15,6 +15,7 @@
 
 #include "lib/protocol.h"
 #include "lib/record.h"
+#include "workload_fixtures.h"
 
 #define MAX VNFS_DEFAULT_MAX_MESSAGE
 
@@ -90,9 +91,7 @@ static void test_register_round_trip(void **state)
 
 	(void)state;
 	request.type = VNFS_REQUEST_REGISTER;
-	request.job_id = 42;
-	request.has_step = true;
-	request.step_id = VNFS_STEP_BATCH;
+	vnfs_workload_of_slurm_step(&request.workload, 42, VNFS_STEP_BATCH);
 	request.uid = 1001;
 	request.cgroup_id = 1234;
 	strcpy(request.cgroup_path, "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_42/step_batch");
@@ -107,9 +106,7 @@ static void test_register_round_trip(void **state)
 			  "\"RUN\":\"\"}}\n");
 	round_trip(&request, &decoded);
 	assert_int_equal(decoded.type, VNFS_REQUEST_REGISTER);
-	assert_int_equal(decoded.job_id, 42);
-	assert_true(decoded.has_step);
-	assert_int_equal(decoded.step_id, VNFS_STEP_BATCH);
+	assert_slurm_step(&decoded.workload, 42, VNFS_STEP_BATCH);
 	assert_int_equal(decoded.uid, 1001);
 	assert_int_equal(decoded.cgroup_id, 1234);
 	assert_string_equal(decoded.cgroup_path, request.cgroup_path);
@@ -125,15 +122,12 @@ static void test_register_extremes_round_trip(void **state)
 
 	(void)state;
 	request.type = VNFS_REQUEST_REGISTER;
-	request.job_id = UINT32_MAX;
-	request.has_step = true;
-	request.step_id = UINT32_MAX;
+	vnfs_workload_of_slurm_step(&request.workload, UINT32_MAX, UINT32_MAX);
 	request.uid = UINT32_MAX;
 	request.cgroup_id = INT64_MAX;
 	vnfs_tags_init(&request.tags);
 	round_trip(&request, &decoded);
-	assert_int_equal(decoded.job_id, UINT32_MAX);
-	assert_int_equal(decoded.step_id, UINT32_MAX);
+	assert_slurm_step(&decoded.workload, UINT32_MAX, UINT32_MAX);
 	assert_int_equal(decoded.uid, UINT32_MAX);
 	assert_true(decoded.cgroup_id == (uint64_t)INT64_MAX);
 	assert_string_equal(decoded.cgroup_path, "");
@@ -153,42 +147,34 @@ static void test_other_requests_round_trip(void **state)
 
 	(void)state;
 	request.type = VNFS_REQUEST_UNREGISTER;
-	request.job_id = 42;
-	request.has_step = true;
-	request.step_id = 0;
+	vnfs_workload_of_slurm_step(&request.workload, 42, 0);
 	assert_encodes_to(&request, "{\"v\":1,\"type\":\"unregister\",\"job\":42,\"step\":0}\n");
 	round_trip(&request, &decoded);
 	assert_int_equal(decoded.type, VNFS_REQUEST_UNREGISTER);
-	assert_int_equal(decoded.job_id, 42);
-	assert_true(decoded.has_step);
-	assert_int_equal(decoded.step_id, 0);
+	assert_slurm_step(&decoded.workload, 42, 0);
 
 	memset(&request, 0, sizeof(request));
 	request.type = VNFS_REQUEST_FINISH;
-	request.job_id = 7;
+	vnfs_workload_of_slurm_job(&request.workload, 7);
 	assert_encodes_to(&request, "{\"v\":1,\"type\":\"finish\",\"job\":7}\n");
 	strcpy(request.report_dir, "/var/lib/vnfs/reports");
 	assert_encodes_to(&request, "{\"v\":1,\"type\":\"finish\",\"job\":7,"
 				    "\"report_dir\":\"/var/lib/vnfs/reports\"}\n");
 	round_trip(&request, &decoded);
 	assert_int_equal(decoded.type, VNFS_REQUEST_FINISH);
-	assert_int_equal(decoded.job_id, 7);
-	assert_false(decoded.has_step);
+	assert_slurm_job(&decoded.workload, 7);
 	assert_string_equal(decoded.report_dir, "/var/lib/vnfs/reports");
 
 	memset(&request, 0, sizeof(request));
 	request.type = VNFS_REQUEST_QUERY;
-	request.job_id = 9;
+	vnfs_workload_of_slurm_job(&request.workload, 9);
 	assert_encodes_to(&request, "{\"v\":1,\"type\":\"query\",\"job\":9}\n");
 	round_trip(&request, &decoded);
 	assert_int_equal(decoded.type, VNFS_REQUEST_QUERY);
-	assert_int_equal(decoded.job_id, 9);
-	assert_false(decoded.has_step);
-	request.has_step = true;
-	request.step_id = 3;
+	assert_slurm_job(&decoded.workload, 9);
+	vnfs_workload_of_slurm_step(&request.workload, 9, 3);
 	round_trip(&request, &decoded);
-	assert_true(decoded.has_step);
-	assert_int_equal(decoded.step_id, 3);
+	assert_slurm_step(&decoded.workload, 9, 3);
 
 	memset(&request, 0, sizeof(request));
 	request.type = VNFS_REQUEST_LIST;
@@ -232,16 +218,15 @@ static void test_step_names(void **state)
 	assert_int_equal(decode("{\"v\":1,\"type\":\"unregister\",\"job\":1,\"step\":\"batch\"}",
 				&request, error, sizeof(error)),
 			 0);
-	assert_int_equal(request.step_id, 0xfffffffbu);
+	assert_slurm_step(&request.workload, 1, 0xfffffffbu);
 	assert_int_equal(decode("{\"v\":1,\"type\":\"unregister\",\"job\":1,\"step\":\"extern\"}",
 				&request, error, sizeof(error)),
 			 0);
-	assert_int_equal(request.step_id, 0xfffffffcu);
+	assert_slurm_step(&request.workload, 1, 0xfffffffcu);
 	assert_int_equal(decode("{\"v\":1,\"type\":\"query\",\"job\":1,\"step\":\"interactive\"}",
 				&request, error, sizeof(error)),
 			 0);
-	assert_true(request.has_step);
-	assert_int_equal(request.step_id, 0xfffffffau);
+	assert_slurm_step(&request.workload, 1, 0xfffffffau);
 
 	assert_refused("{\"v\":1,\"type\":\"query\",\"job\":1,\"step\":\"Batch\"}",
 		       "field 'step' must be an integer from 0 to 4294967295 or one of \"batch\", "
@@ -252,6 +237,72 @@ static void test_step_names(void **state)
 	assert_refused("{\"v\":1,\"type\":\"query\",\"job\":1,\"step\":\"0\"}",
 		       "field 'step' must be an integer from 0 to 4294967295 or one of \"batch\", "
 		       "\"extern\", \"interactive\"");
+}
+
+/* The general form names the same workloads as Slurm's numbers, in one
+ * spelling, and never mixes with them. */
+static void test_general_workload_form(void **state)
+{
+	struct vnfs_request request, numbers;
+	char error[256];
+
+	(void)state;
+	assert_int_equal(decode("{\"v\":1,\"type\":\"unregister\",\"source\":\"slurm\","
+				"\"job\":\"42\",\"part\":\"batch\"}",
+				&request, error, sizeof(error)),
+			 0);
+	assert_int_equal(decode("{\"v\":1,\"type\":\"unregister\",\"job\":42,"
+				"\"step\":\"batch\"}",
+				&numbers, error, sizeof(error)),
+			 0);
+	assert_true(vnfs_workload_equal(&request.workload, &numbers.workload));
+	assert_slurm_step(&request.workload, 42, VNFS_STEP_BATCH);
+	/* Written back in Slurm's numbers: what every helper reads. */
+	assert_encodes_to(&request, "{\"v\":1,\"type\":\"unregister\",\"job\":42,"
+				    "\"step\":4294967291}\n");
+	assert_int_equal(decode("{\"v\":1,\"type\":\"query\",\"job\":\"7\","
+				"\"source\":\"slurm\"}",
+				&request, error, sizeof(error)),
+			 0);
+	assert_slurm_job(&request.workload, 7);
+	assert_int_equal(decode("{\"v\":1,\"type\":\"finish\",\"source\":\"slurm\","
+				"\"job\":\"7\"}",
+				&request, error, sizeof(error)),
+			 0);
+	assert_slurm_job(&request.workload, 7);
+
+	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":\"lsf\",\"job\":\"7\"}",
+		       "unknown workload source 'lsf'");
+	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":7,\"job\":\"7\"}",
+		       "field 'source' must be a string");
+	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":null,\"job\":\"7\"}",
+		       "field 'source' must be a string");
+	assert_refused("{\"v\":1,\"type\":\"query\",\"job\":7,\"part\":null}",
+		       "field 'part' needs field 'source' (with Slurm's numbers, give 'step')");
+	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":\"slurm\",\"job\":7}",
+		       "field 'job' must be a string");
+	assert_refused("{\"v\":1,\"type\":\"query\",\"job\":\"7\"}",
+		       "field 'job' must be an integer from 0 to 4294967295");
+	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":\"slurm\",\"job\":\"7\","
+		       "\"step\":0}",
+		       "field 'step' is Slurm's numbers form: with 'source', give 'part'");
+	assert_refused("{\"v\":1,\"type\":\"query\",\"job\":7,\"part\":\"0\"}",
+		       "field 'part' needs field 'source' (with Slurm's numbers, give 'step')");
+	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":\"slurm\",\"job\":\"007\"}",
+		       "Slurm job 007 is spelled 7");
+	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":\"slurm\",\"job\":\"7\","
+		       "\"part\":\"a b\"}",
+		       "the workload's part 'a...' holds a byte other than letters, digits and "
+		       "._-:@+/[]=,%#~");
+	assert_refused("{\"v\":1,\"type\":\"unregister\",\"source\":\"slurm\",\"job\":\"7\"}",
+		       "missing field 'step' in an unregister request");
+	assert_refused("{\"v\":1,\"type\":\"unregister\",\"job\":7}",
+		       "missing field 'step' in an unregister request");
+	assert_refused("{\"v\":1,\"type\":\"finish\",\"source\":\"slurm\",\"job\":\"7\","
+		       "\"part\":\"0\"}",
+		       "unknown field 'part' in a finish request (allowed: source, job, report_dir)");
+	assert_refused("{\"v\":1,\"type\":\"list\",\"source\":\"slurm\"}",
+		       "unknown field 'source' in a list request (allowed: only v and type)");
 }
 
 static void test_whitespace_and_newline_accepted(void **state)
@@ -330,14 +381,14 @@ static void test_unknown_and_missing_fields(void **state)
 {
 	(void)state;
 	assert_refused("{\"v\":1,\"type\":\"query\",\"jbo\":1}",
-		       "unknown field 'jbo' in a query request (allowed: job, step)");
+		       "unknown field 'jbo' in a query request (allowed: source, job, step, part)");
 	assert_refused("{\"v\":1,\"type\":\"list\",\"job\":1}",
 		       "unknown field 'job' in a list request (allowed: only v and type)");
 	assert_refused("{\"v\":1,\"type\":\"finish\",\"job\":1,\"step\":0}",
-		       "unknown field 'step' in a finish request (allowed: job, report_dir)");
+		       "unknown field 'step' in a finish request (allowed: source, job, report_dir)");
 	assert_refused("{\"v\":1,\"type\":\"register\",\"job\":1,\"step\":0,\"uid\":0,\"cgroup\":1}",
-		       "unknown field 'cgroup' in a register request (allowed: job, step, uid, "
-		       "cgroup_id, cgroup_path, tags)");
+		       "unknown field 'cgroup' in a register request (allowed: source, job, step, "
+		       "part, uid, cgroup_id, cgroup_path, tags)");
 	assert_refused("{\"v\":1,\"type\":\"query\"}", "missing field 'job' in a query request");
 	assert_refused("{\"v\":1,\"type\":\"unregister\",\"job\":1}",
 		       "missing field 'step' in an unregister request");
@@ -484,8 +535,8 @@ static void test_failed_decode_leaves_clean_request(void **state)
 	assert_int_equal(decode("{\"v\":1,\"type\":\"query\",\"job\":5,\"step\":\"x\"}", &request,
 				error, sizeof(error)),
 			 -1);
-	assert_int_equal(request.job_id, 0);
-	assert_false(request.has_step);
+	assert_string_equal(request.workload.job, ""); /* no workload at all */
+	assert_string_equal(request.workload.part, "");
 	assert_int_equal(request.tags.count, 0);
 }
 
@@ -497,6 +548,7 @@ int main(void)
 		cmocka_unit_test(test_register_extremes_round_trip),
 		cmocka_unit_test(test_other_requests_round_trip),
 		cmocka_unit_test(test_step_names),
+		cmocka_unit_test(test_general_workload_form),
 		cmocka_unit_test(test_whitespace_and_newline_accepted),
 		cmocka_unit_test(test_framing_errors),
 		cmocka_unit_test(test_version_and_type_errors),

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "workload_fixtures.h"
 #include "helper/steps/registry.h"
 #include "lib/log.h"
 
@@ -29,8 +30,7 @@ static struct vnfs_step make_step(uint32_t job, uint32_t step_id, uint64_t cgrou
 {
 	struct vnfs_step step = { 0 };
 
-	step.job_id = job;
-	step.step_id = step_id;
+	vnfs_workload_of_slurm_step(&step.workload, job, step_id);
 	step.uid = 1000 + job;
 	step.cgroup_id = cgroup;
 	step.start_time_ms = 1700000000000;
@@ -75,7 +75,7 @@ static void test_slots_are_lowest_free_first_and_reused(void **state)
 	step = make_step(43, 0, 200);
 	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
 	assert_int_equal(slot, 1);
-	assert_int_equal(registry->steps[1].job_id, 43);
+	assert_slurm_job_id(&registry->steps[1].workload, 43);
 	assert_int_equal(registry->steps[1].state, VNFS_STEP_RUNNING);
 	free_registry(registry);
 }
@@ -166,7 +166,7 @@ static void test_steps_per_job_are_limited(void **state)
 	add_steps(registry, 42, 1042, 0, 256);
 	assert_int_equal(registry->used, 256);
 	for (uint32_t i = 0; i < 100; i++)
-		assert_int_equal(vnfs_registry_end(registry, 42, i, 5000), (int)i);
+		assert_int_equal(vnfs_registry_end(registry, slurm_step(42, i), 5000), (int)i);
 	assert_refused(registry, 42, 1042, 256,
 		       "job 42 already holds 256 steps on this node (max_steps_per_job)");
 	/* A retried REGISTER of a running step is not a new step. */
@@ -181,20 +181,20 @@ static void test_steps_per_job_are_limited(void **state)
 	assert_int_equal(registry->used, 257);
 
 	/* Only an ended step of that {job, step} is released early. */
-	assert_int_equal(vnfs_registry_release_ended(registry, 200, 42, 200), -1); /* running */
-	assert_int_equal(vnfs_registry_release_ended(registry, 7, 42, 8), -1);     /* other step */
-	assert_int_equal(vnfs_registry_release_ended(registry, VNFS_MAX_STEPS, 42, 7), -1);
+	assert_int_equal(vnfs_registry_release_ended(registry, 200, slurm_step(42, 200)), -1); /* running */
+	assert_int_equal(vnfs_registry_release_ended(registry, 7, slurm_step(42, 8)), -1);     /* other step */
+	assert_int_equal(vnfs_registry_release_ended(registry, VNFS_MAX_STEPS, slurm_step(42, 7)), -1);
 	assert_int_equal(registry->used, 257);
-	assert_int_equal(vnfs_registry_release_ended(registry, 7, 42, 7), 0);
+	assert_int_equal(vnfs_registry_release_ended(registry, 7, slurm_step(42, 7)), 0);
 	assert_int_equal(registry->steps[7].state, VNFS_STEP_FREE);
 	assert_int_equal(registry->used, 256);
 	add_steps(registry, 42, 1042, 256, 1);
-	assert_int_equal(registry->steps[7].step_id, 256);
+	assert_string_equal(registry->steps[7].workload.part, "256");
 	assert_refused(registry, 42, 1042, 257,
 		       "job 42 already holds 256 steps on this node (max_steps_per_job)");
 
 	/* Finished steps wait only for their final read: they hold no place. */
-	assert_int_equal(vnfs_registry_finish_job(registry, 42, 6000), 256);
+	assert_int_equal(vnfs_registry_finish_job(registry, slurm_job(42), 6000), 256);
 	add_steps(registry, 42, 1042, 1000, 1);
 	free_registry(registry);
 }
@@ -243,17 +243,17 @@ static void test_end_and_finish_move_states(void **state)
 	step = make_step(43, 0, 102);
 	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
 
-	assert_int_equal(vnfs_registry_end(registry, 42, 1, 5000), 1);
+	assert_int_equal(vnfs_registry_end(registry, slurm_step(42, 1), 5000), 1);
 	assert_int_equal(registry->steps[1].state, VNFS_STEP_ENDED);
 	assert_int_equal(registry->steps[1].end_time_ms, 5000);
-	assert_int_equal(vnfs_registry_end(registry, 42, 7, 5000), -1);
+	assert_int_equal(vnfs_registry_end(registry, slurm_step(42, 7), 5000), -1);
 
-	assert_int_equal(vnfs_registry_finish_job(registry, 42, 6000), 2);
+	assert_int_equal(vnfs_registry_finish_job(registry, slurm_job(42), 6000), 2);
 	assert_int_equal(registry->steps[0].state, VNFS_STEP_FINISHED);
 	assert_int_equal(registry->steps[0].end_time_ms, 6000);
 	assert_int_equal(registry->steps[1].end_time_ms, 5000); /* its own end kept */
 	assert_int_equal(registry->steps[2].state, VNFS_STEP_RUNNING);
-	assert_int_equal(vnfs_registry_finish_job(registry, 44, 6000), 0);
+	assert_int_equal(vnfs_registry_finish_job(registry, slurm_job(44), 6000), 0);
 	free_registry(registry);
 }
 
@@ -378,8 +378,7 @@ static void assert_tagged_step(const struct vnfs_registry *registry, uint32_t sl
 	snprintf(value, sizeof(value), "p%u-%u", job, step_id);
 	snprintf(path, sizeof(path), "/sys/fs/cgroup/job_%u/step_%u", job, step_id);
 	assert_int_equal(step->state, state);
-	assert_int_equal(step->job_id, job);
-	assert_int_equal(step->step_id, step_id);
+	assert_slurm_step(&step->workload, job, step_id);
 	assert_int_equal(step->uid, 1000 + job);
 	assert_true(step->cgroup_id == 10000 + job * 100 + step_id);
 	assert_true(step->start_time_ms == 1700000000000);
@@ -422,7 +421,7 @@ static void test_persisted_registry_survives_restart(void **state)
 	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
 	step = make_step(43, 0xfffffffbu, 101);
 	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
-	assert_int_equal(vnfs_registry_end(registry, 43, 0xfffffffbu, 7000), 1);
+	assert_int_equal(vnfs_registry_end(registry, slurm_step(43, 0xfffffffbu), 7000), 1);
 	free_registry(registry);
 
 	restarted = new_registry(directory);
@@ -430,14 +429,14 @@ static void test_persisted_registry_survives_restart(void **state)
 	assert_int_equal(vnfs_registry_visit(restarted, visit_step, &visited, NULL), 2);
 	assert_int_equal(visited.count, 2);
 	assert_int_equal(visited.slots[0], 0);
-	assert_int_equal(visited.steps[0].job_id, 42);
+	assert_slurm_job_id(&visited.steps[0].workload, 42);
 	assert_int_equal(visited.steps[0].uid, 1042);
 	assert_true(visited.steps[0].cgroup_id == 100);
 	assert_string_equal(visited.steps[0].cgroup_path, "/sys/fs/cgroup/job_42/step_0");
 	assert_string_equal(vnfs_tags_find(&visited.steps[0].tags, "PROJECT_NAME"), "alpha");
 	assert_int_equal(visited.steps[0].state, VNFS_STEP_RUNNING);
 	assert_int_equal(visited.slots[1], 1);
-	assert_int_equal(visited.steps[1].step_id, 0xfffffffbu);
+	assert_string_equal(visited.steps[1].workload.part, "batch");
 	assert_int_equal(visited.steps[1].state, VNFS_STEP_ENDED);
 	assert_int_equal(visited.steps[1].end_time_ms, 7000);
 	free_registry(restarted);
@@ -480,8 +479,8 @@ static void test_acknowledged_changes_survive_kill_9(void **state)
 			    slot != i)
 				_exit(4);
 		}
-		if (vnfs_registry_end(registry, 7, 3, 9000) != 3 ||
-		    vnfs_registry_finish_job(registry, 8, 9500) != 10)
+		if (vnfs_registry_end(registry, slurm_step(7, 3), 9000) != 3 ||
+		    vnfs_registry_finish_job(registry, slurm_job(8), 9500) != 10)
 			_exit(5);
 		vnfs_registry_release(registry, 59);
 		raise(SIGKILL);
@@ -533,9 +532,9 @@ static void test_each_change_appends_its_lines(void **state)
 		"\"cgroup_id\":14300,\"cgroup_path\":\"\\/sys\\/fs\\/cgroup\\/job_43\\/step_0\","
 		"\"start_ms\":1700000000000,\"end_ms\":0,\"tags\":{\"PROJECT_NAME\":\"p43-0\"}}\n");
 	free(text);
-	assert_int_equal(vnfs_registry_end(registry, 42, 1, 5000), 1);
+	assert_int_equal(vnfs_registry_end(registry, slurm_step(42, 1), 5000), 1);
 	assert_int_equal(count_lines(journal), 4);
-	assert_int_equal(vnfs_registry_finish_job(registry, 42, 6000), 2);
+	assert_int_equal(vnfs_registry_finish_job(registry, slurm_job(42), 6000), 2);
 	assert_int_equal(count_lines(journal), 6);
 	vnfs_registry_release(registry, 0);
 	assert_int_equal(count_lines(journal), 7);
@@ -664,7 +663,7 @@ static void test_compaction_leaves_one_whole_file(void **state)
 	add_tagged_step(registry, 42, 1, 1);
 	add_tagged_step(registry, 43, 0, 2);
 	vnfs_registry_release(registry, 1);
-	assert_int_equal(vnfs_registry_end(registry, 43, 0, 5000), 2);
+	assert_int_equal(vnfs_registry_end(registry, slurm_step(43, 0), 5000), 2);
 	assert_int_equal(count_lines(journal), 5);
 	free_registry(registry);
 
@@ -806,6 +805,40 @@ static void test_corrupt_journal_lines_are_dropped(void **state)
 	remove_directory(directory);
 }
 
+/* A journal line may name its step in the general form (lib/protocol.h):
+ * the same step as Slurm's numbers; a Slurm id spelled another way, or a
+ * step without a part, is damage. */
+static void test_general_form_journal_lines(void **state)
+{
+	char directory[64], journal[320];
+	struct vnfs_registry *registry;
+
+	(void)state;
+	make_directory(directory);
+	state_file(journal, sizeof(journal), directory, "registry.journal");
+	write_text(journal,
+		   "{\"slot\":0,\"state\":\"running\",\"source\":\"slurm\",\"job\":\"42\","
+		   "\"part\":\"batch\",\"uid\":1042,\"cgroup_id\":5,\"start_ms\":1,\"end_ms\":0}\n"
+		   "{\"slot\":1,\"state\":\"running\",\"source\":\"slurm\",\"job\":\"042\","
+		   "\"part\":\"0\",\"uid\":1042,\"cgroup_id\":6,\"start_ms\":1,\"end_ms\":0}\n"
+		   "{\"slot\":2,\"state\":\"running\",\"source\":\"slurm\",\"job\":\"43\","
+		   "\"uid\":1042,\"cgroup_id\":7,\"start_ms\":1,\"end_ms\":0}\n"
+		   "{\"slot\":3,\"state\":\"running\",\"source\":\"lsf\",\"job\":\"43\","
+		   "\"part\":\"0\",\"uid\":1042,\"cgroup_id\":8,\"start_ms\":1,\"end_ms\":0}\n",
+		   "w");
+	start_capturing_log();
+	registry = open_registry(directory);
+	vnfs_log_set_sink(NULL);
+	assert_int_equal(logged_count, 3);
+	assert_int_equal(registry->used, 1);
+	assert_slurm_step(&registry->steps[0].workload, 42, 0xfffffffbu);
+	/* The same step in Slurm's numbers is the one already there. */
+	assert_int_equal(vnfs_registry_end(registry, slurm_step(42, 0xfffffffbu), 9), 0);
+	assert_int_equal(registry->steps[0].state, VNFS_STEP_ENDED);
+	free_registry(registry);
+	remove_directory(directory);
+}
+
 /*
  * A write that fails half-way (here: the file size limit, as a full disk
  * would) is cut back to the last whole record, and the next change rewrites
@@ -882,8 +915,7 @@ static void test_failed_append_rewrites_next_time(void **state)
 	restarted = open_registry(directory);
 	assert_int_equal(restarted->used, 4);
 	for (uint32_t i = 0; i < 4; i++) {
-		assert_int_equal(restarted->steps[i].job_id, 42);
-		assert_int_equal(restarted->steps[i].step_id, i);
+		assert_slurm_step(&restarted->steps[i].workload, 42, i);
 		assert_true(restarted->steps[i].cgroup_id == 10000 + 4200 + i);
 	}
 	free_registry(restarted);
@@ -920,7 +952,7 @@ static void test_legacy_registry_json_is_migrated(void **state)
 	assert_int_equal(registry->used, 2);
 	assert_tagged_step(registry, 0, 42, 0, VNFS_STEP_RUNNING);
 	assert_int_equal(registry->steps[5].state, VNFS_STEP_ENDED);
-	assert_int_equal(registry->steps[5].step_id, 4294967291u);
+	assert_string_equal(registry->steps[5].workload.part, "batch");
 	assert_int_equal(registry->steps[5].end_time_ms, 7000);
 	assert_int_equal(registry->steps[5].tags.count, 0);
 	assert_int_equal(access(legacy, F_OK), -1);
@@ -941,7 +973,7 @@ static void test_legacy_registry_json_is_migrated(void **state)
 	assert_int_equal(restarted->used, 3);
 	assert_tagged_step(restarted, 0, 42, 0, VNFS_STEP_RUNNING);
 	assert_tagged_step(restarted, 1, 44, 0, VNFS_STEP_RUNNING);
-	assert_int_equal(restarted->steps[5].job_id, 43);
+	assert_slurm_job_id(&restarted->steps[5].workload, 43);
 	assert_int_equal(access(legacy, F_OK), -1);
 	free_registry(restarted);
 	remove_directory(directory);
@@ -1011,6 +1043,7 @@ int main(void)
 		cmocka_unit_test(test_compaction_leaves_one_whole_file),
 		cmocka_unit_test(test_journal_tail_cut_short),
 		cmocka_unit_test(test_corrupt_journal_lines_are_dropped),
+		cmocka_unit_test(test_general_form_journal_lines),
 		cmocka_unit_test(test_failed_append_rewrites_next_time),
 		cmocka_unit_test(test_legacy_registry_json_is_migrated),
 		cmocka_unit_test(test_corrupt_legacy_registry_is_reported),

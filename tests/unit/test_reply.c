@@ -236,7 +236,7 @@ static void test_finish_and_query(void **state)
 static void test_list(void **state)
 {
 	struct vnfs_reply reply, decoded;
-	char *line;
+	char *line, error[256];
 
 	(void)state;
 	vnfs_reply_init(&reply, VNFS_REQUEST_LIST);
@@ -249,11 +249,11 @@ static void test_list(void **state)
 	reply.entries = calloc(2, sizeof(*reply.entries));
 	assert_non_null(reply.entries);
 	reply.entry_count = 2;
-	reply.entries[0] = (struct vnfs_list_entry){ .job_id = 7, .step_id = 0, .uid = 1001,
-						     .user = "alice", .running = true };
-	reply.entries[1] = (struct vnfs_list_entry){ .job_id = UINT32_MAX,
-						     .step_id = VNFS_STEP_BATCH, .uid = 0,
-						     .user = "root", .running = false };
+	reply.entries[0] = (struct vnfs_list_entry){ .uid = 1001, .user = "alice",
+						     .running = true };
+	vnfs_workload_of_slurm_step(&reply.entries[0].workload, 7, 0);
+	reply.entries[1] = (struct vnfs_list_entry){ .uid = 0, .user = "root", .running = false };
+	vnfs_workload_of_slurm_step(&reply.entries[1].workload, UINT32_MAX, VNFS_STEP_BATCH);
 	line = round_trip(&reply, &decoded);
 	assert_string_equal(line, "{\"v\":1,\"ok\":true,\"jobs\":["
 				  "{\"job\":7,\"step\":\"0\",\"uid\":1001,\"user\":\"alice\","
@@ -263,8 +263,25 @@ static void test_list(void **state)
 	assert_int_equal(decoded.entry_count, 2);
 	assert_memory_equal(decoded.entries, reply.entries, 2 * sizeof(*reply.entries));
 	free(line);
-	vnfs_reply_free(&reply);
 	vnfs_reply_free(&decoded);
+
+	/* The general form names the same step; a Slurm step in it is one. */
+	assert_int_equal(decode("{\"v\":1,\"ok\":true,\"jobs\":[{\"source\":\"slurm\","
+				"\"job\":\"7\",\"part\":\"0\",\"uid\":1001,\"user\":\"alice\","
+				"\"running\":true}]}",
+				VNFS_REQUEST_LIST, &decoded, error, sizeof(error)),
+			 0);
+	assert_int_equal(decoded.entry_count, 1);
+	assert_true(vnfs_workload_equal(&decoded.entries[0].workload, &reply.entries[0].workload));
+	vnfs_reply_free(&decoded);
+	assert_int_equal(decode("{\"v\":1,\"ok\":true,\"jobs\":[{\"source\":\"slurm\","
+				"\"job\":\"7\",\"step\":\"0\",\"uid\":1001,\"user\":\"alice\","
+				"\"running\":true}]}",
+				VNFS_REQUEST_LIST, &decoded, error, sizeof(error)),
+			 -1);
+	assert_string_equal(error, "jobs[0]: field 'step' is Slurm's numbers form: with 'source', "
+				   "give 'part'");
+	vnfs_reply_free(&reply);
 }
 
 static void test_status(void **state)

@@ -355,17 +355,23 @@ static int live_handler(void *context, const struct vnfs_request *request,
 		if (reply->entries == NULL)
 			return -1;
 		for (uint32_t job_id = 102; job_id <= 500; job_id += 398)
-			reply->entries[reply->entry_count++] = (struct vnfs_list_entry){
-				.job_id = job_id, .uid = 1001, .user = "alice", .running = true
-			};
+		{
+			struct vnfs_list_entry *entry = &reply->entries[reply->entry_count++];
+
+			*entry = (struct vnfs_list_entry){ .uid = 1001, .user = "alice",
+							   .running = true };
+			vnfs_workload_of_slurm_step(&entry->workload, job_id, 0);
+		}
 		return 0;
 	}
-	if (request->type == VNFS_REQUEST_QUERY && (request->job_id == 500 || request->job_id == 102)) {
+	uint32_t job_id = 0;
+	(void)vnfs_workload_slurm_job_id(&request->workload, &job_id);
+	if (request->type == VNFS_REQUEST_QUERY && (job_id == 500 || job_id == 102)) {
 		answer->owner_known = true;
 		answer->owner_uid = 1001;
-		return live_job(request->job_id, request->job_id == 500 ? 1 : 5, &reply->job);
+		return live_job(job_id, job_id == 500 ? 1 : 5, &reply->job);
 	}
-	vnfs_reply_fail(reply, "job %u is not running on this node", request->job_id);
+	vnfs_reply_fail(reply, "job %u is not running on this node", job_id);
 	return 0;
 }
 

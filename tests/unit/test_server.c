@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workload_fixtures.h"
 #include "helper/control/server.h"
 #include "lib/client.h"
 
@@ -66,18 +67,27 @@ static void owned_job(struct vnfs_answer *answer, uint32_t job_id, uint32_t uid)
 	answer->owner_uid = uid;
 }
 
+/* The Slurm job a request names (the fixtures' requests all name one). */
+static uint32_t request_job(const struct vnfs_request *request)
+{
+	uint32_t job_id = 0;
+
+	(void)vnfs_workload_slurm_job_id(&request->workload, &job_id);
+	return job_id;
+}
+
 static void answer_query(const struct vnfs_request *request, struct vnfs_answer *answer)
 {
-	switch (request->job_id) {
+	switch (request_job(request)) {
 	case 42:
 	case 43:
-		owned_job(answer, request->job_id, request->job_id == 42 ? 1001 : NOBODY);
+		owned_job(answer, request_job(request), request_job(request) == 42 ? 1001 : NOBODY);
 		break;
 	case 44: /* a buggy handler that forgot the owner */
 		answer->reply.job.job_id = 44;
 		break;
 	default:
-		vnfs_reply_fail(&answer->reply, "job %u is not known", request->job_id);
+		vnfs_reply_fail(&answer->reply, "job %u is not known", request_job(request));
 	}
 }
 
@@ -87,8 +97,9 @@ static int answer_list(const struct vnfs_peer *peer, struct vnfs_reply *reply)
 	reply->entries = calloc(1, sizeof(*reply->entries));
 	if (reply->entries == NULL)
 		return -1;
-	reply->entries[0] = (struct vnfs_list_entry){ .job_id = 1, .uid = peer->uid,
-						      .user = "peer", .running = true };
+	reply->entries[0] = (struct vnfs_list_entry){ .uid = peer->uid, .user = "peer",
+						      .running = true };
+	vnfs_workload_of_slurm_step(&reply->entries[0].workload, 1, 0);
 	reply->entry_count = 1;
 	return 0;
 }
@@ -127,22 +138,22 @@ static int handler(void *context, const struct vnfs_request *request,
 	big_status = request->type == VNFS_REQUEST_STATUS && fixture->big_status;
 	if (big_status)
 		fixture->big_status = false;
-	if ((request->type == VNFS_REQUEST_FINISH && request->job_id == HELD_FINISH_JOB) ||
-	    (request->type == VNFS_REQUEST_QUERY && request->job_id == HELD_QUERY_JOB)) {
+	if ((request->type == VNFS_REQUEST_FINISH && request_job(request) == HELD_FINISH_JOB) ||
+	    (request->type == VNFS_REQUEST_QUERY && request_job(request) == HELD_QUERY_JOB)) {
 		fixture->held++;
 		pthread_cond_broadcast(&fixture->changed);
 		while (fixture->holding)
 			pthread_cond_wait(&fixture->changed, &fixture->lock);
 		fixture->held--;
 		pthread_mutex_unlock(&fixture->lock);
-		owned_job(answer, request->job_id, 0);
+		owned_job(answer, request_job(request), 0);
 		return 0;
 	}
 	pthread_mutex_unlock(&fixture->lock);
 
 	switch (request->type) {
 	case VNFS_REQUEST_REGISTER:
-		answer->reply.slot = request->job_id;
+		answer->reply.slot = request_job(request);
 		return 0;
 	case VNFS_REQUEST_UNREGISTER:
 		return 0;
@@ -335,7 +346,11 @@ static struct vnfs_request simple_request(enum vnfs_request_type type, uint32_t 
 
 	memset(&request, 0, sizeof(request));
 	request.type = type;
-	request.job_id = job;
+	/* A step for the requests that name one, the job for the others. */
+	if (type == VNFS_REQUEST_REGISTER || type == VNFS_REQUEST_UNREGISTER)
+		vnfs_workload_of_slurm_step(&request.workload, job, 0);
+	else
+		vnfs_workload_of_slurm_job(&request.workload, job);
 	vnfs_tags_init(&request.tags);
 	return request;
 }
@@ -393,7 +408,7 @@ static void test_root_registers_and_queries(void **state)
 	char error[256];
 
 	assert_int_equal(getuid(), 0); /* the suite runs as root */
-	request.has_step = true;
+	vnfs_workload_of_slurm_step(&request.workload, request_job(&request), 0);
 	request.uid = 1001;
 	request.cgroup_id = 1234;
 	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,
@@ -527,7 +542,7 @@ static void test_oversize_gets_error_then_close(void **state)
 	struct vnfs_reply reply;
 	char error[256], name[32];
 
-	request.has_step = true;
+	vnfs_workload_of_slurm_step(&request.workload, request_job(&request), 0);
 	request.cgroup_id = 1;
 	for (int i = 0; i < 30; i++) {
 		snprintf(name, sizeof(name), "TAG_NUMBER_%d", i);
@@ -766,12 +781,12 @@ static void run_as_nobody(const char *socket_path, int write_fd)
 	    setresuid(NOBODY, NOBODY, NOBODY) < 0)
 		_exit(2);
 	request = simple_request(VNFS_REQUEST_REGISTER, 42);
-	request.has_step = true;
+	vnfs_workload_of_slurm_step(&request.workload, request_job(&request), 0);
 	request.uid = NOBODY;
 	request.cgroup_id = 99;
 	child_call(out, socket_path, request);
 	request = simple_request(VNFS_REQUEST_UNREGISTER, 42);
-	request.has_step = true;
+	vnfs_workload_of_slurm_step(&request.workload, request_job(&request), 0);
 	child_call(out, socket_path, request);
 	child_call(out, socket_path, simple_request(VNFS_REQUEST_FINISH, 42));
 	child_call(out, socket_path, simple_request(VNFS_REQUEST_QUERY, 42));
@@ -1082,7 +1097,7 @@ static void test_root_is_served_while_users_hold_connections(void **state)
 	expect_lines(lines, 4, "{\"v\":1,\"ok\":false,\"error\":\"too many clients (12 "
 			       "connected): try again later\"}\n");
 	/* Root still has its four: each REGISTER answered, ok. */
-	request.has_step = true;
+	vnfs_workload_of_slurm_step(&request.workload, request_job(&request), 0);
 	request.uid = 1001;
 	request.cgroup_id = 99;
 	for (int i = 0; i < 4; i++)
@@ -1139,7 +1154,7 @@ static void test_register_does_not_wait_for_finish_or_queries(void **state)
 		pthread_cond_wait(&fixture->changed, &fixture->lock);
 	pthread_mutex_unlock(&fixture->lock);
 
-	request.has_step = true;
+	vnfs_workload_of_slurm_step(&request.workload, request_job(&request), 0);
 	request.uid = 1001;
 	request.cgroup_id = 99;
 	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, 2000, &reply, error,

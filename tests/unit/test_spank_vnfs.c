@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "lib/record_json.h"
+#include "workload_fixtures.h"
 
 #define MAX_LINES 16
 #define MAX_CALLS 8
@@ -380,8 +381,7 @@ static void assert_request(unsigned index, enum vnfs_request_type type, uint32_t
 {
 	assert_true(helper.request_count > index);
 	assert_int_equal(helper.requests[index].type, type);
-	assert_int_equal(helper.requests[index].job_id, 7);
-	assert_int_equal(helper.requests[index].step_id, step_id);
+	assert_slurm_step(&helper.requests[index].workload, 7, step_id);
 }
 
 /* -------------------------------------------------------------------- tests */
@@ -663,7 +663,7 @@ static void test_epilog_finishes_the_job(void **state)
 	assert_int_equal(slurm_spank_job_epilog(NULL, line.argc, line.argv), 0);
 	assert_int_equal(helper.request_count, 1);
 	assert_int_equal(helper.requests[0].type, VNFS_REQUEST_FINISH);
-	assert_int_equal(helper.requests[0].job_id, 7);
+	assert_slurm_job(&helper.requests[0].workload, 7);
 	assert_string_equal(helper.requests[0].report_dir, "/var/spool/vnfs");
 
 	snprintf(missing, sizeof(missing), "%s/none.sock", helper.directory);

@@ -97,12 +97,15 @@ static void test_untrusted_text(void **state)
 	char error[256] = "", longest[VNFS_WORKLOAD_JOB_MAX], too_long[VNFS_WORKLOAD_JOB_MAX + 1];
 
 	(void)state;
-	/* What scheduler ids and pod names look like. */
-	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_SLURM, "1234[5].pbs01",
-					   "train-0", error, sizeof(error)),
+	/* What scheduler ids and pod names look like (Slurm, the only source
+	 * yet, takes only its own spelling: below). */
+	assert_true(vnfs_workload_text_valid("1234[5].pbs01", VNFS_WORKLOAD_JOB_MAX));
+	assert_true(vnfs_workload_text_valid("train-0", VNFS_WORKLOAD_PART_MAX));
+	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_SLURM, "42", "batch", error,
+					   sizeof(error)),
 			 0);
-	assert_string_equal(workload.job, "1234[5].pbs01");
-	assert_string_equal(workload.part, "train-0");
+	assert_string_equal(workload.job, "42");
+	assert_string_equal(workload.part, "batch");
 	assert_true(vnfs_workload_text_valid("ml-team/resnet-7f9c:gpu@node1+2=a,b%c#d~e", 64));
 	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_SLURM, "77", "", error,
 					   sizeof(error)),
@@ -130,6 +133,14 @@ static void test_untrusted_text(void **state)
 	expect_refused("$(reboot)", "0",
 		       "the workload's job '...' holds a byte other than letters, digits and "
 		       "._-:@+/[]=,%#~");
+	/* One Slurm step, one spelling. */
+	expect_refused("1234[5].pbs01", "0", "a Slurm job id must be a number from 0 to 4294967295");
+	expect_refused("batch", "0", "a Slurm job id must be a number from 0 to 4294967295");
+	expect_refused("4294967296", "0", "a Slurm job id must be a number from 0 to 4294967295");
+	expect_refused("42", "train-0", "a Slurm step must be a number or batch, extern, interactive");
+	expect_refused("042", "0", "Slurm job 042 step 0 is spelled 42.0");
+	expect_refused("42", "00", "Slurm job 42 step 00 is spelled 42.0");
+	expect_refused("+42", "", "a Slurm job id must be a number from 0 to 4294967295");
 	for (const char *c = " \"'\\`$;&|<>*?!(){}\t\n"; *c != '\0'; c++) {
 		char text[4] = { 'a', *c, 'b', '\0' };
 
@@ -139,6 +150,19 @@ static void test_untrusted_text(void **state)
 					   sizeof(error)),
 			 -1);
 	assert_string_equal(error, "unknown workload source 1");
+}
+
+static void test_describe(void **state)
+{
+	struct vnfs_workload workload;
+	char text[VNFS_WORKLOAD_DESCRIPTION_MAX];
+
+	(void)state;
+	vnfs_workload_of_slurm_step(&workload, 42, VNFS_STEP_BATCH);
+	assert_string_equal(vnfs_workload_describe(&workload, text, sizeof(text)),
+			    "job 42 step batch");
+	vnfs_workload_of_slurm_job(&workload, 42);
+	assert_string_equal(vnfs_workload_describe(&workload, text, sizeof(text)), "job 42");
 }
 
 static void test_order_and_equality(void **state)
@@ -175,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_source_table),
 		cmocka_unit_test(test_slurm_both_ways),
 		cmocka_unit_test(test_untrusted_text),
+		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_order_and_equality),
 	};
 
