@@ -26,9 +26,12 @@ void vnfs_job_of_steps(struct vnfs_job *job, uint32_t job_id, const char *node,
 {
 	memset(job, 0, sizeof(*job));
 	job->job_id = job_id;
+	/* A job read with no steps still has its name. */
 	if (count > 0) {
 		job->workload = steps[0].workload;
 		job->workload.part[0] = '\0';
+	} else {
+		vnfs_workload_of_slurm_job(&job->workload, job_id);
 	}
 	job->node = node;
 	job->steps = steps;

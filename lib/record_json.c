@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "lib/record_json.h"
+#include "lib/protocol.h" /* the workload's JSON form */
 
 static const char *const direction_names[VNFS_DIRECTIONS] = {
 	[VNFS_DIRECTION_READ] = "read",
@@ -156,19 +157,32 @@ static struct json_object *mounts_to_json(const struct vnfs_mount_record *mounts
 	return array;
 }
 
-/* A Slurm step's record is written as before the identity was general
+/*
+ * A Slurm step's record is written as before the identity was general
  * ("job": 42, "step": "0"), so that every reader of today's files and
- * streams keeps reading them; a source that is not Slurm adds its own
- * fields here when it comes. */
-_Static_assert(VNFS_SOURCE_COUNT == 1, "the JSON of a record names only Slurm's workloads");
+ * streams keeps reading them; any other workload in the protocol's general
+ * form ("source", "job" and "part" as text: lib/protocol.h).  A Slurm job
+ * likewise: "job": 42.
+ */
+static void add_identity(struct json_object *object, const struct vnfs_workload *workload)
+{
+	uint32_t job_id, step_id;
+
+	if (workload->part[0] == '\0' && vnfs_workload_slurm_job_id(workload, &job_id) == 0) {
+		add_u64(object, "job", job_id);
+	} else if (vnfs_workload_slurm_ids(workload, &job_id, &step_id) == 0) {
+		add_u64(object, "job", job_id);
+		add_string(object, "step", workload->part);
+	} else {
+		(void)vnfs_protocol_add_workload(object, workload);
+	}
+}
 
 struct json_object *vnfs_step_record_to_json(const struct vnfs_step_record *record)
 {
 	struct json_object *object = json_object_new_object();
-	char step[16];
 
-	add_u64(object, "job", record->job_id);
-	add_string(object, "step", vnfs_step_name(record->step_id, step, sizeof(step)));
+	add_identity(object, &record->workload);
 	add_u64(object, "uid", record->uid);
 	add_string(object, "user", record->user);
 	add_string(object, "node", record->node);
@@ -288,7 +302,7 @@ struct json_object *vnfs_job_to_json(const struct vnfs_job *job)
 {
 	struct json_object *object = json_object_new_object();
 
-	add_u64(object, "job", job->job_id);
+	add_identity(object, &job->workload);
 	add_u64(object, "uid", job->uid);
 	add_string(object, "user", job->user != NULL ? job->user : "");
 	add_string(object, "node", job->node != NULL ? job->node : "");
@@ -681,25 +695,63 @@ static int read_mounts(struct reader *reader, const struct json_object *object,
 	return 0;
 }
 
+/* A step's identity in either form (add_identity). */
+static int read_step_identity(struct reader *reader, const struct json_object *object,
+			      struct vnfs_step_record *record)
+{
+	struct vnfs_workload workload;
+	char step[16], message[256];
+	uint32_t job_id, step_id;
+
+	if (json_object_object_get_ex(object, "source", NULL)) {
+		if (vnfs_protocol_get_workload((struct json_object *)object, &workload, message,
+					       sizeof(message)) < 0)
+			return fail(reader, "%s", message);
+		if (workload.part[0] == '\0')
+			return fail(reader, "a step record needs a 'part'");
+	} else {
+		if (read_u32(reader, object, "job", &job_id) < 0 ||
+		    read_string(reader, object, "step", step, sizeof(step)) < 0)
+			return -1;
+		if (vnfs_step_parse(step, &step_id) < 0)
+			return fail(reader, "field 'step' must be a step number, batch, extern, "
+					    "interactive or pending, not '%s'", step);
+		vnfs_workload_of_slurm_step(&workload, job_id, step_id);
+	}
+	vnfs_record_identify(record, &workload);
+	return 0;
+}
+
+/* A job's identity in either form; a job has no part. */
+static int read_job_identity(struct reader *reader, const struct json_object *object,
+			     struct vnfs_owned_job *owned)
+{
+	char message[256];
+
+	if (!json_object_object_get_ex(object, "source", NULL)) {
+		if (read_u32(reader, object, "job", &owned->job_id) < 0)
+			return -1;
+		vnfs_workload_of_slurm_job(&owned->workload, owned->job_id);
+		return 0;
+	}
+	if (vnfs_protocol_get_workload((struct json_object *)object, &owned->workload, message,
+				       sizeof(message)) < 0)
+		return fail(reader, "%s", message);
+	owned->job_id = 0;
+	return 0;
+}
+
 static int read_step(struct reader *reader, const struct json_object *object,
 		     struct vnfs_step_record *record)
 {
 	static const char *const keys[] = {
-		"job", "step", "uid", "user", "node", "cgroup_id", "cgroup_path", "tags",
-		"start_time", "end_time", "sample_time", "finished", "operations",
+		"source", "job", "step", "part", "uid", "user", "node", "cgroup_id", "cgroup_path",
+		"tags", "start_time", "end_time", "sample_time", "finished", "operations",
 		"request_size_histogram", "processes", "mounts", NULL
 	};
-	if (need_object(reader, object, "a step record") < 0 || check_keys(reader, object, keys) < 0)
+	if (need_object(reader, object, "a step record") < 0 || check_keys(reader, object, keys) < 0 ||
+	    read_step_identity(reader, object, record) < 0)
 		return -1;
-
-	char step[16];
-	if (read_u32(reader, object, "job", &record->job_id) < 0 ||
-	    read_string(reader, object, "step", step, sizeof(step)) < 0)
-		return -1;
-	if (vnfs_step_parse(step, &record->step_id) < 0)
-		return fail(reader, "field 'step' must be a step number, batch, extern, "
-				    "interactive or pending, not '%s'", step);
-	vnfs_record_identify_slurm(record, record->job_id, record->step_id);
 	if (read_u32(reader, object, "uid", &record->uid) < 0 ||
 	    read_string(reader, object, "user", record->user, sizeof(record->user)) < 0 ||
 	    read_string(reader, object, "node", record->node, sizeof(record->node)) < 0 ||
@@ -893,12 +945,12 @@ static int read_job(struct reader *reader, const struct json_object *object,
 		    struct vnfs_owned_job *owned)
 {
 	static const char *const keys[] = {
-		"job", "uid", "user", "node", "start_time", "end_time", "operations",
+		"source", "job", "uid", "user", "node", "start_time", "end_time", "operations",
 		"request_size_histogram", "processes", "mounts", "steps", NULL
 	};
 
 	if (need_object(reader, object, "a job") < 0 || check_keys(reader, object, keys) < 0 ||
-	    read_u32(reader, object, "job", &owned->job_id) < 0 ||
+	    read_job_identity(reader, object, owned) < 0 ||
 	    read_u32(reader, object, "uid", &owned->uid) < 0 ||
 	    read_string(reader, object, "user", owned->user, sizeof(owned->user)) < 0 ||
 	    read_string(reader, object, "node", owned->node, sizeof(owned->node)) < 0 ||
@@ -906,7 +958,6 @@ static int read_job(struct reader *reader, const struct json_object *object,
 	    read_time(reader, object, "end_time", true, &owned->end_time_ms) < 0 ||
 	    check_job_totals(reader, object) < 0)
 		return -1;
-	vnfs_workload_of_slurm_job(&owned->workload, owned->job_id);
 	return read_job_steps(reader, object, owned);
 }
 

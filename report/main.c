@@ -330,6 +330,7 @@ static struct json_object *job_json(const struct report_row *rows, size_t count,
 				 .node = row->nodes, .start_time_ms = row->start_time_ms,
 				 .end_time_ms = row->end_time_ms, .step_count = n,
 				 .steps = records };
+	vnfs_workload_of_slurm_job(&vjob.workload, row->job_id); /* MERGE: the row's */
 	struct json_object *object = vnfs_job_to_json(&vjob);
 	json_object_object_add(object, "state",
 			       json_object_new_string(row->running ? "RUNNING" : "COMPLETED"));

@@ -61,8 +61,7 @@ static void make_step(struct vnfs_step_record *step, struct vnfs_step_stats *sta
 {
 	memset(step, 0, sizeof(*step));
 	memset(stats, 0, sizeof(*stats));
-	step->job_id = job_id;
-	step->step_id = 0;
+	vnfs_record_identify_slurm(step, job_id, 0);
 	step->uid = 1000;
 	snprintf(step->user, sizeof(step->user), "alice");
 	snprintf(step->node, sizeof(step->node), "n1");
@@ -226,6 +225,7 @@ static void test_job_line_and_reopen(void **state)
 	struct vnfs_job job = { .job_id = 9, .uid = 1000, .user = "alice", .node = "n1",
 		.start_time_ms = 1700000000000, .end_time_ms = 1700000002000, .step_count = 1,
 		.steps = &step };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 	sink.job_finished(sink.state, &job);
 	sink.close(sink.state);
 

@@ -406,6 +406,50 @@ static void edit_not_object(struct json_object *o)
 	json_object_object_add(o, "request_size_histogram", json_object_new_array());
 }
 
+/* The general form of a workload (lib/protocol.h) in place of Slurm's. */
+static void edit_general_form(struct json_object *o)
+{
+	json_object_object_del(o, "step");
+	json_object_object_add(o, "source", json_object_new_string("slurm"));
+	json_object_object_add(o, "job", json_object_new_string("42"));
+	json_object_object_add(o, "part", json_object_new_string("batch"));
+}
+static void edit_general_without_part(struct json_object *o)
+{
+	edit_general_form(o);
+	json_object_object_del(o, "part");
+}
+static void edit_general_slurm_misspelt(struct json_object *o)
+{
+	edit_general_form(o);
+	json_object_object_add(o, "job", json_object_new_string("0042"));
+}
+
+/* A record naming its step in the general form is the same step; such a
+ * record still needs a part, and Slurm's spelling. */
+static void test_general_identity(void **state)
+{
+	struct history_step step;
+	struct vnfs_step_record back;
+	char error[256] = "";
+	uint32_t job_id, step_id;
+
+	(void)state;
+	history_step_init(&step, 42, 0, 1001, "alice", "node1", START_MS, 1);
+	struct json_object *object = vnfs_step_record_to_json(&step.record);
+	edit_general_form(object);
+	assert_int_equal(vnfs_step_record_from_json(object, &back, error, sizeof(error)), 0);
+	assert_int_equal(vnfs_workload_slurm_ids(&back.workload, &job_id, &step_id), 0);
+	assert_int_equal(job_id, 42);
+	assert_int_equal(step_id, VNFS_STEP_BATCH);
+	assert_int_equal(back.job_id, 42);
+	assert_int_equal(back.step_id, VNFS_STEP_BATCH);
+	vnfs_step_record_free_arrays(&back);
+	json_object_put(object);
+	expect_error(edit_general_without_part, "a step record needs a 'part'");
+	expect_error(edit_general_slurm_misspelt, "Slurm job 0042 step batch is spelled 42.batch");
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -446,7 +490,7 @@ int main(void)
 		cmocka_unit_test(test_step_names),     cmocka_unit_test(test_quantile),
 		cmocka_unit_test(test_step_json_exact), cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_job_totals),     cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_hostile_strings),
+		cmocka_unit_test(test_hostile_strings), cmocka_unit_test(test_general_identity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

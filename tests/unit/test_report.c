@@ -56,6 +56,7 @@ static void finish(struct vnfs_sink *sink, struct history_step *steps, size_t co
 				.user = records[0].user, .node = records[0].node,
 				.start_time_ms = start, .end_time_ms = end,
 				.step_count = count, .steps = records };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 	sink->job_finished(sink->state, &job);
 }
 
@@ -108,6 +109,7 @@ static int setup_history(void **state)
 	struct vnfs_job job = { .job_id = 100, .uid = 1001, .user = "alice", .node = "node2",
 				.start_time_ms = START + 2000, .end_time_ms = START + 129000,
 				.step_count = 1, .steps = &steps[0].record };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 	if (vnfs_report_write_files(&job, report_dir, error, sizeof(error)) != 0) {
 		fprintf(stderr, "%s\n", error);
 		return -1;
@@ -342,6 +344,7 @@ static int live_job(uint32_t job_id, uint64_t scale, struct vnfs_owned_job *copy
 	struct vnfs_job job = { .job_id = job_id, .uid = 1001, .user = "alice", .node = "node1",
 				.start_time_ms = START + 2 * DAY, .step_count = 1,
 				.steps = &step.record };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 	return vnfs_owned_job_copy(copy, &job);
 }
 
@@ -702,6 +705,7 @@ static void test_report_files(void **state)
 	struct vnfs_job job = { .job_id = 100, .uid = 1001, .user = "alice", .node = "node2",
 				.start_time_ms = START, .end_time_ms = START + 1,
 				.step_count = 1, .steps = &expected.record };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 	assert_int_equal(vnfs_report_write_files(&job, report_dir, error, sizeof(error)), 0);
 	char command[256];
 	snprintf(command, sizeof(command), "test $(ls -A %s/100 | wc -l) -eq 2", report_dir);

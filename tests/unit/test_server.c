@@ -62,6 +62,7 @@ struct fixture {
 static void owned_job(struct vnfs_answer *answer, uint32_t job_id, uint32_t uid)
 {
 	answer->reply.job.job_id = job_id;
+	vnfs_workload_of_slurm_job(&answer->reply.job.workload, job_id);
 	answer->reply.job.uid = uid;
 	answer->owner_known = true;
 	answer->owner_uid = uid;
@@ -85,6 +86,7 @@ static void answer_query(const struct vnfs_request *request, struct vnfs_answer 
 		break;
 	case 44: /* a buggy handler that forgot the owner */
 		answer->reply.job.job_id = 44;
+		vnfs_workload_of_slurm_job(&answer->reply.job.workload, 44);
 		break;
 	default:
 		vnfs_reply_fail(&answer->reply, "job %u is not known", request_job(request));

@@ -234,6 +234,7 @@ static char *answer(const struct vnfs_request *request)
 	char *line = NULL;
 	int length = -1;
 
+	vnfs_record_identify_slurm(&step, 7, 0);
 	switch (request->type) {
 	case VNFS_REQUEST_REGISTER:
 		if (helper.register_error)
