@@ -14,8 +14,9 @@
 
 static void check_same(const struct vnfs_request *a, const struct vnfs_request *b)
 {
-	if (a->type != b->type || a->job_id != b->job_id || a->has_step != b->has_step ||
-	    (a->has_step && a->step_id != b->step_id) || a->uid != b->uid ||
+	/* The workload's source, job and part, whichever form it came in. */
+	if (a->type != b->type || !vnfs_workload_equal(&a->workload, &b->workload) ||
+	    a->uid != b->uid ||
 	    a->cgroup_id != b->cgroup_id || strcmp(a->cgroup_path, b->cgroup_path) != 0 ||
 	    strcmp(a->report_dir, b->report_dir) != 0 || a->tags.count != b->tags.count ||
 	    a->tags.used != b->tags.used ||

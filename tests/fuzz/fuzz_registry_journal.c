@@ -105,7 +105,7 @@ static bool same_step(const struct vnfs_step *a, const struct vnfs_step *b)
 		return false;
 	if (a->state == VNFS_STEP_FREE)
 		return true;
-	return a->job_id == b->job_id && a->step_id == b->step_id && a->uid == b->uid &&
+	return vnfs_workload_equal(&a->workload, &b->workload) && a->uid == b->uid &&
 	       a->cgroup_id == b->cgroup_id && strcmp(a->cgroup_path, b->cgroup_path) == 0 &&
 	       a->start_time_ms == b->start_time_ms && a->end_time_ms == b->end_time_ms &&
 	       a->tags.count == b->tags.count && a->tags.used == b->tags.used &&
