@@ -9,13 +9,18 @@
 #include "lib/record_json.h"
 #include "report/sources.h"
 
+/* Whether -j names job (a Slurm job: the helper's LIST has their numbers). */
 static bool selected_job(const struct report_filter *filter, uint32_t job_id)
 {
+	struct vnfs_workload job, selected;
 	if (filter->job_count == 0)
 		return true;
-	for (size_t i = 0; i < filter->job_count; i++)
-		if (filter->jobs[i].job_id == job_id)
+	vnfs_workload_of_slurm_job(&job, job_id);
+	for (size_t i = 0; i < filter->job_count; i++) {
+		report_selection_workload(&filter->jobs[i], &selected);
+		if (vnfs_workload_same_job(&selected, &job))
 			return true;
+	}
 	return false;
 }
 
@@ -116,8 +121,19 @@ int report_load_history_listing(struct report_set *set, const char *socket_path,
 	return result;
 }
 
-int report_load_queried_job(struct report_set *set, const char *socket_path, uint32_t job_id,
-			    int timeout_ms, char *error, size_t error_size)
+int report_load_queried_job(struct report_set *set, const char *socket_path,
+			    const struct vnfs_workload *job, int timeout_ms, char *error,
+			    size_t error_size)
 {
+	uint32_t job_id;
+	/* QUERY names a job by Slurm's number (lib/protocol.h), so far. */
+	if (vnfs_workload_slurm_job_id(job, &job_id) < 0) {
+		snprintf(error, error_size,
+			 "the helper answers only about Slurm's jobs so far, not %s jobs",
+			 vnfs_workload_source_name(job->source) != NULL
+				 ? vnfs_workload_source_name(job->source)
+				 : "unknown");
+		return -1;
+	}
 	return query_job(set, socket_path, job_id, timeout_ms, error, error_size);
 }

@@ -180,6 +180,14 @@ static void expect_failure(const char *arguments, const char *err)
 	assert_int_equal(run.status, 1);
 }
 
+/* Slurm's job job_id as a workload (the report functions take workloads). */
+static const struct vnfs_workload *slurm_job(uint32_t job_id)
+{
+	static struct vnfs_workload job;
+	vnfs_workload_of_slurm_job(&job, job_id);
+	return &job;
+}
+
 static void test_jobs_parsable(void **state)
 {
 	(void)state;
@@ -633,19 +641,19 @@ static void test_baseline(void **state)
 	sink.close(sink.state);
 
 	struct report_baseline baseline;
-	assert_int_equal(report_load_baseline(path, "node1", 303, now, &baseline, error,
+	assert_int_equal(report_load_baseline(path, "node1", slurm_job(303), now, &baseline, error,
 					      sizeof(error)),
 			 0);
 	assert_int_equal(baseline.steps[VNFS_OP_GETATTR], 7);
 	/* p99 of 100 calls in bucket b: 2^b + 2^b * 99/100; the median is b = 13. */
 	assert_int_equal(baseline.p99_ns[VNFS_OP_GETATTR], 16302);
 	assert_int_equal(baseline.steps[VNFS_OP_READ], 0);
-	assert_int_equal(report_load_baseline(path, "node1,node2", 303, now, &baseline, error,
+	assert_int_equal(report_load_baseline(path, "node1,node2", slurm_job(303), now, &baseline, error,
 					      sizeof(error)),
 			 0);
 	assert_int_equal(baseline.steps[VNFS_OP_GETATTR], 8);
 	assert_int_equal(baseline.p99_ns[VNFS_OP_GETATTR], 16302); /* lower middle of 8 */
-	assert_int_equal(report_load_baseline(path, "node1", 0, now, &baseline, error,
+	assert_int_equal(report_load_baseline(path, "node1", slurm_job(0), now, &baseline, error,
 					      sizeof(error)),
 			 0);
 	assert_int_equal(baseline.steps[VNFS_OP_GETATTR], 8);
@@ -686,7 +694,7 @@ static void test_report_files(void **state)
 	snprintf(path, sizeof(path), "%s/100", report_dir);
 	int dir_fd = open(path, O_RDONLY | O_DIRECTORY);
 	assert_true(dir_fd >= 0);
-	assert_int_equal(report_load_job_file(&set, dir_fd, path, "node2.json", 100, error,
+	assert_int_equal(report_load_job_file(&set, dir_fd, path, "node2.json", slurm_job(100), error,
 					      sizeof(error)),
 			 0);
 	assert_int_equal(close(dir_fd), 0);
@@ -731,7 +739,7 @@ static void test_bad_report_file(void **state)
 	fclose(file);
 	struct report_set set;
 	report_set_init(&set);
-	assert_int_equal(report_load_files(&set, bad_dir, 1, error, sizeof(error)), -1);
+	assert_int_equal(report_load_files(&set, bad_dir, slurm_job(1), error, sizeof(error)), -1);
 	char expected[512];
 	snprintf(expected, sizeof(expected), "%s: steps[0]: missing field 'step'", path);
 	assert_string_equal(error, expected);
@@ -780,7 +788,7 @@ static void test_hostile_names(void **state)
 	vnfs_text_from_bytes("a|b\nc\x1b", 6, process.comm, sizeof(process.comm));
 	snprintf(mount.mount_point, sizeof(mount.mount_point), "/mnt/\x1b]0;pwn\x07");
 	snprintf(mount.source, sizeof(mount.source), "srv:/\xff");
-	row->job_id = 7;
+	vnfs_workload_of_slurm_job(&row->workload, 7);
 	snprintf(row->user, sizeof(row->user), "bob\x1b[31m");
 	snprintf(row->nodes, sizeof(row->nodes), "node1\n7|eve|forged");
 	vnfs_tags_init(&row->tags);

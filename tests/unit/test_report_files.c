@@ -112,6 +112,14 @@ static size_t count_entries(const char *path)
 	return count;
 }
 
+/* Slurm's job job_id as a workload (the report functions take workloads). */
+static const struct vnfs_workload *slurm_job(uint32_t job_id)
+{
+	static struct vnfs_workload job;
+	vnfs_workload_of_slurm_job(&job, job_id);
+	return &job;
+}
+
 /* A finished one-step job of uid/user on node. */
 static void make_job(struct history_step *step, struct vnfs_job *job, uint32_t job_id,
 		     uint32_t uid, const char *user, const char *node)
@@ -129,7 +137,7 @@ static int store_in(const char *dir, const struct vnfs_job *job, gid_t admin_gid
 {
 	struct vnfs_report_files files;
 	assert_int_equal(vnfs_report_render(job, &files, error, error_size), 0);
-	int rc = vnfs_report_store(&files, dir, job->job_id, job->uid, admin_gid, job->node,
+	int rc = vnfs_report_store(&files, dir, slurm_job(job->job_id), job->uid, admin_gid, job->node,
 				   error, error_size);
 	vnfs_report_files_free(&files);
 	return rc;
@@ -337,7 +345,7 @@ static void test_symlink_job_dir_refused(void **state)
 	struct vnfs_report_files files;
 	make_job(&step, &job, 15, NOBODY, "nobody", "node1");
 	assert_int_equal(vnfs_report_render(&job, &files, error, sizeof(error)), 0);
-	assert_int_equal(vnfs_report_store(&files, linked, 15, NOBODY, NOBODY, "node1", error,
+	assert_int_equal(vnfs_report_store(&files, linked, slurm_job(15), NOBODY, NOBODY, "node1", error,
 					   sizeof(error)),
 			 -1);
 	vnfs_report_files_free(&files);
@@ -459,7 +467,7 @@ static int load(uint32_t job_id, struct report_set *set, char *error, size_t err
 	report_set_init(set);
 	error[0] = '\0';
 	alarm(GUARD_SECONDS);
-	int rc = report_load_files(set, report_dir, job_id, error, error_size);
+	int rc = report_load_files(set, report_dir, slurm_job(job_id), error, error_size);
 	alarm(0);
 	return rc;
 }
