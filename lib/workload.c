@@ -263,6 +263,9 @@ int vnfs_workload_compare_part(enum vnfs_workload_source source, const char *a, 
 {
 	int a_rank = part_rank(source, a), b_rank = part_rank(source, b);
 
+	/* The whole job ("") before its parts. */
+	if ((a[0] == '\0') != (b[0] == '\0'))
+		return a[0] == '\0' ? -1 : 1;
 	if (a_rank != b_rank)
 		return a_rank < b_rank ? -1 : 1;
 	return vnfs_workload_compare_text(a, b);

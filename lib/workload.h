@@ -106,8 +106,9 @@ bool vnfs_workload_same_job(const struct vnfs_workload *a, const struct vnfs_wor
  * The order of reports: by source (in VNFS_WORKLOAD_SOURCES' order), then
  * job, then part.  Job ids and parts that are decimal numbers come before
  * other text and compare as numbers (job 9 before job 10); other text
- * compares by bytes.  A Slurm job's steps come in sacct's order: batch,
- * extern, interactive, pending, then by number.  Returns <0, 0 or >0 like
+ * compares by bytes.  A job (part "") comes before its parts, and a Slurm
+ * job's steps in sacct's order: batch, extern, interactive, pending, then
+ * by number.  Returns <0, 0 or >0 like
  * strcmp, 0 only when vnfs_workload_equal().
  */
 int vnfs_workload_compare(const struct vnfs_workload *a, const struct vnfs_workload *b);

@@ -563,9 +563,10 @@ static int run(const struct options *options, struct output_state *state)
 		bool any = false;
 		if (report_database_next(database, &candidate))
 			job = candidate, any = true;
-		if (live_index < live.count &&
-		    (!any || vnfs_workload_compare_job(&live.records[live_index].workload, &job) < 0)) {
-			job = live.records[live_index].workload, any = true;
+		const struct vnfs_workload *live_job =
+			live_index < live.count ? &live.records[live_index].workload : NULL;
+		if (live_job != NULL && (!any || vnfs_workload_compare_job(live_job, &job) < 0)) {
+			job = *live_job, any = true;
 			job.part[0] = '\0';
 		}
 		if (named_index < named_count &&
@@ -587,7 +588,8 @@ static int run(const struct options *options, struct output_state *state)
 		     live_index++)
 			if (report_set_add(&set, &live.records[live_index]) < 0)
 				status = 1;
-		while (named_index < named_count && vnfs_workload_same_job(&named[named_index], &job))
+		while (named_index < named_count &&
+		       vnfs_workload_same_job(&named[named_index], &job))
 			named_index++;
 		if (status == 0 && options->report_dir[0] != '\0' &&
 		    report_load_files(&set, options->report_dir, &job, error, sizeof(error)) < 0)

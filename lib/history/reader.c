@@ -30,9 +30,10 @@ static int operation_index(const char *name)
  * What differs between the schemas read: a version-1 history knows only
  * Slurm's numbers; from version 2 jobs and steps are keyed by the
  * workload's identity (lib/workload.h, lib/history/schema.c), which the
- * step query returns after the columns both share.  From version 2 every
- * source's jobs are listed, in vnfs_workload_compare's order: SQLite sorts
- * by the two collations this reader defines (see add_collations).
+ * step query returns after the columns both share.  From version 2 the jobs
+ * of every source this vnfs knows are listed, in vnfs_workload_compare's
+ * order: SQLite sorts by the two collations this reader defines (see
+ * add_collations).
  */
 #define STEP_COLUMNS                                                              \
 	"SELECT id, step_id, uid, user, cgroup_id, cgroup_path, start_time_ms,"  \
@@ -40,7 +41,12 @@ static int operation_index(const char *name)
 	" write_size_histogram"
 #define STEP_IDENTITY_COLUMN 12 /* source, job, part */
 
+/* "'slurm',...,NULL": the sources this vnfs knows, for an IN list. */
+#define SOURCE_NAME_SQL(constant, name, job_label, part_label) "'" name "',"
+#define KNOWN_SOURCES VNFS_WORKLOAD_SOURCES(SOURCE_NAME_SQL) "NULL"
+
 static const struct schema_queries {
+	const char *known_jobs;    /* the condition that a jobs row's source is known */
 	const char *job_columns;   /* a jobs row's identity: (job_id) or (source, job) */
 	const char *selected_jobs; /* the condition that it is among ?1, a JSON array */
 	const char *job_order;     /* the listing's order */
@@ -49,6 +55,7 @@ static const struct schema_queries {
 } schema_queries[VNFS_HISTORY_SCHEMA_VERSION + 1] = {
 	/* All Slurm's: ?1 holds job numbers, ?3 is a number or NULL. */
 	[1] = {
+		"1",
 		"job_id",
 		"AND job_id IN (SELECT value FROM json_each(?1)) ",
 		"job_id, node",
@@ -56,7 +63,9 @@ static const struct schema_queries {
 		"steps.job_id IS NOT ?3",
 	},
 	/* ?1 holds [source, job] pairs; ?3 and ?5 are the source and job, or NULL. */
+	/* A newer writer's source is not listed, as read_operations skips its operations. */
 	[2] = {
+		"source IN (" KNOWN_SOURCES ")",
 		"source, job",
 		"AND (source, job) IN (SELECT json_extract(value, '$[0]'),"
 		" json_extract(value, '$[1]') FROM json_each(?1)) ",
@@ -419,6 +428,9 @@ static char *job_list_json(const struct report_filter *filter, int version)
 		struct vnfs_workload job;
 		uint32_t job_id;
 		report_selection_workload(&filter->jobs[i], &job);
+		/* A source without a name has no rows: nothing to select. */
+		if (vnfs_workload_source_name(job.source) == NULL)
+			continue;
 		if (version >= 2) {
 			struct json_object *pair = json_object_new_array();
 			json_object_array_add(pair, json_object_new_string(
@@ -590,8 +602,8 @@ int report_database_open(struct report_database **out, const char *path,
 
 	const struct schema_queries *queries = &schema_queries[reader->version];
 	char sql[768];
-	snprintf(sql, sizeof(sql), "SELECT %s, node FROM jobs WHERE 1 %s%s%s%s%s ORDER BY %s",
-		 queries->job_columns, filter->job_count > 0 ? queries->selected_jobs : "",
+	snprintf(sql, sizeof(sql), "SELECT %s, node FROM jobs WHERE %s %s%s%s%s%s ORDER BY %s",
+		 queries->job_columns, queries->known_jobs, filter->job_count > 0 ? queries->selected_jobs : "",
 		 filter->has_uid ? "AND uid = ?2 " : "",
 		 filter->user_name[0] != '\0' ? "AND user = ?5 " : "",
 		 filter->has_end ? "AND start_time_ms <= ?3 " : "",

@@ -107,7 +107,8 @@ static char *long_text(const struct vnfs_job *job, size_t *length)
 		struct vnfs_workload workload;
 		char id[REPORT_ID_MAX];
 		job_workload(job, &workload);
-		fprintf(out, "Job %s: no steps were recorded\n", job_text(&workload, id, sizeof(id)));
+		fprintf(out, "Job %s: no steps were recorded\n",
+			job_text(&workload, id, sizeof(id)));
 	}
 	else
 		report_print_long(out, &rows[0], &rows[1], row_count - 1, NULL,
@@ -392,9 +393,13 @@ static int job_directory_name(const struct vnfs_workload *job, char *name, size_
 		 job_text(job, id, sizeof(id)));
 	return -1;
 invalid:
-	snprintf(error, error_size, "job '%.80s' of source %d cannot name a report directory",
-		 vnfs_workload_text_valid(job->job, sizeof(job->job)) ? job->job : "",
-		 (int)job->source);
+	if (vnfs_workload_source_name(job->source) != NULL)
+		snprintf(error, error_size, "%s job '%.80s' cannot name a report directory",
+			 vnfs_workload_source_name(job->source),
+			 vnfs_workload_text_valid(job->job, sizeof(job->job)) ? job->job : "");
+	else
+		snprintf(error, error_size, "job of an unknown source (%d) cannot name a report "
+			 "directory", (int)job->source);
 	return -1;
 }
 

@@ -332,7 +332,8 @@ int report_build_rows(struct report_set *set, struct report_row **rows_out, size
 			struct report_row *step = &rows[count++];
 			step->workload = set->records[i].workload;
 			step->is_step = true;
-			for (; i < end && vnfs_workload_equal(&set->records[i].workload, &step->workload);
+			for (; i < end &&
+			       vnfs_workload_equal(&set->records[i].workload, &step->workload);
 			     i++)
 				if (add_record(step, &set->records[i]) < 0)
 					goto fail;
