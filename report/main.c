@@ -57,7 +57,7 @@ static void usage(FILE *out)
 		"Per-job NFS I/O accounting, like sacct: running jobs live from vnfs-helper,\n"
 		"finished jobs from the node's history, other nodes from report files.\n"
 		"\n"
-		"  -j, --jobs LIST        jobs or job steps: 42,43.0,44.batch\n"
+		"  -j, --jobs LIST        jobs or job steps: 42,43.0,44.batch,slurm:45\n"
 		"  -u, --user USER        only USER's jobs (name or uid; root only for others)\n"
 		"  -S, --starttime TIME   jobs running at or after TIME (default: midnight,\n"
 		"                         unless -j is given)\n"
