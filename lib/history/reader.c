@@ -277,7 +277,7 @@ static int read_job(struct reader *reader, struct report_set *set,
 		sqlite3_bind_text(s, 3, vnfs_workload_source_name(job->source), -1,
 				  SQLITE_STATIC);
 	} else {
-		/* A version-1 history's jobs are Slurm's numbers (list_row). */
+		/* A version-1 history's jobs are Slurm's numbers (read_listed_job). */
 		if (vnfs_workload_slurm_job_id(job, &job_id) < 0)
 			return 0;
 		sqlite3_bind_int64(s, 1, job_id);
@@ -603,7 +603,8 @@ int report_database_open(struct report_database **out, const char *path,
 	const struct schema_queries *queries = &schema_queries[reader->version];
 	char sql[768];
 	snprintf(sql, sizeof(sql), "SELECT %s, node FROM jobs WHERE %s %s%s%s%s%s ORDER BY %s",
-		 queries->job_columns, queries->known_jobs, filter->job_count > 0 ? queries->selected_jobs : "",
+		 queries->job_columns, queries->known_jobs,
+		 filter->job_count > 0 ? queries->selected_jobs : "",
 		 filter->has_uid ? "AND uid = ?2 " : "",
 		 filter->user_name[0] != '\0' ? "AND user = ?5 " : "",
 		 filter->has_end ? "AND start_time_ms <= ?3 " : "",

@@ -89,6 +89,10 @@ static const char *job_text(const struct vnfs_workload *job, char *buf, size_t s
 
 static char *long_text(const struct vnfs_job *job, size_t *length)
 {
+	struct vnfs_workload workload;
+	char id[REPORT_ID_MAX];
+	job_workload(job, &workload);
+	job_text(&workload, id, sizeof(id));
 	struct report_set set;
 	struct report_row *rows = NULL;
 	size_t row_count = 0;
@@ -103,13 +107,7 @@ static char *long_text(const struct vnfs_job *job, size_t *length)
 	if (out == NULL)
 		goto out;
 	if (row_count == 0)
-	{
-		struct vnfs_workload workload;
-		char id[REPORT_ID_MAX];
-		job_workload(job, &workload);
-		fprintf(out, "Job %s: no steps were recorded\n",
-			job_text(&workload, id, sizeof(id)));
-	}
+		fprintf(out, "Job %s: no steps were recorded\n", id);
 	else
 		report_print_long(out, &rows[0], &rows[1], row_count - 1, NULL,
 				  job->end_time_ms != 0 ? job->end_time_ms : report_now_ms());
@@ -373,9 +371,12 @@ static int job_directory_name(const struct vnfs_workload *job, char *name, size_
 	size_t used;
 
 	if (job->source == VNFS_SOURCE_SLURM) {
+		/* Only the number as Slurm writes it: "007" is not job 7's directory. */
 		if (vnfs_workload_slurm_job_id(job, &job_id) < 0)
 			goto invalid;
 		snprintf(name, size, "%u", job_id);
+		if (strcmp(name, job->job) != 0)
+			goto invalid;
 		return 0;
 	}
 	if (vnfs_workload_source_name(job->source) == NULL ||

@@ -952,7 +952,8 @@ static void test_parse_jobs(void **state)
 	assert_int_equal(filter->job_count, 3);
 	assert_int_equal(plain->job_count, 3);
 	for (size_t i = 0; i < 3; i++) {
-		assert_true(vnfs_workload_equal(&filter->jobs[i].workload, &plain->jobs[i].workload));
+		assert_true(
+			vnfs_workload_equal(&filter->jobs[i].workload, &plain->jobs[i].workload));
 		assert_int_equal(filter->jobs[i].job_id, plain->jobs[i].job_id);
 	}
 	vnfs_workload_of_slurm_job(&expected, 42);

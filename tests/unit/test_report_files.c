@@ -846,6 +846,11 @@ static void test_job_directory_names(void **state)
 					   "node1", error, sizeof(error)),
 			 -1);
 	assert_string_equal(error, "slurm job '../65' cannot name a report directory");
+	snprintf(workload.job, sizeof(workload.job), "063");
+	assert_int_equal(vnfs_report_store(&files, report_dir, &workload, NOBODY, (gid_t)-1,
+					   "node1", error, sizeof(error)),
+			 -1);
+	assert_string_equal(error, "slurm job '063' cannot name a report directory");
 	workload.source = VNFS_SOURCE_COUNT;
 	snprintf(workload.job, sizeof(workload.job), "65");
 	assert_int_equal(vnfs_report_store(&files, report_dir, &workload, NOBODY, (gid_t)-1,

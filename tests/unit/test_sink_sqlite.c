@@ -781,9 +781,9 @@ static void test_listing_by_workload(void **state)
 	sink.close(sink.state);
 	db = open_db(f->path);
 	assert_int_equal(sqlite3_exec(db,
-				      "INSERT INTO jobs (source, job, node, uid, user, start_time_ms,"
-				      " sample_time_ms) VALUES ('nosuch', '42', 'node1', 1001,"
-				      " 'alice', 1000, 2000)",
+				      "INSERT INTO jobs (source, job, node, uid, user,"
+				      " start_time_ms, sample_time_ms) VALUES ('nosuch', '42',"
+				      " 'node1', 1001, 'alice', 1000, 2000)",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	assert_int_equal(query_int(db, "SELECT count(*) FROM jobs WHERE source = 'slurm'"), 5);
