@@ -35,9 +35,12 @@ static void print_header(FILE *out, const struct report_row *job, const struct r
 			  sizeof(elapsed));
 	vnfs_tags_format(&job->tags, tags, sizeof(tags));
 
+	/* The job's name even for a step shown alone (-j 42.0): "Job 42". */
+	struct vnfs_workload whole = job->workload;
+	whole.part[0] = '\0';
 	char text[SHOWN_MAX], id[REPORT_ID_MAX], shown_id[REPORT_ID_MAX * VNFS_ESCAPE_GROWTH];
 	fprintf(out, "Job %s  user %s (%u)  %s\n",
-		shown(report_row_id(job, id, sizeof(id)), shown_id, sizeof(shown_id)),
+		shown(report_workload_id(&whole, id, sizeof(id)), shown_id, sizeof(shown_id)),
 		shown(job->user, text, sizeof(text)), job->uid,
 		job->running ? "RUNNING" : "COMPLETED");
 	fprintf(out, "Nodes:   %s\n", shown(job->nodes, text, sizeof(text)));

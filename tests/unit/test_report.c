@@ -989,6 +989,12 @@ static void test_source_selection(void **state)
 	       "100.0|40|python3|/mnt/nfs|PROJECT_NAME=alpha\n"
 	       "101|20|python3|/mnt/nfs|PROJECT_NAME=alpha\n"
 	       "101.0|20|python3|/mnt/nfs|PROJECT_NAME=alpha\n");
+	/* A step shown alone is headed by its job, as before. */
+	report(&run, "-j slurm:100.0 -l");
+	assert_int_equal(run.status, 0);
+	assert_string_equal(run.err, "");
+	assert_int_equal(strncmp(run.out, "Job 100  user alice (1001)  COMPLETED\n", 38), 0);
+	assert_non_null(strstr(run.out, "\nSteps:   (none)\n"));
 	expect_failure("-j nosuch:42", "vnfs-report: invalid job 'nosuch:42': no workload source "
 				       "'nosuch' (known: slurm)\n");
 	expect_failure("-j slurm:4x", "vnfs-report: invalid job '4x': use a job id, or job.step "
