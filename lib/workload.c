@@ -206,31 +206,81 @@ static bool decimal(const char *text)
 	return true;
 }
 
-/* Decimal texts by value (longer is larger once leading zeros are gone),
- * anything else by bytes. */
-static int compare_text(const char *a, const char *b)
+/*
+ * Decimal texts first, by value (longer is larger once leading zeros are
+ * gone; "7" before "007" when the values tie), anything else after them by
+ * bytes.  A total order, and 0 only for equal texts, so that sorting user
+ * text can neither cycle ("2" < "10" < "1x" < "2" in a mixed order) nor
+ * interleave two texts of one value.
+ */
+int vnfs_workload_compare_text(const char *a, const char *b)
 {
+	const char *a_value = a, *b_value = b;
 	size_t a_length, b_length;
+	int order;
 
-	if (!decimal(a) || !decimal(b))
+	if (decimal(a) != decimal(b))
+		return decimal(a) ? -1 : 1;
+	if (!decimal(a))
 		return strcmp(a, b);
-	while (a[0] == '0' && a[1] != '\0')
-		a++;
-	while (b[0] == '0' && b[1] != '\0')
-		b++;
-	a_length = strlen(a);
-	b_length = strlen(b);
+	while (a_value[0] == '0' && a_value[1] != '\0')
+		a_value++;
+	while (b_value[0] == '0' && b_value[1] != '\0')
+		b_value++;
+	a_length = strlen(a_value);
+	b_length = strlen(b_value);
 	if (a_length != b_length)
 		return a_length < b_length ? -1 : 1;
-	return strcmp(a, b);
+	order = strcmp(a_value, b_value);
+	if (order != 0)
+		return order;
+	a_length = strlen(a);
+	b_length = strlen(b);
+	return a_length != b_length ? (a_length < b_length ? -1 : 1) : 0;
+}
+
+/*
+ * Where a part stands among its job's parts before the text order: Slurm's
+ * named steps come first, in sacct's order (batch, extern, interactive,
+ * pending), then the numbered ones.  Other sources' parts have no names
+ * of their own.
+ */
+static int part_rank(enum vnfs_workload_source source, const char *part)
+{
+	static const char *const slurm_first[] = { "batch", "extern", "interactive",
+						   "pending" };
+	const int last = (int)(sizeof(slurm_first) / sizeof(slurm_first[0]));
+
+	if (source != VNFS_SOURCE_SLURM)
+		return 0;
+	for (int rank = 0; rank < last; rank++)
+		if (strcmp(part, slurm_first[rank]) == 0)
+			return rank;
+	return last;
+}
+
+int vnfs_workload_compare_part(enum vnfs_workload_source source, const char *a, const char *b)
+{
+	int a_rank = part_rank(source, a), b_rank = part_rank(source, b);
+
+	/* The whole job ("") before its parts. */
+	if ((a[0] == '\0') != (b[0] == '\0'))
+		return a[0] == '\0' ? -1 : 1;
+	if (a_rank != b_rank)
+		return a_rank < b_rank ? -1 : 1;
+	return vnfs_workload_compare_text(a, b);
+}
+
+int vnfs_workload_compare_job(const struct vnfs_workload *a, const struct vnfs_workload *b)
+{
+	if (a->source != b->source)
+		return a->source < b->source ? -1 : 1;
+	return vnfs_workload_compare_text(a->job, b->job);
 }
 
 int vnfs_workload_compare(const struct vnfs_workload *a, const struct vnfs_workload *b)
 {
-	int order;
+	int order = vnfs_workload_compare_job(a, b);
 
-	if (a->source != b->source)
-		return a->source < b->source ? -1 : 1;
-	order = compare_text(a->job, b->job);
-	return order != 0 ? order : compare_text(a->part, b->part);
+	return order != 0 ? order : vnfs_workload_compare_part(a->source, a->part, b->part);
 }

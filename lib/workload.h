@@ -103,10 +103,21 @@ bool vnfs_workload_equal(const struct vnfs_workload *a, const struct vnfs_worklo
 bool vnfs_workload_same_job(const struct vnfs_workload *a, const struct vnfs_workload *b);
 
 /*
- * The order of reports: by source, then job, then part; job ids and parts
- * that are both decimal numbers compare as numbers (job 9 before job 10).
- * Returns <0, 0 or >0 like strcmp.
+ * The order of reports: by source (in VNFS_WORKLOAD_SOURCES' order), then
+ * job, then part.  Job ids and parts that are decimal numbers come before
+ * other text and compare as numbers (job 9 before job 10); other text
+ * compares by bytes.  A job (part "") comes before its parts, and a Slurm
+ * job's steps in sacct's order: batch, extern, interactive, pending, then
+ * by number.  Returns <0, 0 or >0 like
+ * strcmp, 0 only when vnfs_workload_equal().
  */
 int vnfs_workload_compare(const struct vnfs_workload *a, const struct vnfs_workload *b);
+
+/* The same order over the source and job only (a's and b's parts ignored). */
+int vnfs_workload_compare_job(const struct vnfs_workload *a, const struct vnfs_workload *b);
+
+/* The same order over two parts of one source's job, and over two texts. */
+int vnfs_workload_compare_part(enum vnfs_workload_source source, const char *a, const char *b);
+int vnfs_workload_compare_text(const char *a, const char *b);
 
 #endif /* VNFS_WORKLOAD_H */

@@ -57,7 +57,7 @@ static void usage(FILE *out)
 		"Per-job NFS I/O accounting, like sacct: running jobs live from vnfs-helper,\n"
 		"finished jobs from the node's history, other nodes from report files.\n"
 		"\n"
-		"  -j, --jobs LIST        jobs or job steps: 42,43.0,44.batch\n"
+		"  -j, --jobs LIST        jobs or job steps: 42,43.0,44.batch,slurm:45\n"
 		"  -u, --user USER        only USER's jobs (name or uid; root only for others)\n"
 		"  -S, --starttime TIME   jobs running at or after TIME (default: midnight,\n"
 		"                         unless -j is given)\n"
@@ -279,10 +279,9 @@ static int parse_options(int argc, char **argv, struct options *options)
 	return load_config(options);
 }
 
-static int compare_job_ids(const void *a, const void *b)
+static int compare_jobs(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
+	return vnfs_workload_compare_job(a, b);
 }
 
 /* Marks the rows to print: a job passes the filter, its steps follow it. */
@@ -326,7 +325,11 @@ static struct json_object *job_json(const struct report_row *rows, size_t count,
 		if (selected[i] || selected[job])
 			for (size_t r = 0; r < rows[i].record_count; r++)
 				records[n++] = *rows[i].records[r];
-	struct vnfs_job vjob = { .job_id = row->job_id, .uid = row->uid, .user = row->user,
+	uint32_t job_id = 0; /* Slurm's number; 0 for another source (lib/record.h) */
+	if (vnfs_workload_slurm_job_id(&row->workload, &job_id) < 0)
+		job_id = 0;
+	struct vnfs_job vjob = { .workload = row->workload, .job_id = job_id,
+				 .uid = row->uid, .user = row->user,
 				 .node = row->nodes, .start_time_ms = row->start_time_ms,
 				 .end_time_ms = row->end_time_ms, .step_count = n,
 				 .steps = records };
@@ -375,8 +378,9 @@ static void print_long(const struct options *options, const struct report_row *r
 		struct report_baseline baseline;
 		char error[512];
 		bool have_baseline =
-			report_load_baseline(options->database_path, rows[i].nodes, rows[i].job_id,
-					     now, &baseline, error, sizeof(error)) == 0;
+			report_load_baseline(options->database_path, rows[i].nodes,
+					     &rows[i].workload, now, &baseline, error,
+					     sizeof(error)) == 0;
 		if (!*first)
 			printf("\n");
 		*first = false;
@@ -423,7 +427,7 @@ out:
 static int compare_records_by_job(const void *a, const void *b)
 {
 	const struct vnfs_step_record *x = a, *y = b;
-	return x->job_id < y->job_id ? -1 : x->job_id > y->job_id;
+	return vnfs_workload_compare_job(&x->workload, &y->workload);
 }
 
 /* The helper's running jobs, sorted by job.  Returns whether it answered. */
@@ -461,16 +465,20 @@ static void load_finished_through_helper(const struct options *options, struct r
 	bool added = false;
 
 	for (size_t i = 0; i < options->filter.job_count && options->socket_path[0]; i++) {
-		uint32_t job_id = options->filter.jobs[i].job_id;
+		struct vnfs_workload job;
+		char id[REPORT_ID_MAX];
 		bool running = false;
+		report_selection_workload(&options->filter.jobs[i], &job);
+		job.part[0] = '\0';
 		for (size_t r = 0; r < live->count && !running; r++)
-			running = live->records[r].job_id == job_id;
+			running = vnfs_workload_same_job(&live->records[r].workload, &job);
 		if (running)
 			continue;
-		int status = report_load_queried_job(live, options->socket_path, job_id,
+		int status = report_load_queried_job(live, options->socket_path, &job,
 						     LIVE_TIMEOUT_MS, error, sizeof(error));
 		if (status < 0)
-			complain("job %u from the helper: %s", job_id, error);
+			complain("job %s from the helper: %s",
+				 report_workload_id(&job, id, sizeof(id)), error);
 		added = added || status > 0;
 	}
 	if (added && live->count > 1)
@@ -531,47 +539,67 @@ static int run(const struct options *options, struct output_state *state)
 		}
 	}
 
-	uint32_t named[REPORT_MAX_SELECTED_JOBS];
+	/* The jobs named with -j (their parts dropped), in job order. */
 	size_t named_count = options->filter.job_count;
-	for (size_t i = 0; i < named_count; i++)
-		named[i] = options->filter.jobs[i].job_id;
-	qsort(named, named_count, sizeof(named[0]), compare_job_ids);
+	struct vnfs_workload *named = calloc(named_count + 1, sizeof(*named));
+	if (named == NULL) {
+		complain("out of memory");
+		report_database_close(database);
+		report_set_free(&live);
+		return 1;
+	}
+	for (size_t i = 0; i < named_count; i++) {
+		report_selection_workload(&options->filter.jobs[i], &named[i]);
+		named[i].part[0] = '\0';
+	}
+	qsort(named, named_count, sizeof(named[0]), compare_jobs);
 
 	if (options->output == OUTPUT_TABLE && options->header)
 		report_print_header(stdout, &options->format, options->layout);
 	int status = 0;
 	size_t live_index = 0, named_index = 0;
 	while (status == 0) {
-		uint32_t job = UINT32_MAX, candidate;
+		/* The first job (part "") of the three sorted streams. */
+		struct vnfs_workload job, candidate;
 		bool any = false;
-		if (report_database_peek(database, &candidate))
+		if (report_database_next(database, &candidate))
 			job = candidate, any = true;
-		if (live_index < live.count && (!any || live.records[live_index].job_id < job))
-			job = live.records[live_index].job_id, any = true;
-		if (named_index < named_count && (!any || named[named_index] < job))
+		const struct vnfs_workload *live_job =
+			live_index < live.count ? &live.records[live_index].workload : NULL;
+		if (live_job != NULL && (!any || vnfs_workload_compare_job(live_job, &job) < 0)) {
+			job = *live_job, any = true;
+			job.part[0] = '\0';
+		}
+		if (named_index < named_count &&
+		    (!any || vnfs_workload_compare_job(&named[named_index], &job) < 0))
 			job = named[named_index], any = true;
 		if (!any)
 			break;
 
 		struct report_set set;
 		report_set_init(&set);
-		if (report_database_peek(database, &candidate) && candidate == job &&
+		if (report_database_next(database, &candidate) &&
+		    vnfs_workload_same_job(&candidate, &job) &&
 		    report_database_read_job(database, &set, error, sizeof(error)) < 0) {
 			complain("%s", error);
 			status = 1;
 		}
-		for (; live_index < live.count && live.records[live_index].job_id == job; live_index++)
+		for (; live_index < live.count &&
+		       vnfs_workload_same_job(&live.records[live_index].workload, &job);
+		     live_index++)
 			if (report_set_add(&set, &live.records[live_index]) < 0)
 				status = 1;
-		while (named_index < named_count && named[named_index] == job)
+		while (named_index < named_count &&
+		       vnfs_workload_same_job(&named[named_index], &job))
 			named_index++;
 		if (status == 0 && options->report_dir[0] != '\0' &&
-		    report_load_files(&set, options->report_dir, job, error, sizeof(error)) < 0)
+		    report_load_files(&set, options->report_dir, &job, error, sizeof(error)) < 0)
 			complain("skipping a report file: %s", error);
 		if (status == 0 && report_job(options, &set, state) < 0)
 			status = 1;
 		report_set_free(&set);
 	}
+	free(named);
 	report_database_close(database);
 	report_set_free(&live);
 	return status;

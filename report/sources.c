@@ -9,13 +9,17 @@
 #include "lib/record_json.h"
 #include "report/sources.h"
 
-static bool selected_job(const struct report_filter *filter, uint32_t job_id)
+/* Whether -j names job's job (or names none). */
+static bool selected_job(const struct report_filter *filter, const struct vnfs_workload *job)
 {
+	struct vnfs_workload selected;
 	if (filter->job_count == 0)
 		return true;
-	for (size_t i = 0; i < filter->job_count; i++)
-		if (filter->jobs[i].job_id == job_id)
+	for (size_t i = 0; i < filter->job_count; i++) {
+		report_selection_workload(&filter->jobs[i], &selected);
+		if (vnfs_workload_same_job(&selected, job))
 			return true;
+	}
 	return false;
 }
 
@@ -32,11 +36,13 @@ static int take_job(struct report_set *set, struct vnfs_owned_job *job, char *er
 	return 0;
 }
 
-/* QUERY job_id.  Returns 1 with its steps added, 0 when the helper refused
- * (the job is not there, or not the caller's) or could not be asked, -1
- * with a message in error when its reply does not read. */
-static int query_job(struct report_set *set, const char *socket_path, uint32_t job_id,
-		     int timeout_ms, char *error, size_t error_size)
+/* QUERY job's job (its part dropped).  Returns 1 with its steps added, 0
+ * when the helper refused (the job is not there, or not the caller's) or
+ * could not be asked, -1 with a message in error when its reply does not
+ * read. */
+static int query_job(struct report_set *set, const char *socket_path,
+		     const struct vnfs_workload *job, int timeout_ms, char *error,
+		     size_t error_size)
 {
 	struct vnfs_request query;
 	struct vnfs_reply answer;
@@ -45,7 +51,8 @@ static int query_job(struct report_set *set, const char *socket_path, uint32_t j
 
 	memset(&query, 0, sizeof(query));
 	query.type = VNFS_REQUEST_QUERY;
-	vnfs_workload_of_slurm_job(&query.workload, job_id);
+	query.workload = *job;
+	query.workload.part[0] = '\0';
 	result = vnfs_client_call(socket_path, &query, timeout_ms, &answer, message,
 				  sizeof(message));
 	if (result == VNFS_CLIENT_UNREADABLE)
@@ -69,24 +76,27 @@ int report_load_live(struct report_set *set, const char *socket_path,
 		return -1;
 
 	/* LIST names the steps the caller may see; QUERY each job once. */
-	uint32_t done[REPORT_MAX_SELECTED_JOBS];
+	struct vnfs_workload *done = calloc(REPORT_MAX_SELECTED_JOBS, sizeof(*done));
 	size_t done_count = 0;
 	int result = 0;
+	if (done == NULL) {
+		vnfs_reply_free(&reply);
+		snprintf(error, error_size, "out of memory");
+		return -1;
+	}
 	for (size_t i = 0; i < reply.entry_count; i++) {
-		uint32_t job_id;
+		const struct vnfs_workload *job = &reply.entries[i].workload;
 		bool seen = false;
-		/* MERGE: report rows by workload */
-		if (vnfs_workload_slurm_job_id(&reply.entries[i].workload, &job_id) < 0)
-			continue;
 		for (size_t d = 0; d < done_count && !seen; d++)
-			seen = done[d] == job_id;
-		if (seen || !selected_job(filter, job_id) || done_count == REPORT_MAX_SELECTED_JOBS)
+			seen = vnfs_workload_same_job(&done[d], job);
+		if (seen || !selected_job(filter, job) || done_count == REPORT_MAX_SELECTED_JOBS)
 			continue;
-		done[done_count++] = job_id;
+		done[done_count++] = *job;
 		/* A job that ended between LIST and QUERY is simply gone. */
-		if (query_job(set, socket_path, job_id, timeout_ms, error, error_size) < 0)
+		if (query_job(set, socket_path, job, timeout_ms, error, error_size) < 0)
 			result = -1;
 	}
+	free(done);
 	vnfs_reply_free(&reply);
 	return result;
 }
@@ -116,8 +126,20 @@ int report_load_history_listing(struct report_set *set, const char *socket_path,
 	return result;
 }
 
-int report_load_queried_job(struct report_set *set, const char *socket_path, uint32_t job_id,
-			    int timeout_ms, char *error, size_t error_size)
+int report_load_queried_job(struct report_set *set, const char *socket_path,
+			    const struct vnfs_workload *job, int timeout_ms, char *error,
+			    size_t error_size)
 {
-	return query_job(set, socket_path, job_id, timeout_ms, error, error_size);
+	/* A finished job is answered from the history by
+	 * helper/control/history_answers.c, which selects by Slurm's number so
+	 * far: another source's job would be asked for as job 0. */
+	if (job->source != VNFS_SOURCE_SLURM) {
+		snprintf(error, error_size,
+			 "the helper answers about finished Slurm jobs only so far, not %s jobs",
+			 vnfs_workload_source_name(job->source) != NULL
+				 ? vnfs_workload_source_name(job->source)
+				 : "unknown");
+		return -1;
+	}
+	return query_job(set, socket_path, job, timeout_ms, error, error_size);
 }

@@ -28,14 +28,18 @@ int report_load_history_listing(struct report_set *set, const char *socket_path,
 				bool *truncated, char *error, size_t error_size);
 
 /*
- * Adds job_id as the helper at socket_path answers a QUERY for it (live, or
- * from its history once finished): how a user, who may not read the history
- * file, reads their finished jobs.  Returns 1 when added, 0 when the helper
- * has nothing the caller may see or cannot be asked, -1 with a message when
- * its reply does not read (lib/reply.h).
+ * Adds job (its part ignored) as the helper at socket_path answers a QUERY
+ * for it (live, or from its history once finished): how a user, who may
+ * not read the history file, reads their finished jobs.  Only Slurm's, so
+ * far (the helper's history answers select by Slurm's numbers): another
+ * source's job is refused with a message.
+ * Returns 1 when added, 0 when the helper has nothing the caller may see or
+ * cannot be asked, -1 with a message when its reply does not read
+ * (lib/reply.h) or job is not Slurm's.
  */
-int report_load_queried_job(struct report_set *set, const char *socket_path, uint32_t job_id,
-			    int timeout_ms, char *error, size_t error_size);
+int report_load_queried_job(struct report_set *set, const char *socket_path,
+			    const struct vnfs_workload *job, int timeout_ms, char *error,
+			    size_t error_size);
 
 /*
  * Adds the running jobs the helper at socket_path holds (the selected ones,

@@ -39,7 +39,11 @@ struct vnfs_report_writer {
 
 static void write_ticket(struct vnfs_report_writer *writer, struct vnfs_report_ticket *ticket)
 {
-	ticket->result = vnfs_report_store(&ticket->files, ticket->report_dir, ticket->job_id,
+	struct vnfs_workload job;
+
+	/* A destination names a Slurm job by its number (report_writer.h). */
+	vnfs_workload_of_slurm_job(&job, ticket->job_id);
+	ticket->result = vnfs_report_store(&ticket->files, ticket->report_dir, &job,
 					   ticket->owner_uid, writer->admin_gid, ticket->node,
 					   ticket->error, sizeof(ticket->error));
 	if (ticket->result != 0)

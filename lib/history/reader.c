@@ -29,9 +29,11 @@ static int operation_index(const char *name)
 /*
  * What differs between the schemas read: a version-1 history knows only
  * Slurm's numbers; from version 2 jobs and steps are keyed by the
- * workload's identity (lib/history/schema.c), which the step query returns
- * after the columns both share.  Only Slurm's jobs are listed so far: they
- * are the only ones the listing's numbers order.
+ * workload's identity (lib/workload.h, lib/history/schema.c), which the
+ * step query returns after the columns both share.  From version 2 the jobs
+ * of every source this vnfs knows are listed, in vnfs_workload_compare's
+ * order: SQLite sorts by the two collations this reader defines (see
+ * add_collations).
  */
 #define STEP_COLUMNS                                                              \
 	"SELECT id, step_id, uid, user, cgroup_id, cgroup_path, start_time_ms,"  \
@@ -39,21 +41,38 @@ static int operation_index(const char *name)
 	" write_size_histogram"
 #define STEP_IDENTITY_COLUMN 12 /* source, job, part */
 
+/* "'slurm',...,NULL": the sources this vnfs knows, for an IN list. */
+#define SOURCE_NAME_SQL(constant, name, job_label, part_label) "'" name "',"
+#define KNOWN_SOURCES VNFS_WORKLOAD_SOURCES(SOURCE_NAME_SQL) "NULL"
+
 static const struct schema_queries {
-	const char *slurm_jobs;    /* the condition that a jobs row is Slurm's */
-	const char *selected_jobs; /* ... and among ?1, a JSON array of job ids */
-	const char *steps_of_job;  /* the steps of job ?1 on node ?2 */
+	const char *known_jobs;    /* the condition that a jobs row's source is known */
+	const char *job_columns;   /* a jobs row's identity: (job_id) or (source, job) */
+	const char *selected_jobs; /* the condition that it is among ?1, a JSON array */
+	const char *job_order;     /* the listing's order */
+	const char *steps_of_job;  /* the steps of job ?1 (of source ?3) on node ?2 */
+	const char *other_job;     /* the condition that a steps row is not of job ?3, ?5 */
 } schema_queries[VNFS_HISTORY_SCHEMA_VERSION + 1] = {
+	/* All Slurm's: ?1 holds job numbers, ?3 is a number or NULL. */
 	[1] = {
 		"1",
+		"job_id",
 		"AND job_id IN (SELECT value FROM json_each(?1)) ",
+		"job_id, node",
 		STEP_COLUMNS " FROM steps WHERE job_id = ?1 AND node = ?2",
+		"steps.job_id IS NOT ?3",
 	},
+	/* ?1 holds [source, job] pairs; ?3 and ?5 are the source and job, or NULL. */
+	/* A newer writer's source is not listed, as read_operations skips its operations. */
 	[2] = {
-		"source = 'slurm'",
-		"AND job IN (SELECT CAST(value AS TEXT) FROM json_each(?1)) ",
+		"source IN (" KNOWN_SOURCES ")",
+		"source, job",
+		"AND (source, job) IN (SELECT json_extract(value, '$[0]'),"
+		" json_extract(value, '$[1]') FROM json_each(?1)) ",
+		"source COLLATE vnfs_source, job COLLATE vnfs_text, node",
 		STEP_COLUMNS ", source, job, part FROM steps"
-		" WHERE source = 'slurm' AND job = CAST(?1 AS TEXT) AND node = ?2",
+		" WHERE source = ?3 AND job = ?1 AND node = ?2",
+		"NOT (steps.source IS ?3 AND steps.job IS ?5)",
 	},
 };
 _Static_assert(VNFS_HISTORY_OLDEST_READ_VERSION == 1 && VNFS_HISTORY_SCHEMA_VERSION == 2,
@@ -248,11 +267,21 @@ static int read_identity(struct reader *reader, sqlite3_stmt *s, sqlite3_int64 s
 }
 
 /* Every step of one job on one node. */
-static int read_job(struct reader *reader, struct report_set *set, uint32_t job_id,
-		    const char *node)
+static int read_job(struct reader *reader, struct report_set *set,
+		    const struct vnfs_workload *job, const char *node)
 {
 	sqlite3_stmt *s = reader->steps;
-	sqlite3_bind_int64(s, 1, job_id);
+	uint32_t job_id = 0;
+	if (reader->version >= 2) {
+		sqlite3_bind_text(s, 1, job->job, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(s, 3, vnfs_workload_source_name(job->source), -1,
+				  SQLITE_STATIC);
+	} else {
+		/* A version-1 history's jobs are Slurm's numbers (read_listed_job). */
+		if (vnfs_workload_slurm_job_id(job, &job_id) < 0)
+			return 0;
+		sqlite3_bind_int64(s, 1, job_id);
+	}
 	sqlite3_bind_text(s, 2, node, -1, SQLITE_TRANSIENT);
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -264,11 +293,17 @@ static int read_job(struct reader *reader, struct report_set *set, uint32_t job_
 		}
 		record.stats = stats;
 		sqlite3_int64 step = sqlite3_column_int64(s, 0);
-		vnfs_record_identify_slurm(&record, job_id, (uint32_t)sqlite3_column_int64(s, 1));
-		if (reader->version >= 2 && read_identity(reader, s, step, &record) < 0) {
+		if (reader->version < 2) {
+			vnfs_record_identify_slurm(&record, job_id,
+						   (uint32_t)sqlite3_column_int64(s, 1));
+		} else if (read_identity(reader, s, step, &record) < 0) {
 			vnfs_step_record_free_arrays(&record);
 			sqlite3_reset(s);
 			return -1;
+		} else if (vnfs_workload_slurm_ids(&record.workload, &record.job_id,
+						   &record.step_id) < 0) {
+			record.job_id = 0; /* record.h: Slurm's numbers, 0 for other sources */
+			record.step_id = 0;
 		}
 		record.uid = (uint32_t)sqlite3_column_int64(s, 2);
 		copy_column(s, 3, record.user, sizeof(record.user));
@@ -306,6 +341,7 @@ static int read_job(struct reader *reader, struct report_set *set, uint32_t job_
 		}
 	}
 	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
 	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading steps");
 }
 
@@ -377,15 +413,97 @@ static int open_history(const char *path, sqlite3 **db, int *schema_version, cha
 	return 0;
 }
 
-/* The selected job ids as a JSON array, for json_each(). */
-static char *job_list_json(const struct report_filter *filter)
+/*
+ * The selected jobs as a JSON array, for json_each(): Slurm's numbers for a
+ * version-1 history (which holds no other source's), [source, job] pairs
+ * from version 2.  NULL when out of memory.
+ */
+static char *job_list_json(const struct report_filter *filter, int version)
 {
 	struct json_object *array = json_object_new_array();
-	for (size_t i = 0; i < filter->job_count; i++)
-		json_object_array_add(array, json_object_new_int64(filter->jobs[i].job_id));
-	char *text = strdup(json_object_to_json_string_ext(array, JSON_C_TO_STRING_PLAIN));
+	char *text = NULL;
+	if (array == NULL)
+		return NULL;
+	for (size_t i = 0; i < filter->job_count; i++) {
+		struct vnfs_workload job;
+		uint32_t job_id;
+		report_selection_workload(&filter->jobs[i], &job);
+		/* A source without a name has no rows: nothing to select. */
+		if (vnfs_workload_source_name(job.source) == NULL)
+			continue;
+		if (version >= 2) {
+			struct json_object *pair = json_object_new_array();
+			json_object_array_add(pair, json_object_new_string(
+							    vnfs_workload_source_name(job.source)));
+			json_object_array_add(pair, json_object_new_string(job.job));
+			json_object_array_add(array, pair);
+		} else {
+			if (vnfs_workload_slurm_job_id(&job, &job_id) == 0)
+				json_object_array_add(array, json_object_new_int64(job_id));
+		}
+	}
+	text = strdup(json_object_to_json_string_ext(array, JSON_C_TO_STRING_PLAIN));
 	json_object_put(array);
 	return text;
+}
+
+/*
+ * The collations of the version-2 listing's order (vnfs_workload_compare):
+ * vnfs_source by the sources' order in VNFS_WORKLOAD_SOURCES (names this
+ * vnfs does not know after them, by bytes), vnfs_text as job ids compare.
+ * SQLite passes text without its NUL; longer text than a job id holds
+ * cannot be in the history (the writer checked it) and compares by bytes.
+ */
+static int copy_text(char *buf, size_t size, const void *text, int length)
+{
+	if (length < 0 || (size_t)length >= size)
+		return -1;
+	memcpy(buf, text, (size_t)length);
+	buf[length] = '\0';
+	return 0;
+}
+
+static int compare_bytes(int a_length, const void *a, int b_length, const void *b)
+{
+	int order = memcmp(a, b, (size_t)(a_length < b_length ? a_length : b_length));
+	return order != 0 ? order : (a_length > b_length) - (a_length < b_length);
+}
+
+static int collate_source(void *unused, int a_length, const void *a, int b_length,
+			  const void *b)
+{
+	char a_name[64], b_name[64];
+	enum vnfs_workload_source a_source, b_source;
+	(void)unused;
+	bool a_known = copy_text(a_name, sizeof(a_name), a, a_length) == 0 &&
+		       vnfs_workload_source_parse(a_name, &a_source) == 0;
+	bool b_known = copy_text(b_name, sizeof(b_name), b, b_length) == 0 &&
+		       vnfs_workload_source_parse(b_name, &b_source) == 0;
+	if (a_known && b_known)
+		return (a_source > b_source) - (a_source < b_source);
+	if (a_known != b_known)
+		return a_known ? -1 : 1;
+	return compare_bytes(a_length, a, b_length, b);
+}
+
+static int collate_text(void *unused, int a_length, const void *a, int b_length, const void *b)
+{
+	char a_text[VNFS_WORKLOAD_JOB_MAX], b_text[VNFS_WORKLOAD_JOB_MAX];
+	(void)unused;
+	if (copy_text(a_text, sizeof(a_text), a, a_length) < 0 ||
+	    copy_text(b_text, sizeof(b_text), b, b_length) < 0)
+		return compare_bytes(a_length, a, b_length, b);
+	return vnfs_workload_compare_text(a_text, b_text);
+}
+
+static int add_collations(struct reader *reader)
+{
+	if (sqlite3_create_collation(reader->db, "vnfs_source", SQLITE_UTF8, NULL,
+				     collate_source) != SQLITE_OK ||
+	    sqlite3_create_collation(reader->db, "vnfs_text", SQLITE_UTF8, NULL, collate_text) !=
+		    SQLITE_OK)
+		return sql_error(reader, "defining the listing's order");
+	return 0;
 }
 
 /* A cursor over the history's (job, node) rows, in job order. */
@@ -395,7 +513,8 @@ struct report_database {
 	char *job_list;
 	char path[4096];
 	char message[512];
-	bool has_row;              /* jobs is on a row not read yet */
+	bool has_row;              /* jobs is on a row not read yet: */
+	struct vnfs_workload job;  /* its job (part "") */
 };
 
 void report_database_close(struct report_database *database)
@@ -413,12 +532,52 @@ void report_database_close(struct report_database *database)
 	free(database);
 }
 
+/* The job of the jobs row the cursor is on, checked like any text read from a file. */
+static int read_listed_job(struct report_database *database)
+{
+	struct reader *reader = &database->reader;
+	sqlite3_stmt *s = database->jobs;
+	enum vnfs_workload_source source;
+	const unsigned char *name, *job;
+	char message[256];
+
+	if (reader->version < 2) {
+		vnfs_workload_of_slurm_job(&database->job, (uint32_t)sqlite3_column_int64(s, 0));
+		return 0;
+	}
+	name = sqlite3_column_text(s, 0);
+	job = sqlite3_column_text(s, 1);
+	if (name == NULL || job == NULL ||
+	    vnfs_workload_source_parse((const char *)name, &source) < 0) {
+		snprintf(reader->error, reader->error_size,
+			 "%s: a jobs row of no workload source this vnfs knows", reader->path);
+		return -1;
+	}
+	if (vnfs_workload_set(&database->job, source, (const char *)job, "", message,
+			      sizeof(message)) < 0) {
+		snprintf(reader->error, reader->error_size, "%s: a jobs row: %s", reader->path,
+			 message);
+		return -1;
+	}
+	return 0;
+}
+
+/* The node column of the jobs query: after the identity's. */
+static int node_column(const struct report_database *database)
+{
+	return database->reader.version < 2 ? 1 : 2;
+}
+
 static int advance(struct report_database *database)
 {
 	int rc = sqlite3_step(database->jobs);
 	database->has_row = rc == SQLITE_ROW;
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return sql_error(&database->reader, "reading jobs");
+	if (database->has_row && read_listed_job(database) < 0) {
+		database->has_row = false;
+		return -1;
+	}
 	return 0;
 }
 
@@ -442,15 +601,16 @@ int report_database_open(struct report_database **out, const char *path,
 	}
 
 	const struct schema_queries *queries = &schema_queries[reader->version];
-	char sql[512];
-	snprintf(sql, sizeof(sql),
-		 "SELECT job_id, node FROM jobs WHERE %s %s%s%s%s%s ORDER BY job_id, node",
-		 queries->slurm_jobs, filter->job_count > 0 ? queries->selected_jobs : "",
+	char sql[768];
+	snprintf(sql, sizeof(sql), "SELECT %s, node FROM jobs WHERE %s %s%s%s%s%s ORDER BY %s",
+		 queries->job_columns, queries->known_jobs,
+		 filter->job_count > 0 ? queries->selected_jobs : "",
 		 filter->has_uid ? "AND uid = ?2 " : "",
 		 filter->user_name[0] != '\0' ? "AND user = ?5 " : "",
 		 filter->has_end ? "AND start_time_ms <= ?3 " : "",
-		 filter->has_start ? "AND (end_time_ms IS NULL OR end_time_ms >= ?4) " : "");
-	if (prepare(reader, sql, &database->jobs) < 0 ||
+		 filter->has_start ? "AND (end_time_ms IS NULL OR end_time_ms >= ?4) " : "",
+		 queries->job_order);
+	if (add_collations(reader) < 0 || prepare(reader, sql, &database->jobs) < 0 ||
 	    prepare(reader, queries->steps_of_job, &reader->steps) < 0 ||
 	    prepare(reader,
 		    "SELECT operation, count, errors, time_ns, bytes, latency_histogram"
@@ -468,7 +628,7 @@ int report_database_open(struct report_database **out, const char *path,
 		goto fail;
 
 	if (filter->job_count > 0) {
-		database->job_list = job_list_json(filter);
+		database->job_list = job_list_json(filter, reader->version);
 		if (database->job_list == NULL) {
 			snprintf(database->message, sizeof(database->message), "out of memory");
 			goto fail;
@@ -493,24 +653,34 @@ fail:
 	return -1;
 }
 
-bool report_database_peek(const struct report_database *database, uint32_t *job_id)
+bool report_database_next(const struct report_database *database, struct vnfs_workload *job)
 {
 	if (database == NULL || !database->has_row)
 		return false;
-	*job_id = (uint32_t)sqlite3_column_int64(database->jobs, 0);
+	*job = database->job;
+	return true;
+}
+
+bool report_database_peek(const struct report_database *database, uint32_t *job_id)
+{
+	struct vnfs_workload job;
+	if (!report_database_next(database, &job))
+		return false;
+	if (vnfs_workload_slurm_job_id(&job, job_id) < 0)
+		*job_id = 0;
 	return true;
 }
 
 int report_database_read_job(struct report_database *database, struct report_set *set,
 			     char *error, size_t error_size)
 {
-	uint32_t job_id, next;
-	if (!report_database_peek(database, &job_id))
+	struct vnfs_workload job, next;
+	if (!report_database_next(database, &job))
 		return 0;
-	while (report_database_peek(database, &next) && next == job_id) {
+	while (report_database_next(database, &next) && vnfs_workload_same_job(&next, &job)) {
 		char node[65];
-		copy_column(database->jobs, 1, node, sizeof(node));
-		if (read_job(&database->reader, set, job_id, node) < 0 || advance(database) < 0) {
+		copy_column(database->jobs, node_column(database), node, sizeof(node));
+		if (read_job(&database->reader, set, &job, node) < 0 || advance(database) < 0) {
 			snprintf(error, error_size, "%s", database->message);
 			return -1;
 		}
@@ -518,9 +688,9 @@ int report_database_read_job(struct report_database *database, struct report_set
 	return 1;
 }
 
-int report_load_baseline(const char *path, const char *nodes, uint32_t exclude_job,
-			 int64_t now_ms, struct report_baseline *baseline, char *error,
-			 size_t error_size)
+int report_load_baseline(const char *path, const char *nodes,
+			 const struct vnfs_workload *exclude_job, int64_t now_ms,
+			 struct report_baseline *baseline, char *error, size_t error_size)
 {
 	memset(baseline, 0, sizeof(*baseline));
 	sqlite3 *db = NULL;
@@ -537,21 +707,31 @@ int report_load_baseline(const char *path, const char *nodes, uint32_t exclude_j
 
 	sqlite3_stmt *s = NULL;
 	int result = -1;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT operation, p99_ns FROM step_operations"
-			       " JOIN steps ON steps.id = step_operations.step"
-			       " WHERE steps.node IN (SELECT value FROM json_each(?1))"
-			       " AND steps.sample_time_ms >= ?2 AND steps.job_id IS NOT ?3"
-			       " AND step_operations.count >= ?4"
-			       " ORDER BY operation, p99_ns",
-			       -1, &s, NULL) != SQLITE_OK) {
+	char sql[512];
+	snprintf(sql, sizeof(sql),
+		 "SELECT operation, p99_ns FROM step_operations"
+		 " JOIN steps ON steps.id = step_operations.step"
+		 " WHERE steps.node IN (SELECT value FROM json_each(?1))"
+		 " AND steps.sample_time_ms >= ?2 AND %s"
+		 " AND step_operations.count >= ?4"
+		 " ORDER BY operation, p99_ns",
+		 schema_queries[version].other_job);
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
 		snprintf(error, error_size, "%s: %s", path, sqlite3_errmsg(db));
 		goto out;
 	}
 	sqlite3_bind_text(s, 1, json_object_to_json_string_ext(array, JSON_C_TO_STRING_PLAIN), -1,
 			  SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 2, now_ms - REPORT_BASELINE_WINDOW_MS);
-	sqlite3_bind_int64(s, 3, exclude_job);
+	/* No job left out: ?3 (and ?5) stay NULL, which no steps row is. */
+	uint32_t job_id;
+	if (exclude_job != NULL && version >= 2) {
+		sqlite3_bind_text(s, 3, vnfs_workload_source_name(exclude_job->source), -1,
+				  SQLITE_STATIC);
+		sqlite3_bind_text(s, 5, exclude_job->job, -1, SQLITE_TRANSIENT);
+	} else if (exclude_job != NULL && vnfs_workload_slurm_job_id(exclude_job, &job_id) == 0) {
+		sqlite3_bind_int64(s, 3, job_id);
+	}
 	sqlite3_bind_int64(s, 4, REPORT_BASELINE_MIN_CALLS);
 
 	/* Rows come sorted by operation then p99: collect each run, take its middle. */

@@ -18,14 +18,19 @@
 /*
  * The SQLite history at path, one job at a time, so that listings of any
  * size hold one job in memory: open (ready on the first job matching filter,
- * in job order; -1 with a message in error when the database is missing,
- * unreadable or of an unknown schema), peek at the next job's id, read all
- * that job's steps (every node) into set, close.  read_job returns 1 when it
- * read a job, 0 at the end, -1 with a message in error.
+ * in vnfs_workload_compare's order, every source's; -1 with a message in
+ * error when the database is missing, unreadable or of an unknown schema),
+ * look at the next job (next: its workload, part ""), read all that job's
+ * steps (every node) into set, close.  read_job returns 1 when it read a
+ * job, 0 at the end, -1 with a message in error.  A version-1 history holds
+ * only Slurm's jobs.
  */
 struct report_database;
 int report_database_open(struct report_database **database, const char *path,
 			 const struct report_filter *filter, char *error, size_t error_size);
+bool report_database_next(const struct report_database *database, struct vnfs_workload *job);
+/* The same, for callers that know only Slurm's numbers: *job_id is the next
+ * job's, 0 for another source's. */
 bool report_database_peek(const struct report_database *database, uint32_t *job_id);
 int report_database_read_job(struct report_database *database, struct report_set *set,
 			     char *error, size_t error_size);
@@ -34,10 +39,11 @@ void report_database_close(struct report_database *database);
 /*
  * Fills baseline from the history at path: for each operation, the median
  * p99 over the steps of the last REPORT_BASELINE_WINDOW_MS before now_ms on
- * the given nodes ("a,b"), leaving out job exclude_job.  Returns 0, or -1.
+ * the given nodes ("a,b"), leaving out the job of exclude_job (its part
+ * ignored; NULL leaves out none).  Returns 0, or -1.
  */
-int report_load_baseline(const char *path, const char *nodes, uint32_t exclude_job,
-			 int64_t now_ms, struct report_baseline *baseline, char *error,
-			 size_t error_size);
+int report_load_baseline(const char *path, const char *nodes,
+			 const struct vnfs_workload *exclude_job, int64_t now_ms,
+			 struct report_baseline *baseline, char *error, size_t error_size);
 
 #endif /* VNFS_HISTORY_READER_H */

@@ -67,8 +67,32 @@ static char *json_line(const struct vnfs_job *job, size_t *length)
 	return line;
 }
 
+/* The job's workload: its own, or Slurm's job_id when the producer set only
+ * the number (as lib/job_report/rows.h takes such records). */
+static void job_workload(const struct vnfs_job *job, struct vnfs_workload *workload)
+{
+	if (job->workload.job[0] != '\0') {
+		*workload = job->workload;
+		workload->part[0] = '\0';
+	} else {
+		vnfs_workload_of_slurm_job(workload, job->job_id);
+	}
+}
+
+/* "42", "source:job" as messages name a job. */
+static const char *job_text(const struct vnfs_workload *job, char *buf, size_t size)
+{
+	struct vnfs_workload whole = *job;
+	whole.part[0] = '\0';
+	return report_workload_id(&whole, buf, size);
+}
+
 static char *long_text(const struct vnfs_job *job, size_t *length)
 {
+	struct vnfs_workload workload;
+	char id[REPORT_ID_MAX];
+	job_workload(job, &workload);
+	job_text(&workload, id, sizeof(id));
 	struct report_set set;
 	struct report_row *rows = NULL;
 	size_t row_count = 0;
@@ -83,7 +107,7 @@ static char *long_text(const struct vnfs_job *job, size_t *length)
 	if (out == NULL)
 		goto out;
 	if (row_count == 0)
-		fprintf(out, "Job %u: no steps were recorded\n", job->job_id);
+		fprintf(out, "Job %s: no steps were recorded\n", id);
 	else
 		report_print_long(out, &rows[0], &rows[1], row_count - 1, NULL,
 				  job->end_time_ms != 0 ? job->end_time_ms : report_now_ms());
@@ -153,11 +177,14 @@ void vnfs_report_files_free(struct vnfs_report_files *files)
 int vnfs_report_render(const struct vnfs_job *job, struct vnfs_report_files *files, char *error,
 		       size_t error_size)
 {
+	struct vnfs_workload workload;
+	char id[REPORT_ID_MAX];
+	job_workload(job, &workload);
+	job_text(&workload, id, sizeof(id));
 	memset(files, 0, sizeof(*files));
 	files->json = json_line(job, &files->json_length);
 	if (files->json == NULL) {
-		snprintf(error, error_size, "job %u: out of memory rendering the JSON report",
-			 job->job_id);
+		snprintf(error, error_size, "job %s: out of memory rendering the JSON report", id);
 		return -1;
 	}
 	/* A file vnfs-report would refuse to read is not worth writing. */
@@ -165,15 +192,14 @@ int vnfs_report_render(const struct vnfs_job *job, struct vnfs_report_files *fil
 	char why[128];
 	vnfs_report_json_measure(files->json, files->json_length, &size);
 	if (vnfs_report_json_check(files->json_length, &size, why, sizeof(why)) < 0) {
-		snprintf(error, error_size, "job %u: JSON report not written: %s (vnfs-report "
-			 "would not read it)", job->job_id, why);
+		snprintf(error, error_size, "job %s: JSON report not written: %s (vnfs-report "
+			 "would not read it)", id, why);
 		vnfs_report_files_free(files);
 		return -1;
 	}
 	files->text = long_text(job, &files->text_length);
 	if (files->text == NULL) {
-		snprintf(error, error_size, "job %u: out of memory rendering the text report",
-			 job->job_id);
+		snprintf(error, error_size, "job %s: out of memory rendering the text report", id);
 		vnfs_report_files_free(files);
 		return -1;
 	}
@@ -330,12 +356,59 @@ fail:
 	return -1;
 }
 
-/* report_dir/<job_id>, root's and no one else's: see the header. */
-static int open_job_dir(int report_fd, const char *report_dir, uint32_t job_id, char *error,
+/*
+ * The name of a job's directory in report_dir (see files.h): Slurm's job
+ * number, or "SOURCE-JOB" with the job's '%' and '/' written "%25" and
+ * "%2F", so that no job text can leave report_dir or name another job's
+ * directory.  Returns 0, or -1 with a message when job is no job or its
+ * name would be longer than a file name may be.
+ */
+static int job_directory_name(const struct vnfs_workload *job, char *name, size_t size,
+			      char *error, size_t error_size)
+{
+	char id[REPORT_ID_MAX];
+	uint32_t job_id;
+	size_t used;
+
+	if (job->source == VNFS_SOURCE_SLURM) {
+		/* Only the number as Slurm writes it: "007" is not job 7's directory. */
+		if (vnfs_workload_slurm_job_id(job, &job_id) < 0)
+			goto invalid;
+		snprintf(name, size, "%u", job_id);
+		if (strcmp(name, job->job) != 0)
+			goto invalid;
+		return 0;
+	}
+	if (vnfs_workload_source_name(job->source) == NULL ||
+	    !vnfs_workload_text_valid(job->job, sizeof(job->job)))
+		goto invalid;
+	used = (size_t)snprintf(name, size, "%s-", vnfs_workload_source_name(job->source));
+	for (const char *c = job->job; *c != '\0' && used < size; c++)
+		used += (size_t)(*c == '/' || *c == '%'
+					 ? snprintf(name + used, size - used, "%%%02X",
+						    (unsigned char)*c)
+					 : snprintf(name + used, size - used, "%c", *c));
+	if (used < size && used <= NAME_MAX)
+		return 0;
+	snprintf(error, error_size, "job %.80s...: too long to name a report directory",
+		 job_text(job, id, sizeof(id)));
+	return -1;
+invalid:
+	if (vnfs_workload_source_name(job->source) != NULL)
+		snprintf(error, error_size, "%s job '%.80s' cannot name a report directory",
+			 vnfs_workload_source_name(job->source),
+			 vnfs_workload_text_valid(job->job, sizeof(job->job)) ? job->job : "");
+	else
+		snprintf(error, error_size, "job of an unknown source (%d) cannot name a report "
+			 "directory", (int)job->source);
+	return -1;
+}
+
+/* report_dir/<job>, root's and no one else's: see the header. */
+static int open_job_dir(int report_fd, const char *report_dir, const char *name, char *error,
 			size_t error_size)
 {
-	char name[16], path[PATH_MAX];
-	snprintf(name, sizeof(name), "%u", job_id);
+	char path[PATH_MAX];
 	int path_length = snprintf(path, sizeof(path), "%s/%s", report_dir, name);
 	if (path_length < 0 || (size_t)path_length >= sizeof(path)) {
 		snprintf(error, error_size, "report directory path too long");
@@ -478,9 +551,10 @@ static int store_both(const struct vnfs_report_files *files, int job_fd, const c
 }
 
 int vnfs_report_store(const struct vnfs_report_files *files, const char *report_dir,
-		      uint32_t job_id, uint32_t owner_uid, gid_t admin_gid, const char *node,
-		      char *error, size_t error_size)
+		      const struct vnfs_workload *job, uint32_t owner_uid, gid_t admin_gid,
+		      const char *node, char *error, size_t error_size)
 {
+	char name[NAME_MAX + 1], id[REPORT_ID_MAX];
 	if (report_dir == NULL || report_dir[0] == '\0') {
 		snprintf(error, error_size, "no report directory configured");
 		return -1;
@@ -491,18 +565,21 @@ int vnfs_report_store(const struct vnfs_report_files *files, const char *report_
 		return -1;
 	}
 	if (files->json == NULL || files->text == NULL) {
-		snprintf(error, error_size, "job %u: nothing rendered to store", job_id);
+		snprintf(error, error_size, "job %s: nothing rendered to store",
+			 job_text(job, id, sizeof(id)));
 		return -1;
 	}
+	if (job_directory_name(job, name, sizeof(name), error, error_size) < 0)
+		return -1;
 	int report_fd = open_report_dir(report_dir, error, error_size);
 	if (report_fd < 0)
 		return -1;
-	int job_fd = open_job_dir(report_fd, report_dir, job_id, error, error_size);
+	int job_fd = open_job_dir(report_fd, report_dir, name, error, error_size);
 	close(report_fd);
 	if (job_fd < 0)
 		return -1;
 	char directory[PATH_MAX];
-	snprintf(directory, sizeof(directory), "%s/%u", report_dir, job_id);
+	snprintf(directory, sizeof(directory), "%s/%s", report_dir, name);
 	int rc = store_both(files, job_fd, directory, owner_uid, admin_gid, node, error,
 			    error_size);
 	close(job_fd);
@@ -523,9 +600,11 @@ int vnfs_report_write_files(const struct vnfs_job *job, const char *report_dir, 
 		return -1;
 	}
 	struct vnfs_report_files files;
+	struct vnfs_workload workload;
+	job_workload(job, &workload);
 	if (vnfs_report_render(job, &files, error, error_size) < 0)
 		return -1;
-	int rc = vnfs_report_store(&files, report_dir, job->job_id, job->uid, (gid_t)-1,
+	int rc = vnfs_report_store(&files, report_dir, &workload, job->uid, (gid_t)-1,
 				   job->node, error, error_size);
 	vnfs_report_files_free(&files);
 	return rc;
@@ -645,17 +724,19 @@ static bool user_name(uid_t uid, char *name, size_t size)
  * owner (by uid, and by name where this node knows the uid; a writer that
  * could not resolve the name wrote the number).
  */
-static int check_records(const struct report_set *records, uint32_t job_id,
+static int check_records(const struct report_set *records, const struct vnfs_workload *job,
 			 const struct stat *st, const char *origin, char *error, size_t error_size)
 {
+	char held[REPORT_ID_MAX], wanted[REPORT_ID_MAX];
 	char owner[64], number[16], safe[sizeof(records->records[0].user) * VNFS_ESCAPE_GROWTH];
 	bool known = st->st_uid != 0 && user_name(st->st_uid, owner, sizeof(owner));
 	snprintf(number, sizeof(number), "%u", (unsigned)st->st_uid);
 	for (size_t i = 0; i < records->count; i++) {
 		const struct vnfs_step_record *r = &records->records[i];
-		if (r->job_id != job_id) {
-			snprintf(error, error_size, "%s: holds a record of job %u, not of job %u",
-				 origin, r->job_id, job_id);
+		if (!vnfs_workload_same_job(&r->workload, job)) {
+			snprintf(error, error_size, "%s: holds a record of job %s, not of job %s",
+				 origin, job_text(&r->workload, held, sizeof(held)),
+				 job_text(job, wanted, sizeof(wanted)));
 			return -1;
 		}
 		if (st->st_uid == 0)
@@ -889,7 +970,8 @@ static int move_records(struct report_set *to, struct report_set *from)
 }
 
 static int load_job_file(struct report_set *set, int dir_fd, const char *directory,
-			 const char *name, uint32_t job_id, struct report_budget *budget,
+			 const char *name, const struct vnfs_workload *job,
+			 struct report_budget *budget,
 			 char *error, size_t error_size)
 {
 	char safe[(NAME_MAX + 1) * VNFS_ESCAPE_GROWTH], origin[PATH_MAX + sizeof(safe)];
@@ -904,7 +986,7 @@ static int load_job_file(struct report_set *set, int dir_fd, const char *directo
 			       error_size);
 	close(fd);
 	if (rc == 0)
-		rc = check_records(&records, job_id, &st, origin, error, error_size);
+		rc = check_records(&records, job, &st, origin, error, error_size);
 	if (rc == 0 && move_records(set, &records) < 0) {
 		snprintf(error, error_size, "out of memory");
 		rc = -1;
@@ -914,10 +996,11 @@ static int load_job_file(struct report_set *set, int dir_fd, const char *directo
 }
 
 int report_load_job_file(struct report_set *set, int dir_fd, const char *directory,
-			 const char *name, uint32_t job_id, char *error, size_t error_size)
+			 const char *name, const struct vnfs_workload *job, char *error,
+			 size_t error_size)
 {
 	struct report_budget budget = { REPORT_JOB_MAX_OBJECTS, REPORT_JOB_MAX_VALUES };
-	return load_job_file(set, dir_fd, directory, name, job_id, &budget, error, error_size);
+	return load_job_file(set, dir_fd, directory, name, job, &budget, error, error_size);
 }
 
 static bool has_suffix(const char *name, const char *suffix)
@@ -926,8 +1009,8 @@ static bool has_suffix(const char *name, const char *suffix)
 	return length > suffix_length && strcmp(name + length - suffix_length, suffix) == 0;
 }
 
-/* report_dir/<job_id> as an open directory stream, or NULL (*missing when there is none). */
-static DIR *open_job_directory(const char *report_dir, uint32_t job_id, const char *directory,
+/* report_dir/<name> as an open directory stream, or NULL (*missing when there is none). */
+static DIR *open_job_directory(const char *report_dir, const char *name, const char *directory,
 			       bool *missing, char *error, size_t error_size)
 {
 	*missing = false;
@@ -938,8 +1021,6 @@ static DIR *open_job_directory(const char *report_dir, uint32_t job_id, const ch
 		snprintf(error, error_size, "%s: %s", report_dir, strerror(errno));
 		return NULL;
 	}
-	char name[16];
-	snprintf(name, sizeof(name), "%u", job_id);
 	int fd = openat(report_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
 					       O_CLOEXEC);
 	int saved = errno;
@@ -962,13 +1043,18 @@ static DIR *open_job_directory(const char *report_dir, uint32_t job_id, const ch
 	return dir;
 }
 
-int report_load_files(struct report_set *set, const char *report_dir, uint32_t job_id,
-		      char *error, size_t error_size)
+int report_load_files(struct report_set *set, const char *report_dir,
+		      const struct vnfs_workload *job, char *error, size_t error_size)
 {
-	char directory[4096];
-	snprintf(directory, sizeof(directory), "%s/%u", report_dir, job_id);
+	char directory[4096], name[NAME_MAX + 1];
+	/* A job that cannot name a directory has none: no node wrote one. */
+	if (job_directory_name(job, name, sizeof(name), error, error_size) < 0) {
+		error[0] = '\0';
+		return 0;
+	}
+	snprintf(directory, sizeof(directory), "%s/%s", report_dir, name);
 	bool missing;
-	DIR *dir = open_job_directory(report_dir, job_id, directory, &missing, error, error_size);
+	DIR *dir = open_job_directory(report_dir, name, directory, &missing, error, error_size);
 	if (dir == NULL)
 		return missing ? 0 : -1; /* no node wrote a report for this job */
 	error[0] = '\0';
@@ -995,7 +1081,7 @@ int report_load_files(struct report_set *set, const char *report_dir, uint32_t j
 		}
 		char message[PATH_MAX + 1024];
 		/* 1: not ours to read (another user's data, mode 0640): nothing to say. */
-		if (load_job_file(set, dirfd(dir), directory, entry->d_name, job_id, &budget,
+		if (load_job_file(set, dirfd(dir), directory, entry->d_name, job, &budget,
 				  message, sizeof(message)) < 0) {
 			add_message(error, error_size, "%s", message);
 			result = -1; /* keep reading the other nodes */

@@ -3,6 +3,14 @@
  * per node: report_dir/<job>/<node>.json (vnfs_job_to_json, which
  * vnfs-report merges across nodes) and <node>.txt (the long report).
  *
+ * <job> is a Slurm job's number ("42"), and for another source
+ * "SOURCE-JOB", the job's text with each '%' written "%25" and each '/'
+ * "%2F" (vnfs_workload_text_valid allows both): a job's text comes from
+ * users, and this way it can neither leave report_dir nor name another
+ * job's directory (Slurm's names are all digits, the others start with a
+ * source's name).  A job whose name would be longer than NAME_MAX has no
+ * report files.
+ *
  * The helper runs as root and the job's owner is not trusted (DESIGN.md,
  * decision 12), so report_dir and report_dir/<job> belong to root and no
  * user can write in them: the helper never creates, chowns or follows
@@ -78,7 +86,8 @@ int vnfs_report_render(const struct vnfs_job *job, struct vnfs_report_files *fil
 		       size_t error_size);
 
 /*
- * Writes files as report_dir/<job_id>/<node>.json and .txt: each to a new
+ * Writes files as report_dir/<job>/<node>.json and .txt (job: the
+ * workload's job, its part ignored; see above for <job>): each to a new
  * temporary file in the job directory, mode 0640, owned (when run as root)
  * by owner_uid and admin_gid ((gid_t)-1: the group is left as created),
  * flushed to disk, then renamed into place.  Missing directories are
@@ -91,15 +100,17 @@ int vnfs_report_render(const struct vnfs_job *job, struct vnfs_report_files *fil
  * must be removed by hand.  Returns 0, or -1 with a message in error.
  */
 int vnfs_report_store(const struct vnfs_report_files *files, const char *report_dir,
-		      uint32_t job_id, uint32_t owner_uid, gid_t admin_gid, const char *node,
-		      char *error, size_t error_size);
+		      const struct vnfs_workload *job, uint32_t owner_uid, gid_t admin_gid,
+		      const char *node, char *error, size_t error_size);
 
 /* Frees what vnfs_report_render allocated; files is left empty. */
 void vnfs_report_files_free(struct vnfs_report_files *files);
 
 /*
  * Render and store in one call, with no administrator group: for callers
- * that hold no lock.  Returns 0, or -1 with a message in error.
+ * that hold no lock.  The job's directory is job->workload's, or Slurm's
+ * job->job_id while the workload is unset (its job "").  Returns 0, or -1
+ * with a message in error.
  */
 int vnfs_report_write_files(const struct vnfs_job *job, const char *report_dir, char *error,
 			    size_t error_size);
@@ -118,7 +129,8 @@ int report_add_job_json(struct report_set *set, struct json_object *job, const c
 			char *error, size_t error_size);
 
 /*
- * Adds every report_dir/<job_id>/<node>.json.  A missing directory is no
+ * Adds every report_dir/<job>/<node>.json of job's job (its part ignored).
+ * A missing directory is no
  * error.  The directory may hold anything (see files.c): an entry that is
  * not a regular file, is over the bounds above (bytes, JSON
  * objects, values; all the directory's files together get one file's
@@ -129,8 +141,8 @@ int report_add_job_json(struct report_set *set, struct json_object *job, const c
  * all the others, with one message per skipped file in error ("; " between
  * them, as many as fit).
  */
-int report_load_files(struct report_set *set, const char *report_dir, uint32_t job_id,
-		      char *error, size_t error_size);
+int report_load_files(struct report_set *set, const char *report_dir,
+		      const struct vnfs_workload *job, char *error, size_t error_size);
 
 /*
  * Reads the steps of one report file (vnfs_job_to_json), the entry name of
@@ -140,6 +152,7 @@ int report_load_files(struct report_set *set, const char *report_dir, uint32_t j
  * message in error when it was skipped.
  */
 int report_load_job_file(struct report_set *set, int dir_fd, const char *directory,
-			 const char *name, uint32_t job_id, char *error, size_t error_size);
+			 const char *name, const struct vnfs_workload *job, char *error,
+			 size_t error_size);
 
 #endif /* VNFS_JOB_REPORT_FILES_H */

@@ -7,6 +7,74 @@
 #include <stdio.h>
 #include <string.h>
 
+void report_selection_workload(const struct report_selection *selection,
+			       struct vnfs_workload *workload)
+{
+	if (selection->workload.job[0] != '\0')
+		*workload = selection->workload;
+	else
+		vnfs_workload_of_slurm_job(workload, selection->job_id);
+}
+
+/* "42", "42.0", "42.batch" into a Slurm selection.  Returns 0, or -1. */
+static int parse_slurm(char *item, struct report_selection *selection, char *error,
+		       size_t error_size)
+{
+	uint32_t job_id, step_id;
+	char *dot = strchr(item, '.');
+	if (dot != NULL)
+		*dot = '\0';
+	if (vnfs_step_parse(item, &job_id) < 0 || item[0] < '0' || item[0] > '9') {
+		snprintf(error, error_size,
+			 "invalid job '%.40s': use a job id, or job.step (e.g. 42, 42.0, "
+			 "42.batch)", item);
+		return -1;
+	}
+	if (dot == NULL) {
+		vnfs_workload_of_slurm_job(&selection->workload, job_id);
+	} else {
+		if (vnfs_step_parse(dot + 1, &step_id) < 0) {
+			snprintf(error, error_size,
+				 "invalid step '%.40s' of job %u: use a number, batch, extern "
+				 "or interactive", dot + 1, job_id);
+			return -1;
+		}
+		vnfs_workload_of_slurm_step(&selection->workload, job_id, step_id);
+	}
+	selection->job_id = job_id;
+	return 0;
+}
+
+/* "SOURCE:JOB" into a selection of that source's whole job.  Returns 0, or -1. */
+static int parse_sourced(char *item, char *colon, struct report_selection *selection,
+			 char *error, size_t error_size)
+{
+	enum vnfs_workload_source source;
+	char message[256];
+	*colon = '\0';
+	if (vnfs_workload_source_parse(item, &source) < 0) {
+		char known[256] = "";
+		size_t used = 0;
+		for (int i = 0; i < VNFS_SOURCE_COUNT && used < sizeof(known); i++)
+			used += (size_t)snprintf(known + used, sizeof(known) - used, "%s%s",
+						 i > 0 ? ", " : "",
+						 vnfs_workload_source_name(
+							 (enum vnfs_workload_source)i));
+		snprintf(error, error_size, "invalid job '%.40s:%.40s': no workload source '%.40s' "
+			 "(known: %s)", item, colon + 1, item, known);
+		return -1;
+	}
+	if (source == VNFS_SOURCE_SLURM)
+		return parse_slurm(colon + 1, selection, error, error_size);
+	if (vnfs_workload_set(&selection->workload, source, colon + 1, "", message,
+			      sizeof(message)) < 0) {
+		snprintf(error, error_size, "invalid job '%.40s:%.40s': %s", item, colon + 1,
+			 message);
+		return -1;
+	}
+	return 0;
+}
+
 int report_parse_jobs(const char *text, struct report_filter *filter, char *error,
 		      size_t error_size)
 {
@@ -19,24 +87,10 @@ int report_parse_jobs(const char *text, struct report_filter *filter, char *erro
 	for (char *item = strtok_r(copy, ",", &save); item != NULL;
 	     item = strtok_r(NULL, ",", &save)) {
 		struct report_selection selection = { 0 };
-		char *dot = strchr(item, '.');
-		if (dot != NULL)
-			*dot = '\0';
-		if (vnfs_step_parse(item, &selection.job_id) < 0 || item[0] < '0' || item[0] > '9') {
-			snprintf(error, error_size,
-				 "invalid job '%.40s': use a job id, or job.step (e.g. 42, 42.0, "
-				 "42.batch)", item);
+		char *colon = strchr(item, ':');
+		if ((colon != NULL ? parse_sourced(item, colon, &selection, error, error_size)
+				   : parse_slurm(item, &selection, error, error_size)) < 0)
 			return -1;
-		}
-		if (dot != NULL) {
-			if (vnfs_step_parse(dot + 1, &selection.step_id) < 0) {
-				snprintf(error, error_size,
-					 "invalid step '%.40s' of job %u: use a number, batch, extern "
-					 "or interactive", dot + 1, selection.job_id);
-				return -1;
-			}
-			selection.has_step = true;
-		}
 		if (filter->job_count == REPORT_MAX_SELECTED_JOBS) {
 			snprintf(error, error_size, "more than %d jobs selected",
 				 REPORT_MAX_SELECTED_JOBS);
@@ -69,11 +123,13 @@ bool report_filter_selects(const struct report_filter *filter, const struct repo
 	if (filter->job_count == 0)
 		return true;
 	for (size_t i = 0; i < filter->job_count; i++) {
-		const struct report_selection *s = &filter->jobs[i];
-		if (s->job_id != row->job_id)
+		struct vnfs_workload selected;
+		report_selection_workload(&filter->jobs[i], &selected);
+		if (!vnfs_workload_same_job(&selected, &row->workload))
 			continue;
 		/* "42" is the job and its steps; "42.0" only that step, like sacct. */
-		if (!s->has_step || (row->is_step && row->step_id == s->step_id))
+		if (selected.part[0] == '\0' ||
+		    (row->is_step && strcmp(row->workload.part, selected.part) == 0))
 			return true;
 	}
 	return false;

@@ -15,10 +15,14 @@
 
 #define REPORT_MAX_SELECTED_JOBS 1024
 
+/*
+ * A job or one part of it, as -j names it.  Callers that know only a Slurm
+ * job number may leave workload zeroed (its job "") and set job_id: the
+ * selection is then Slurm's job job_id (report_selection_workload).
+ */
 struct report_selection {
-	uint32_t job_id;
-	bool has_step;
-	uint32_t step_id;
+	struct vnfs_workload workload; /* part "": the whole job, its parts too */
+	uint32_t job_id;               /* read only while workload.job is "" */
 };
 
 /* What the user asked for; every source and the final rows obey it. */
@@ -34,8 +38,16 @@ struct report_filter {
 	int64_t end_ms;
 };
 
+/* What selection selects: its workload, or Slurm's job job_id (above). */
+void report_selection_workload(const struct report_selection *selection,
+			       struct vnfs_workload *workload);
+
 /*
- * Parses "42,43.0,44.batch" into filter->jobs.  Returns 0, or -1 with a
+ * Parses a comma-separated list into filter->jobs: Slurm's jobs and steps
+ * as sacct names them ("42,43.0,44.batch"), and any source's job as
+ * SOURCE:JOB ("slurm:42" is "42"; "slurm:42.0" a step).  Another source's
+ * JOB is the whole text after the colon (its ids may hold dots), checked
+ * like any workload text (vnfs_workload_set).  Returns 0, or -1 with a
  * message in error.
  */
 int report_parse_jobs(const char *text, struct report_filter *filter, char *error,
@@ -44,7 +56,8 @@ int report_parse_jobs(const char *text, struct report_filter *filter, char *erro
 /* Whether a job row (not a step row) passes the owner and time filters. */
 bool report_filter_job(const struct report_filter *filter, const struct report_row *job);
 
-/* Whether a row is selected by -j (a job row for "42", a step row for "42.0"). */
+/* Whether a row is selected by -j (a job row for "42", a step row for "42.0"): by
+ * workload, never by text alone (another source's job "42" is not Slurm's). */
 bool report_filter_selects(const struct report_filter *filter, const struct report_row *row);
 
 #endif /* VNFS_JOB_REPORT_FILTER_H */

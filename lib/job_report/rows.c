@@ -64,6 +64,8 @@ int report_set_take(struct report_set *set, struct vnfs_step_record *record)
 		}
 		record->stats = stats;
 	}
+	if (record->workload.job[0] == '\0')
+		vnfs_workload_of_slurm_step(&record->workload, record->job_id, record->step_id);
 	set->records[set->count++] = *record;
 	record->stats = NULL;
 	record->processes = NULL;
@@ -100,26 +102,14 @@ int report_set_add(struct report_set *set, const struct vnfs_step_record *record
 	return report_set_take(set, &copy);
 }
 
-/* batch, extern, interactive, pending, then 0, 1, 2 ... (sacct's order). */
-static uint64_t step_order(uint32_t step_id)
-{
-	switch (step_id) {
-	case VNFS_STEP_BATCH: return 0;
-	case VNFS_STEP_EXTERN: return 1;
-	case VNFS_STEP_INTERACTIVE: return 2;
-	case VNFS_STEP_PENDING: return 3;
-	default: return 4 + (uint64_t)step_id;
-	}
-}
-
-/* By job, step and node; the latest sample (finished before running) first. */
+/* By workload (vnfs_workload_compare: a Slurm job's steps in sacct's
+ * order) and node; the latest sample (finished before running) first. */
 static int compare_records(const void *a, const void *b)
 {
 	const struct vnfs_step_record *x = a, *y = b;
-	if (x->job_id != y->job_id)
-		return x->job_id < y->job_id ? -1 : 1;
-	if (x->step_id != y->step_id)
-		return step_order(x->step_id) < step_order(y->step_id) ? -1 : 1;
+	int by_workload = vnfs_workload_compare(&x->workload, &y->workload);
+	if (by_workload != 0)
+		return by_workload;
 	int by_node = strcmp(x->node, y->node);
 	if (by_node != 0)
 		return by_node;
@@ -139,7 +129,7 @@ static void drop_older_samples(struct report_set *set)
 	for (size_t i = 1; i < set->count; i++) {
 		struct vnfs_step_record *previous = &set->records[kept - 1];
 		struct vnfs_step_record *record = &set->records[i];
-		if (record->job_id == previous->job_id && record->step_id == previous->step_id &&
+		if (vnfs_workload_equal(&record->workload, &previous->workload) &&
 		    strcmp(record->node, previous->node) == 0) {
 			free_record_arrays(record);
 			continue;
@@ -326,10 +316,13 @@ int report_build_rows(struct report_set *set, struct report_row **rows_out, size
 	size_t count = 0;
 	for (size_t first = 0; first < set->count;) {
 		size_t end = first;
-		while (end < set->count && set->records[end].job_id == set->records[first].job_id)
+		const struct vnfs_workload *first_workload = &set->records[first].workload;
+		while (end < set->count &&
+		       vnfs_workload_same_job(&set->records[end].workload, first_workload))
 			end++;
 		struct report_row *job = &rows[count++];
-		job->job_id = set->records[first].job_id;
+		job->workload = *first_workload;
+		job->workload.part[0] = '\0';
 		for (size_t i = first; i < end; i++)
 			if (add_record(job, &set->records[i]) < 0)
 				goto fail;
@@ -337,10 +330,11 @@ int report_build_rows(struct report_set *set, struct report_row **rows_out, size
 
 		for (size_t i = first; i < end;) {
 			struct report_row *step = &rows[count++];
-			step->job_id = job->job_id;
+			step->workload = set->records[i].workload;
 			step->is_step = true;
-			step->step_id = set->records[i].step_id;
-			for (; i < end && set->records[i].step_id == step->step_id; i++)
+			for (; i < end &&
+			       vnfs_workload_equal(&set->records[i].workload, &step->workload);
+			     i++)
 				if (add_record(step, &set->records[i]) < 0)
 					goto fail;
 			finish_row(step);
@@ -367,15 +361,22 @@ void report_rows_free(struct report_row *rows, size_t count)
 	free(rows);
 }
 
+const char *report_workload_id(const struct vnfs_workload *workload, char *buf, size_t size)
+{
+	const char *source = vnfs_workload_source_name(workload->source);
+	bool has_part = workload->part[0] != '\0';
+
+	if (workload->source == VNFS_SOURCE_SLURM)
+		snprintf(buf, size, "%s%s%s", workload->job, has_part ? "." : "", workload->part);
+	else
+		snprintf(buf, size, "%s:%s%s%s", source != NULL ? source : "?", workload->job,
+			 has_part ? "." : "", workload->part);
+	return buf;
+}
+
 const char *report_row_id(const struct report_row *row, char *buf, size_t size)
 {
-	if (!row->is_step) {
-		snprintf(buf, size, "%u", row->job_id);
-		return buf;
-	}
-	char step[16];
-	snprintf(buf, size, "%u.%s", row->job_id, vnfs_step_name(row->step_id, step, sizeof(step)));
-	return buf;
+	return report_workload_id(&row->workload, buf, size);
 }
 
 uint64_t report_metadata_ops(const struct vnfs_step_stats *stats)

@@ -23,6 +23,12 @@ struct report_set {
 void report_set_init(struct report_set *set);
 void report_set_free(struct report_set *set);
 
+/*
+ * A record whose workload was never set (its job is "") is taken for
+ * Slurm's job_id.step_id: producers that know only Slurm's numbers need not
+ * learn the identity.  Rows are then keyed by the workload alone.
+ */
+
 /* Adds a deep copy of record.  Returns 0, or -1 when out of memory. */
 int report_set_add(struct report_set *set, const struct vnfs_step_record *record);
 
@@ -32,9 +38,8 @@ int report_set_take(struct report_set *set, struct vnfs_step_record *record);
 
 /* One output row: a whole job, or one of its steps, over all its nodes. */
 struct report_row {
-	uint32_t job_id;
+	struct vnfs_workload workload; /* a job row's part is "", a step row's its own */
 	bool is_step;
-	uint32_t step_id;            /* is_step only */
 	uint32_t uid;
 	char user[33];
 	char nodes[512];             /* "node1,node2", sorted */
@@ -53,14 +58,25 @@ struct report_row {
 };
 
 /*
- * Sorts the set (dropping all but the latest sample of each job, step and
- * node) and builds rows: each job, then its steps (batch, extern,
- * interactive, then by number).  Returns 0, or -1 when out of memory.
+ * Sorts the set (dropping all but the latest sample of each workload and
+ * node) and builds rows in vnfs_workload_compare's order: each job, then its
+ * parts (a Slurm job's steps: batch, extern, interactive, then by number).
+ * Jobs of different sources never share a row, whatever their text.
+ * Returns 0, or -1 when out of memory.
  */
 int report_build_rows(struct report_set *set, struct report_row **rows, size_t *count);
 void report_rows_free(struct report_row *rows, size_t count);
 
-/* "42" or "42.batch". */
+/*
+ * A workload as reports name it: Slurm's bare, "42" or "42.batch" (as sacct
+ * does), another source's with its name before a colon, "SOURCE:JOB" or
+ * "SOURCE:JOB.PART" (what -j reads back, lib/job_report/filter.h).  Into
+ * buf (REPORT_ID_MAX bytes hold any), returns buf.
+ */
+#define REPORT_ID_MAX (VNFS_WORKLOAD_JOB_MAX + VNFS_WORKLOAD_PART_MAX + 32)
+const char *report_workload_id(const struct vnfs_workload *workload, char *buf, size_t size);
+
+/* The row's workload as above: its job's for a job row. */
 const char *report_row_id(const struct report_row *row, char *buf, size_t size);
 
 /* Sums over the operations of a class, from bpf/operations.h. */

@@ -35,8 +35,12 @@ static void print_header(FILE *out, const struct report_row *job, const struct r
 			  sizeof(elapsed));
 	vnfs_tags_format(&job->tags, tags, sizeof(tags));
 
-	char text[SHOWN_MAX];
-	fprintf(out, "Job %u  user %s (%u)  %s\n", job->job_id,
+	/* The job's name even for a step shown alone (-j 42.0): "Job 42". */
+	struct vnfs_workload whole = job->workload;
+	whole.part[0] = '\0';
+	char text[SHOWN_MAX], id[REPORT_ID_MAX], shown_id[REPORT_ID_MAX * VNFS_ESCAPE_GROWTH];
+	fprintf(out, "Job %s  user %s (%u)  %s\n",
+		shown(report_workload_id(&whole, id, sizeof(id)), shown_id, sizeof(shown_id)),
 		shown(job->user, text, sizeof(text)), job->uid,
 		job->running ? "RUNNING" : "COMPLETED");
 	fprintf(out, "Nodes:   %s\n", shown(job->nodes, text, sizeof(text)));
@@ -44,7 +48,6 @@ static void print_header(FILE *out, const struct report_row *job, const struct r
 	fprintf(out, "Start:   %s  End: %s  Elapsed: %s\n", start, end, elapsed);
 	fprintf(out, "Steps:  ");
 	for (size_t i = 0; i < step_count; i++) {
-		char id[48];
 		fprintf(out, "%s%s", i > 0 ? ", " : " ",
 			shown(report_row_id(&steps[i], id, sizeof(id)), text, sizeof(text)));
 	}

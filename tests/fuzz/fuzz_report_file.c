@@ -140,8 +140,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	write_input(data, size);
 	struct report_set set;
 	char error[4096] = "";
+	struct vnfs_workload job;
+	vnfs_workload_of_slurm_job(&job, FUZZ_JOB);
 	report_set_init(&set);
-	if (report_load_files(&set, report_dir, FUZZ_JOB, error, sizeof(error)) < 0 &&
+	if (report_load_files(&set, report_dir, &job, error, sizeof(error)) < 0 &&
 	    error[0] == '\0')
 		abort(); /* skipped without saying why */
 	for (const char *c = error; *c != '\0'; c++)

@@ -25,6 +25,7 @@
 #include "helper/outputs/sink.h"
 #include "lib/history/reader.h"
 #include "lib/job_report/fields.h"
+#include "lib/job_report/filter.h"
 #include "lib/job_report/files.h"
 #include "lib/job_report/findings.h"
 #include "lib/job_report/rows.h"
@@ -180,6 +181,14 @@ static void expect_failure(const char *arguments, const char *err)
 	assert_string_equal(run.err, err);
 	assert_string_equal(run.out, "");
 	assert_int_equal(run.status, 1);
+}
+
+/* Slurm's job job_id as a workload (the report functions take workloads). */
+static const struct vnfs_workload *slurm_job(uint32_t job_id)
+{
+	static struct vnfs_workload job;
+	vnfs_workload_of_slurm_job(&job, job_id);
+	return &job;
 }
 
 static void test_jobs_parsable(void **state)
@@ -636,19 +645,19 @@ static void test_baseline(void **state)
 	sink.close(sink.state);
 
 	struct report_baseline baseline;
-	assert_int_equal(report_load_baseline(path, "node1", 303, now, &baseline, error,
+	assert_int_equal(report_load_baseline(path, "node1", slurm_job(303), now, &baseline, error,
 					      sizeof(error)),
 			 0);
 	assert_int_equal(baseline.steps[VNFS_OP_GETATTR], 7);
 	/* p99 of 100 calls in bucket b: 2^b + 2^b * 99/100; the median is b = 13. */
 	assert_int_equal(baseline.p99_ns[VNFS_OP_GETATTR], 16302);
 	assert_int_equal(baseline.steps[VNFS_OP_READ], 0);
-	assert_int_equal(report_load_baseline(path, "node1,node2", 303, now, &baseline, error,
-					      sizeof(error)),
+	assert_int_equal(report_load_baseline(path, "node1,node2", slurm_job(303), now, &baseline,
+					      error, sizeof(error)),
 			 0);
 	assert_int_equal(baseline.steps[VNFS_OP_GETATTR], 8);
 	assert_int_equal(baseline.p99_ns[VNFS_OP_GETATTR], 16302); /* lower middle of 8 */
-	assert_int_equal(report_load_baseline(path, "node1", 0, now, &baseline, error,
+	assert_int_equal(report_load_baseline(path, "node1", slurm_job(0), now, &baseline, error,
 					      sizeof(error)),
 			 0);
 	assert_int_equal(baseline.steps[VNFS_OP_GETATTR], 8);
@@ -689,8 +698,8 @@ static void test_report_files(void **state)
 	snprintf(path, sizeof(path), "%s/100", report_dir);
 	int dir_fd = open(path, O_RDONLY | O_DIRECTORY);
 	assert_true(dir_fd >= 0);
-	assert_int_equal(report_load_job_file(&set, dir_fd, path, "node2.json", 100, error,
-					      sizeof(error)),
+	assert_int_equal(report_load_job_file(&set, dir_fd, path, "node2.json", slurm_job(100),
+					      error, sizeof(error)),
 			 0);
 	assert_int_equal(close(dir_fd), 0);
 	assert_int_equal(set.count, 1);
@@ -735,7 +744,7 @@ static void test_bad_report_file(void **state)
 	fclose(file);
 	struct report_set set;
 	report_set_init(&set);
-	assert_int_equal(report_load_files(&set, bad_dir, 1, error, sizeof(error)), -1);
+	assert_int_equal(report_load_files(&set, bad_dir, slurm_job(1), error, sizeof(error)), -1);
 	char expected[512];
 	snprintf(expected, sizeof(expected), "%s: steps[0]: missing field 'step'", path);
 	assert_string_equal(error, expected);
@@ -784,7 +793,7 @@ static void test_hostile_names(void **state)
 	vnfs_text_from_bytes("a|b\nc\x1b", 6, process.comm, sizeof(process.comm));
 	snprintf(mount.mount_point, sizeof(mount.mount_point), "/mnt/\x1b]0;pwn\x07");
 	snprintf(mount.source, sizeof(mount.source), "srv:/\xff");
-	row->job_id = 7;
+	vnfs_workload_of_slurm_job(&row->workload, 7);
 	snprintf(row->user, sizeof(row->user), "bob\x1b[31m");
 	snprintf(row->nodes, sizeof(row->nodes), "node1\n7|eve|forged");
 	vnfs_tags_init(&row->tags);
@@ -821,6 +830,181 @@ static void test_hostile_names(void **state)
 	free(row);
 }
 
+/* A record of workload on node, sampled at sample_ms, with reads read calls. */
+static struct vnfs_step_record workload_record(const struct vnfs_workload *workload,
+					       const char *node, int64_t sample_ms, uint64_t reads)
+{
+	static struct vnfs_step_stats stats[16];
+	static size_t next;
+	struct vnfs_step_record record = { .workload = *workload, .uid = 1001,
+					   .start_time_ms = START, .sample_time_ms = sample_ms,
+					   .finished = true, .end_time_ms = sample_ms };
+	uint32_t step_id;
+	struct vnfs_step_stats *counted = &stats[next++ % 16];
+	memset(counted, 0, sizeof(*counted));
+	counted->operations[VNFS_OP_READ].count = reads;
+	record.stats = counted;
+	if (vnfs_workload_slurm_ids(workload, &record.job_id, &step_id) == 0)
+		record.step_id = step_id;
+	snprintf(record.user, sizeof(record.user), "alice");
+	snprintf(record.node, sizeof(record.node), "%s", node);
+	return record;
+}
+
+/*
+ * Rows are keyed by the workload: sacct's step order, the latest sample per
+ * node, and a job of another source never merged with Slurm's job of the
+ * same text.  Only Slurm is in VNFS_WORKLOAD_SOURCES so far, so the other
+ * source is the first value past it, which lib/workload.c names "?" here.
+ */
+static void test_rows_by_workload(void **state)
+{
+	(void)state;
+	static const uint32_t steps[] = { 10, 2, VNFS_STEP_EXTERN, VNFS_STEP_BATCH };
+	struct report_set set;
+	struct report_row *rows = NULL;
+	struct vnfs_workload workload;
+	size_t count = 0;
+	char id[REPORT_ID_MAX];
+	report_set_init(&set);
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		vnfs_workload_of_slurm_step(&workload, 42, steps[i]);
+		struct vnfs_step_record record = workload_record(&workload, "node1", START, 1);
+		assert_int_equal(report_set_add(&set, &record), 0);
+	}
+	/* Step 0 on node2: the later sample is the whole truth, the older dropped. */
+	vnfs_workload_of_slurm_step(&workload, 42, 0);
+	struct vnfs_step_record older = workload_record(&workload, "node2", START + 1000, 5);
+	struct vnfs_step_record later = workload_record(&workload, "node2", START + 2000, 7);
+	older.finished = false;
+	later.finished = false;
+	assert_int_equal(report_set_add(&set, &older), 0);
+	assert_int_equal(report_set_add(&set, &later), 0);
+	vnfs_workload_of_slurm_step(&workload, 9, 0);
+	struct vnfs_step_record nine = workload_record(&workload, "node1", START, 100);
+	assert_int_equal(report_set_add(&set, &nine), 0);
+	/* Another source's job "42", step "0": its own rows, after Slurm's. */
+	vnfs_workload_of_slurm_step(&workload, 42, 0);
+	workload.source = VNFS_SOURCE_COUNT;
+	struct vnfs_step_record other = workload_record(&workload, "node1", START, 1000);
+	assert_int_equal(report_set_add(&set, &other), 0);
+	/* A producer that set only Slurm's numbers: job 9's batch step. */
+	struct vnfs_step_record numbers_only = nine;
+	memset(&numbers_only.workload, 0, sizeof(numbers_only.workload));
+	numbers_only.step_id = VNFS_STEP_BATCH;
+	assert_int_equal(report_set_add(&set, &numbers_only), 0);
+
+	assert_int_equal(report_build_rows(&set, &rows, &count), 0);
+	static const char *const expected[] = { "9",        "9.batch",  "9.0",    "42",
+						"42.batch", "42.extern", "42.0",  "42.2",
+						"42.10",    "?:42",     "?:42.0" };
+	assert_int_equal(count, sizeof(expected) / sizeof(expected[0]));
+	for (size_t i = 0; i < count; i++)
+		assert_string_equal(report_row_id(&rows[i], id, sizeof(id)), expected[i]);
+	assert_false(rows[3].is_step);
+	assert_string_equal(rows[3].workload.part, "");
+	assert_true(rows[6].is_step);
+	/* Slurm's job 42: four steps on node1 and step 0's latest sample on node2. */
+	assert_int_equal(rows[3].record_count, 5);
+	assert_int_equal(rows[3].stats.operations[VNFS_OP_READ].count, 4 + 7);
+	assert_string_equal(rows[3].nodes, "node1,node2");
+	assert_true(rows[3].running);
+	assert_int_equal(rows[6].stats.operations[VNFS_OP_READ].count, 7);
+	assert_int_equal(rows[9].record_count, 1);
+	assert_int_equal(rows[9].stats.operations[VNFS_OP_READ].count, 1000);
+	assert_int_equal(rows[9].workload.source, VNFS_SOURCE_COUNT);
+	assert_int_equal(rows[0].stats.operations[VNFS_OP_READ].count, 200);
+
+	/* -j 42 is Slurm's job 42 and its steps, not the other source's "42". */
+	struct report_filter *filter = calloc(1, sizeof(*filter));
+	char error[256];
+	assert_non_null(filter);
+	assert_int_equal(report_parse_jobs("42", filter, error, sizeof(error)), 0);
+	for (size_t i = 0; i < count; i++)
+		assert_int_equal(report_filter_selects(filter, &rows[i]), i >= 3 && i <= 8);
+	memset(filter, 0, sizeof(*filter));
+	assert_int_equal(report_parse_jobs("slurm:42.0,9", filter, error, sizeof(error)), 0);
+	for (size_t i = 0; i < count; i++)
+		assert_int_equal(report_filter_selects(filter, &rows[i]), i <= 2 || i == 6);
+	/* A caller that knows only the number (report_selection_workload). */
+	memset(filter, 0, sizeof(*filter));
+	filter->job_count = 1;
+	filter->jobs[0].job_id = 9;
+	for (size_t i = 0; i < count; i++)
+		assert_int_equal(report_filter_selects(filter, &rows[i]), i <= 2);
+	free(filter);
+	report_rows_free(rows, count);
+	report_set_free(&set);
+}
+
+/* -j's syntax: Slurm's as sacct's, and SOURCE:JOB for any source. */
+static void test_parse_jobs(void **state)
+{
+	(void)state;
+	struct report_filter *filter = calloc(1, sizeof(*filter));
+	struct report_filter *plain = calloc(1, sizeof(*plain));
+	struct vnfs_workload expected;
+	char error[256];
+	assert_non_null(filter);
+	assert_non_null(plain);
+
+	assert_int_equal(report_parse_jobs("slurm:42,slurm:43.batch,slurm:007", filter, error,
+					   sizeof(error)),
+			 0);
+	assert_int_equal(report_parse_jobs("42,43.batch,7", plain, error, sizeof(error)), 0);
+	assert_int_equal(filter->job_count, 3);
+	assert_int_equal(plain->job_count, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(
+			vnfs_workload_equal(&filter->jobs[i].workload, &plain->jobs[i].workload));
+		assert_int_equal(filter->jobs[i].job_id, plain->jobs[i].job_id);
+	}
+	vnfs_workload_of_slurm_job(&expected, 42);
+	assert_true(vnfs_workload_equal(&filter->jobs[0].workload, &expected));
+	vnfs_workload_of_slurm_step(&expected, 43, VNFS_STEP_BATCH);
+	assert_true(vnfs_workload_equal(&filter->jobs[1].workload, &expected));
+	assert_string_equal(filter->jobs[2].workload.job, "7");
+
+	memset(filter, 0, sizeof(*filter));
+	assert_int_equal(report_parse_jobs("42,nosuch:42", filter, error, sizeof(error)), -1);
+	assert_string_equal(error, "invalid job 'nosuch:42': no workload source 'nosuch' "
+				   "(known: slurm)");
+	memset(filter, 0, sizeof(*filter));
+	assert_int_equal(report_parse_jobs("slurm:4x", filter, error, sizeof(error)), -1);
+	assert_string_equal(error, "invalid job '4x': use a job id, or job.step (e.g. 42, 42.0, "
+				   "42.batch)");
+	memset(filter, 0, sizeof(*filter));
+	assert_int_equal(report_parse_jobs("slurm:42.bat", filter, error, sizeof(error)), -1);
+	assert_string_equal(error, "invalid step 'bat' of job 42: use a number, batch, extern or "
+				   "interactive");
+	memset(filter, 0, sizeof(*filter));
+	assert_int_equal(report_parse_jobs(":42", filter, error, sizeof(error)), -1);
+	assert_string_equal(error, "invalid job ':42': no workload source '' (known: slurm)");
+	free(filter);
+	free(plain);
+}
+
+/* vnfs-report -j slurm:JOB prints what -j JOB does; a bad source is named. */
+static void test_source_selection(void **state)
+{
+	(void)state;
+	expect("-j slurm:100.0,101 -P -n -o JobID,ReadOps,TopProcess,Mounts,Tags",
+	       "100.0|40|python3|/mnt/nfs|PROJECT_NAME=alpha\n"
+	       "101|20|python3|/mnt/nfs|PROJECT_NAME=alpha\n"
+	       "101.0|20|python3|/mnt/nfs|PROJECT_NAME=alpha\n");
+	/* A step shown alone is headed by its job, as before. */
+	report(&run, "-j slurm:100.0 -l");
+	assert_int_equal(run.status, 0);
+	assert_string_equal(run.err, "");
+	assert_int_equal(strncmp(run.out, "Job 100  user alice (1001)  COMPLETED\n", 38), 0);
+	assert_non_null(strstr(run.out, "\nSteps:   (none)\n"));
+	expect_failure("-j nosuch:42", "vnfs-report: invalid job 'nosuch:42': no workload source "
+				       "'nosuch' (known: slurm)\n");
+	expect_failure("-j slurm:4x", "vnfs-report: invalid job '4x': use a job id, or job.step "
+				      "(e.g. 42, 42.0, 42.batch)\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -833,6 +1017,9 @@ int main(void)
 		cmocka_unit_test(test_findings),       cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_report_files),   cmocka_unit_test(test_bad_report_file),
 		cmocka_unit_test(test_hostile_names),
+		cmocka_unit_test(test_rows_by_workload),
+		cmocka_unit_test(test_parse_jobs),
+		cmocka_unit_test(test_source_selection),
 	};
 	return cmocka_run_group_tests(tests, setup_history, teardown_history);
 }

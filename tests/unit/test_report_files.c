@@ -112,6 +112,14 @@ static size_t count_entries(const char *path)
 	return count;
 }
 
+/* Slurm's job job_id as a workload (the report functions take workloads). */
+static const struct vnfs_workload *slurm_job(uint32_t job_id)
+{
+	static struct vnfs_workload job;
+	vnfs_workload_of_slurm_job(&job, job_id);
+	return &job;
+}
+
 /* A finished one-step job of uid/user on node. */
 static void make_job(struct history_step *step, struct vnfs_job *job, uint32_t job_id,
 		     uint32_t uid, const char *user, const char *node)
@@ -129,8 +137,8 @@ static int store_in(const char *dir, const struct vnfs_job *job, gid_t admin_gid
 {
 	struct vnfs_report_files files;
 	assert_int_equal(vnfs_report_render(job, &files, error, error_size), 0);
-	int rc = vnfs_report_store(&files, dir, job->job_id, job->uid, admin_gid, job->node,
-				   error, error_size);
+	int rc = vnfs_report_store(&files, dir, slurm_job(job->job_id), job->uid, admin_gid,
+				   job->node, error, error_size);
 	vnfs_report_files_free(&files);
 	return rc;
 }
@@ -337,8 +345,8 @@ static void test_symlink_job_dir_refused(void **state)
 	struct vnfs_report_files files;
 	make_job(&step, &job, 15, NOBODY, "nobody", "node1");
 	assert_int_equal(vnfs_report_render(&job, &files, error, sizeof(error)), 0);
-	assert_int_equal(vnfs_report_store(&files, linked, 15, NOBODY, NOBODY, "node1", error,
-					   sizeof(error)),
+	assert_int_equal(vnfs_report_store(&files, linked, slurm_job(15), NOBODY, NOBODY, "node1",
+					   error, sizeof(error)),
 			 -1);
 	vnfs_report_files_free(&files);
 	snprintf(expected, sizeof(expected),
@@ -459,7 +467,7 @@ static int load(uint32_t job_id, struct report_set *set, char *error, size_t err
 	report_set_init(set);
 	error[0] = '\0';
 	alarm(GUARD_SECONDS);
-	int rc = report_load_files(set, report_dir, job_id, error, error_size);
+	int rc = report_load_files(set, report_dir, slurm_job(job_id), error, error_size);
 	alarm(0);
 	return rc;
 }
@@ -801,6 +809,65 @@ static void test_hostile_directory_is_quick(void **state)
 	report_set_free(&set);
 }
 
+/*
+ * A job's directory is named by its workload: Slurm's number, as before,
+ * whether the job carries its workload or only Slurm's job_id; text that is
+ * no Slurm number, or a source without a name, names none.  (Another
+ * source's SOURCE-JOB encoding waits for a second source in
+ * VNFS_WORKLOAD_SOURCES.)
+ */
+static void test_job_directory_names(void **state)
+{
+	(void)state;
+	struct history_step step;
+	struct vnfs_job job;
+	struct vnfs_report_files files;
+	struct vnfs_workload workload;
+	struct report_set set;
+	char error[512], path[256];
+
+	make_job(&step, &job, 63, NOBODY, "nobody", "node1");
+	vnfs_workload_of_slurm_job(&job.workload, 63);
+	assert_int_equal(vnfs_report_write_files(&job, report_dir, error, sizeof(error)), 0);
+	assert_mode_owner(path_of(path, sizeof(path), "reports/63/node1.json"), 0640, NOBODY, 0);
+	assert_int_equal(count_entries(path_of(path, sizeof(path), "reports/63")), 2);
+	make_job(&step, &job, 64, NOBODY, "nobody", "node1"); /* job_id only */
+	assert_int_equal(vnfs_report_write_files(&job, report_dir, error, sizeof(error)), 0);
+	assert_mode_owner(path_of(path, sizeof(path), "reports/64/node1.json"), 0640, NOBODY, 0);
+	assert_int_equal(load(63, &set, error, sizeof(error)), 0);
+	assert_int_equal(set.count, 1);
+	assert_string_equal(set.records[0].workload.job, "63");
+	report_set_free(&set);
+
+	assert_int_equal(vnfs_report_render(&job, &files, error, sizeof(error)), 0);
+	vnfs_workload_of_slurm_job(&workload, 65);
+	snprintf(workload.job, sizeof(workload.job), "../65");
+	assert_int_equal(vnfs_report_store(&files, report_dir, &workload, NOBODY, (gid_t)-1,
+					   "node1", error, sizeof(error)),
+			 -1);
+	assert_string_equal(error, "slurm job '../65' cannot name a report directory");
+	snprintf(workload.job, sizeof(workload.job), "063");
+	assert_int_equal(vnfs_report_store(&files, report_dir, &workload, NOBODY, (gid_t)-1,
+					   "node1", error, sizeof(error)),
+			 -1);
+	assert_string_equal(error, "slurm job '063' cannot name a report directory");
+	workload.source = VNFS_SOURCE_COUNT;
+	snprintf(workload.job, sizeof(workload.job), "65");
+	assert_int_equal(vnfs_report_store(&files, report_dir, &workload, NOBODY, (gid_t)-1,
+					   "node1", error, sizeof(error)),
+			 -1);
+	assert_string_equal(error, "job of an unknown source (1) cannot name a report "
+				   "directory");
+	vnfs_report_files_free(&files);
+	assert_int_equal(access(path_of(path, sizeof(path), "reports/65"), F_OK), -1);
+	assert_int_equal(access(path_of(path, sizeof(path), "65"), F_OK), -1);
+	/* Such a job has no files to read: nothing, and nothing to say. */
+	report_set_init(&set);
+	assert_int_equal(report_load_files(&set, report_dir, &workload, error, sizeof(error)), 0);
+	assert_string_equal(error, "");
+	assert_int_equal(set.count, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -822,6 +889,7 @@ int main(void)
 		cmocka_unit_test(test_many_tiny_files),
 		cmocka_unit_test(test_empty_node_names),
 		cmocka_unit_test(test_hostile_directory_is_quick),
+		cmocka_unit_test(test_job_directory_names),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

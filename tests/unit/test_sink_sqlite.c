@@ -724,6 +724,104 @@ static void test_wal_bounded_under_a_reader(void **state)
 	sink.close(sink.state);
 }
 
+/* The jobs the reader lists for filter, "job:records|...", in its order. */
+static void list_jobs(const struct fixture *f, const struct report_filter *filter, char *out,
+		      size_t size)
+{
+	struct report_database *database = NULL;
+	struct vnfs_workload next;
+	char error[512] = "";
+	size_t used = 0;
+	out[0] = '\0';
+	if (report_database_open(&database, f->path, filter, error, sizeof(error)) < 0)
+		fail_msg("open: %s", error);
+	while (report_database_next(database, &next)) {
+		struct report_set set;
+		report_set_init(&set);
+		assert_int_equal(next.source, VNFS_SOURCE_SLURM);
+		assert_string_equal(next.part, "");
+		assert_int_equal(report_database_read_job(database, &set, error, sizeof(error)), 1);
+		for (size_t i = 0; i < set.count; i++)
+			assert_true(vnfs_workload_same_job(&set.records[i].workload, &next));
+		used += (size_t)snprintf(out + used, size - used, "%s%s:%zu", used > 0 ? "|" : "",
+					 next.job, set.count);
+		report_set_free(&set);
+	}
+	report_database_close(database);
+}
+
+/*
+ * A version-2 history is listed by (source, job): every known source's
+ * jobs, in vnfs_workload_compare's order (9 before 10), selected by
+ * [source, job] pairs; a source this vnfs does not know (a newer writer's)
+ * is not listed.
+ */
+static void test_listing_by_workload(void **state)
+{
+	static const uint32_t jobs[] = { 100, 10, 42, 9 };
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	struct history_step steps[2];
+	struct vnfs_step_record records[2];
+	struct report_filter *filter = calloc(1, sizeof(*filter));
+	char text[512];
+	uint32_t job_id = 0;
+	sqlite3 *db;
+
+	assert_non_null(filter);
+	open_sink(f, &sink);
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+		history_step_init(&steps[0], jobs[i], 0, 1001, "alice", "node1", 1000, 1);
+		history_step_init(&steps[1], jobs[i], VNFS_STEP_BATCH, 1001, "alice", "node1", 1000,
+				  1);
+		publish(&sink, steps, jobs[i] == 42 ? 2 : 1, records);
+	}
+	history_step_init(&steps[0], 42, 0, 1001, "alice", "node2", 1000, 1);
+	publish(&sink, steps, 1, records);
+	sink.close(sink.state);
+	db = open_db(f->path);
+	assert_int_equal(sqlite3_exec(db,
+				      "INSERT INTO jobs (source, job, node, uid, user,"
+				      " start_time_ms, sample_time_ms) VALUES ('nosuch', '42',"
+				      " 'node1', 1001, 'alice', 1000, 2000)",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM jobs WHERE source = 'slurm'"), 5);
+	sqlite3_close(db);
+
+	list_jobs(f, filter, text, sizeof(text));
+	assert_string_equal(text, "9:1|10:1|42:3|100:1");
+
+	/* Selected as workloads: Slurm's 42 and 100 (steps select their job), not 7. */
+	filter->job_count = 3;
+	vnfs_workload_of_slurm_step(&filter->jobs[0].workload, 100, 0);
+	vnfs_workload_of_slurm_job(&filter->jobs[1].workload, 7);
+	vnfs_workload_of_slurm_job(&filter->jobs[2].workload, 42);
+	list_jobs(f, filter, text, sizeof(text));
+	assert_string_equal(text, "42:3|100:1");
+	/* Another source's "42" is not Slurm's. */
+	filter->job_count = 1;
+	filter->jobs[0].workload.source = VNFS_SOURCE_COUNT;
+	list_jobs(f, filter, text, sizeof(text));
+	assert_string_equal(text, "");
+	/* A caller that knows only Slurm's number. */
+	memset(filter, 0, sizeof(*filter));
+	filter->job_count = 1;
+	filter->jobs[0].job_id = 10;
+	list_jobs(f, filter, text, sizeof(text));
+	assert_string_equal(text, "10:1");
+
+	/* The number, for callers that know only numbers. */
+	struct report_database *database = NULL;
+	char error[512];
+	memset(filter, 0, sizeof(*filter));
+	assert_int_equal(report_database_open(&database, f->path, filter, error, sizeof(error)), 0);
+	assert_true(report_database_peek(database, &job_id));
+	assert_int_equal(job_id, 9);
+	report_database_close(database);
+	free(filter);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -740,6 +838,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_are_not_world_readable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wal_bounded_under_a_reader, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listing_by_workload, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

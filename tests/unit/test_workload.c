@@ -1,7 +1,7 @@
 /*
  * test_workload.c — lib/workload.c: the source table, Slurm's identities
  * both ways, the text rule for untrusted ids with its exact messages, and
- * the order reports use.
+ * the order reports use (sacct's step order, a total order over any text).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -193,6 +193,60 @@ static void test_order_and_equality(void **state)
 	assert_true(vnfs_workload_compare(&a, &b) > 0); /* "p" > "1" */
 }
 
+/* The order vnfs-report prints: sacct's step order, and a total order over any text. */
+static void test_report_order(void **state)
+{
+	static const uint32_t steps[] = { VNFS_STEP_BATCH, VNFS_STEP_EXTERN,
+					  VNFS_STEP_INTERACTIVE, VNFS_STEP_PENDING, 0, 2, 10 };
+	const size_t count = sizeof(steps) / sizeof(steps[0]);
+	struct vnfs_workload a, b;
+	uint32_t job_id = 0;
+
+	(void)state;
+	for (size_t i = 0; i < count; i++) {
+		for (size_t j = 0; j < count; j++) {
+			vnfs_workload_of_slurm_step(&a, 42, steps[i]);
+			vnfs_workload_of_slurm_step(&b, 42, steps[j]);
+			int order = vnfs_workload_compare(&a, &b);
+			assert_true(i < j ? order < 0 : i > j ? order > 0 : order == 0);
+		}
+	}
+	/* A job's own row (part "") comes before its parts. */
+	vnfs_workload_of_slurm_job(&a, 42);
+	vnfs_workload_of_slurm_step(&b, 42, VNFS_STEP_BATCH);
+	assert_true(vnfs_workload_compare(&a, &b) < 0);
+	/* Jobs compare without their parts. */
+	vnfs_workload_of_slurm_step(&a, 9, 10);
+	vnfs_workload_of_slurm_step(&b, 9, VNFS_STEP_BATCH);
+	assert_int_equal(vnfs_workload_compare_job(&a, &b), 0);
+	vnfs_workload_of_slurm_job(&b, 10);
+	assert_true(vnfs_workload_compare_job(&a, &b) < 0);
+	/* Numbers before other text, so that no three texts go round in a circle. */
+	assert_true(vnfs_workload_compare_text("2", "10") < 0);
+	assert_true(vnfs_workload_compare_text("10", "1x") < 0);
+	assert_true(vnfs_workload_compare_text("2", "1x") < 0);
+	/* Equal values of different texts still have an order: 0 means equal text. */
+	assert_true(vnfs_workload_compare_text("7", "007") < 0);
+	assert_true(vnfs_workload_compare_text("007", "7") > 0);
+	assert_int_equal(vnfs_workload_compare_text("pod-a", "pod-a"), 0);
+	/* A source's parts have no names of their own but Slurm's. */
+	assert_true(vnfs_workload_compare_part(VNFS_SOURCE_SLURM, "batch", "0") < 0);
+	assert_true(vnfs_workload_compare_part(VNFS_SOURCE_COUNT, "batch", "0") > 0);
+
+	/* A Slurm job's number, whatever its part. */
+	vnfs_workload_of_slurm_step(&a, 77, VNFS_STEP_EXTERN);
+	assert_int_equal(vnfs_workload_slurm_job_id(&a, &job_id), 0);
+	assert_int_equal(job_id, 77);
+	vnfs_workload_of_slurm_job(&a, 78);
+	assert_int_equal(vnfs_workload_slurm_job_id(&a, &job_id), 0);
+	assert_int_equal(job_id, 78);
+	snprintf(a.job, sizeof(a.job), "batch");
+	assert_int_equal(vnfs_workload_slurm_job_id(&a, &job_id), -1);
+	snprintf(a.job, sizeof(a.job), "78");
+	a.source = VNFS_SOURCE_COUNT;
+	assert_int_equal(vnfs_workload_slurm_job_id(&a, &job_id), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_untrusted_text),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_order_and_equality),
+		cmocka_unit_test(test_report_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
