@@ -333,7 +333,6 @@ static struct json_object *job_json(const struct report_row *rows, size_t count,
 				 .node = row->nodes, .start_time_ms = row->start_time_ms,
 				 .end_time_ms = row->end_time_ms, .step_count = n,
 				 .steps = records };
-	vnfs_workload_of_slurm_job(&vjob.workload, row->job_id); /* MERGE: the row's */
 	struct json_object *object = vnfs_job_to_json(&vjob);
 	json_object_object_add(object, "state",
 			       json_object_new_string(row->running ? "RUNNING" : "COMPLETED"));
@@ -468,7 +467,7 @@ static void load_finished_through_helper(const struct options *options, struct r
 		struct vnfs_workload job;
 		char id[REPORT_ID_MAX];
 		bool running = false;
-		report_selection_workload(&options->filter.jobs[i], &job);
+		job = options->filter.jobs[i].workload;
 		job.part[0] = '\0';
 		for (size_t r = 0; r < live->count && !running; r++)
 			running = vnfs_workload_same_job(&live->records[r].workload, &job);
@@ -549,7 +548,7 @@ static int run(const struct options *options, struct output_state *state)
 		return 1;
 	}
 	for (size_t i = 0; i < named_count; i++) {
-		report_selection_workload(&options->filter.jobs[i], &named[i]);
+		named[i] = options->filter.jobs[i].workload;
 		named[i].part[0] = '\0';
 	}
 	qsort(named, named_count, sizeof(named[0]), compare_jobs);

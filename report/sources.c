@@ -12,12 +12,10 @@
 /* Whether -j names job's job (or names none). */
 static bool selected_job(const struct report_filter *filter, const struct vnfs_workload *job)
 {
-	struct vnfs_workload selected;
 	if (filter->job_count == 0)
 		return true;
 	for (size_t i = 0; i < filter->job_count; i++) {
-		report_selection_workload(&filter->jobs[i], &selected);
-		if (vnfs_workload_same_job(&selected, job))
+		if (vnfs_workload_same_job(&filter->jobs[i].workload, job))
 			return true;
 	}
 	return false;
@@ -36,13 +34,9 @@ static int take_job(struct report_set *set, struct vnfs_owned_job *job, char *er
 	return 0;
 }
 
-/* QUERY job's job (its part dropped).  Returns 1 with its steps added, 0
- * when the helper refused (the job is not there, or not the caller's) or
- * could not be asked, -1 with a message in error when its reply does not
- * read. */
-static int query_job(struct report_set *set, const char *socket_path,
-		     const struct vnfs_workload *job, int timeout_ms, char *error,
-		     size_t error_size)
+int report_load_queried_job(struct report_set *set, const char *socket_path,
+			    const struct vnfs_workload *job, int timeout_ms, char *error,
+			    size_t error_size)
 {
 	struct vnfs_request query;
 	struct vnfs_reply answer;
@@ -93,7 +87,7 @@ int report_load_live(struct report_set *set, const char *socket_path,
 			continue;
 		done[done_count++] = *job;
 		/* A job that ended between LIST and QUERY is simply gone. */
-		if (query_job(set, socket_path, job, timeout_ms, error, error_size) < 0)
+		if (report_load_queried_job(set, socket_path, job, timeout_ms, error, error_size) < 0)
 			result = -1;
 	}
 	free(done);
@@ -124,22 +118,4 @@ int report_load_history_listing(struct report_set *set, const char *socket_path,
 	*truncated = answer.truncated;
 	vnfs_reply_free(&answer);
 	return result;
-}
-
-int report_load_queried_job(struct report_set *set, const char *socket_path,
-			    const struct vnfs_workload *job, int timeout_ms, char *error,
-			    size_t error_size)
-{
-	/* A finished job is answered from the history by
-	 * helper/control/history_answers.c, which selects by Slurm's number so
-	 * far: another source's job would be asked for as job 0. */
-	if (job->source != VNFS_SOURCE_SLURM) {
-		snprintf(error, error_size,
-			 "the helper answers about finished Slurm jobs only so far, not %s jobs",
-			 vnfs_workload_source_name(job->source) != NULL
-				 ? vnfs_workload_source_name(job->source)
-				 : "unknown");
-		return -1;
-	}
-	return query_job(set, socket_path, job, timeout_ms, error, error_size);
 }

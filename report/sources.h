@@ -30,12 +30,10 @@ int report_load_history_listing(struct report_set *set, const char *socket_path,
 /*
  * Adds job (its part ignored) as the helper at socket_path answers a QUERY
  * for it (live, or from its history once finished): how a user, who may
- * not read the history file, reads their finished jobs.  Only Slurm's, so
- * far (the helper's history answers select by Slurm's numbers): another
- * source's job is refused with a message.
+ * not read the history file, reads their finished jobs.
  * Returns 1 when added, 0 when the helper has nothing the caller may see or
  * cannot be asked, -1 with a message when its reply does not read
- * (lib/reply.h) or job is not Slurm's.
+ * (lib/reply.h).
  */
 int report_load_queried_job(struct report_set *set, const char *socket_path,
 			    const struct vnfs_workload *job, int timeout_ms, char *error,

@@ -23,7 +23,6 @@ int vnfs_history_answer_job(const char *path, const struct vnfs_workload *worklo
 			    struct vnfs_owned_job *job, char *error, size_t error_size)
 {
 	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
-	uint32_t job_id; /* MERGE: the selection's workload */
 	struct report_filter *filter = calloc(1, sizeof(*filter));
 	struct report_database *database = NULL;
 	struct report_set set;
@@ -35,9 +34,8 @@ int vnfs_history_answer_job(const char *path, const struct vnfs_workload *worklo
 		return -1;
 	}
 	filter->job_count = 1;
-	if (vnfs_workload_slurm_job_id(workload, &job_id) < 0)
-		job_id = 0;
-	filter->jobs[0].job_id = job_id;
+	filter->jobs[0].workload = *workload;
+	filter->jobs[0].workload.part[0] = '\0';
 	if (report_database_open(&database, path, filter, error, error_size) == 0 &&
 	    report_database_read_job(database, &set, error, error_size) == 1 && set.count > 0) {
 		result = own_job_of_set(&set, job);
@@ -80,7 +78,7 @@ int vnfs_history_answer_jobs(const char *path, const struct report_filter *filte
 {
 	struct report_database *database = NULL;
 	size_t steps = 0;
-	uint32_t next;
+	struct vnfs_workload next;
 	int status = 0;
 
 	*jobs = NULL;
@@ -88,7 +86,7 @@ int vnfs_history_answer_jobs(const char *path, const struct report_filter *filte
 	*truncated = false;
 	if (report_database_open(&database, path, filter, error, error_size) < 0)
 		return -1;
-	while (status == 0 && !*truncated && report_database_peek(database, &next)) {
+	while (status == 0 && !*truncated && report_database_next(database, &next)) {
 		struct report_set set;
 		int read;
 

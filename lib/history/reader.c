@@ -425,9 +425,8 @@ static char *job_list_json(const struct report_filter *filter, int version)
 	if (array == NULL)
 		return NULL;
 	for (size_t i = 0; i < filter->job_count; i++) {
-		struct vnfs_workload job;
+		struct vnfs_workload job = filter->jobs[i].workload;
 		uint32_t job_id;
-		report_selection_workload(&filter->jobs[i], &job);
 		/* A source without a name has no rows: nothing to select. */
 		if (vnfs_workload_source_name(job.source) == NULL)
 			continue;
@@ -661,15 +660,6 @@ bool report_database_next(const struct report_database *database, struct vnfs_wo
 	return true;
 }
 
-bool report_database_peek(const struct report_database *database, uint32_t *job_id)
-{
-	struct vnfs_workload job;
-	if (!report_database_next(database, &job))
-		return false;
-	if (vnfs_workload_slurm_job_id(&job, job_id) < 0)
-		*job_id = 0;
-	return true;
-}
 
 int report_database_read_job(struct report_database *database, struct report_set *set,
 			     char *error, size_t error_size)

@@ -29,9 +29,6 @@ struct report_database;
 int report_database_open(struct report_database **database, const char *path,
 			 const struct report_filter *filter, char *error, size_t error_size);
 bool report_database_next(const struct report_database *database, struct vnfs_workload *job);
-/* The same, for callers that know only Slurm's numbers: *job_id is the next
- * job's, 0 for another source's. */
-bool report_database_peek(const struct report_database *database, uint32_t *job_id);
 int report_database_read_job(struct report_database *database, struct report_set *set,
 			     char *error, size_t error_size);
 void report_database_close(struct report_database *database);

@@ -7,15 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-void report_selection_workload(const struct report_selection *selection,
-			       struct vnfs_workload *workload)
-{
-	if (selection->workload.job[0] != '\0')
-		*workload = selection->workload;
-	else
-		vnfs_workload_of_slurm_job(workload, selection->job_id);
-}
-
 /* "42", "42.0", "42.batch" into a Slurm selection.  Returns 0, or -1. */
 static int parse_slurm(char *item, struct report_selection *selection, char *error,
 		       size_t error_size)
@@ -41,7 +32,6 @@ static int parse_slurm(char *item, struct report_selection *selection, char *err
 		}
 		vnfs_workload_of_slurm_step(&selection->workload, job_id, step_id);
 	}
-	selection->job_id = job_id;
 	return 0;
 }
 
@@ -123,13 +113,12 @@ bool report_filter_selects(const struct report_filter *filter, const struct repo
 	if (filter->job_count == 0)
 		return true;
 	for (size_t i = 0; i < filter->job_count; i++) {
-		struct vnfs_workload selected;
-		report_selection_workload(&filter->jobs[i], &selected);
-		if (!vnfs_workload_same_job(&selected, &row->workload))
+		const struct vnfs_workload *selected = &filter->jobs[i].workload;
+		if (!vnfs_workload_same_job(selected, &row->workload))
 			continue;
 		/* "42" is the job and its steps; "42.0" only that step, like sacct. */
-		if (selected.part[0] == '\0' ||
-		    (row->is_step && strcmp(row->workload.part, selected.part) == 0))
+		if (selected->part[0] == '\0' ||
+		    (row->is_step && strcmp(row->workload.part, selected->part) == 0))
 			return true;
 	}
 	return false;

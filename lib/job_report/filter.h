@@ -15,14 +15,9 @@
 
 #define REPORT_MAX_SELECTED_JOBS 1024
 
-/*
- * A job or one part of it, as -j names it.  Callers that know only a Slurm
- * job number may leave workload zeroed (its job "") and set job_id: the
- * selection is then Slurm's job job_id (report_selection_workload).
- */
+/* A job or one part of it, as -j names it. */
 struct report_selection {
 	struct vnfs_workload workload; /* part "": the whole job, its parts too */
-	uint32_t job_id;               /* read only while workload.job is "" */
 };
 
 /* What the user asked for; every source and the final rows obey it. */
@@ -37,10 +32,6 @@ struct report_filter {
 	bool has_end;                /* -E: jobs started at or before */
 	int64_t end_ms;
 };
-
-/* What selection selects: its workload, or Slurm's job job_id (above). */
-void report_selection_workload(const struct report_selection *selection,
-			       struct vnfs_workload *workload);
 
 /*
  * Parses a comma-separated list into filter->jobs: Slurm's jobs and steps

@@ -213,7 +213,7 @@ static void expect_job_42(const struct fixture *f)
 
 	assert_non_null(filter);
 	filter->job_count = 1;
-	filter->jobs[0].job_id = 42;
+	vnfs_workload_of_slurm_job(&filter->jobs[0].workload, 42);
 	report_set_init(&set);
 	if (report_database_open(&database, f->path, filter, error, sizeof(error)) < 0)
 		fail_msg("open: %s", error);
@@ -804,19 +804,20 @@ static void test_listing_by_workload(void **state)
 	filter->jobs[0].workload.source = VNFS_SOURCE_COUNT;
 	list_jobs(f, filter, text, sizeof(text));
 	assert_string_equal(text, "");
-	/* A caller that knows only Slurm's number. */
 	memset(filter, 0, sizeof(*filter));
 	filter->job_count = 1;
-	filter->jobs[0].job_id = 10;
+	vnfs_workload_of_slurm_job(&filter->jobs[0].workload, 10);
 	list_jobs(f, filter, text, sizeof(text));
 	assert_string_equal(text, "10:1");
 
-	/* The number, for callers that know only numbers. */
+	/* The first job of the listing, by its workload. */
 	struct report_database *database = NULL;
+	struct vnfs_workload first;
 	char error[512];
 	memset(filter, 0, sizeof(*filter));
 	assert_int_equal(report_database_open(&database, f->path, filter, error, sizeof(error)), 0);
-	assert_true(report_database_peek(database, &job_id));
+	assert_true(report_database_next(database, &first));
+	assert_int_equal(vnfs_workload_slurm_job_id(&first, &job_id), 0);
 	assert_int_equal(job_id, 9);
 	report_database_close(database);
 	free(filter);
