@@ -459,7 +459,7 @@ static void queue_report_files(struct vnfs_collector *collector, const struct vn
 {
 	struct vnfs_report_destination destination = {
 		.report_dir = report_dir,
-		.job_id = job->job_id,
+		.job = &job->workload,
 		.owner_uid = job->uid,
 		.node = collector->node,
 	};

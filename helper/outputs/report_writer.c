@@ -19,7 +19,8 @@ struct vnfs_report_ticket {
 	struct vnfs_report_files files;
 	char report_dir[VNFS_PATH_MAX];
 	char node[65];
-	uint32_t job_id;
+	struct vnfs_workload job;
+	char job_name[VNFS_WORKLOAD_DESCRIPTION_MAX]; /* "job 42", for messages */
 	uint32_t owner_uid;
 	bool waited;            /* a caller waits: it frees the ticket, not the writer */
 	bool done;
@@ -39,15 +40,11 @@ struct vnfs_report_writer {
 
 static void write_ticket(struct vnfs_report_writer *writer, struct vnfs_report_ticket *ticket)
 {
-	struct vnfs_workload job;
-
-	/* A destination names a Slurm job by its number (report_writer.h). */
-	vnfs_workload_of_slurm_job(&job, ticket->job_id);
-	ticket->result = vnfs_report_store(&ticket->files, ticket->report_dir, &job,
+	ticket->result = vnfs_report_store(&ticket->files, ticket->report_dir, &ticket->job,
 					   ticket->owner_uid, writer->admin_gid, ticket->node,
 					   ticket->error, sizeof(ticket->error));
 	if (ticket->result != 0)
-		vnfs_error("job %u: report files not written: %s", ticket->job_id, ticket->error);
+		vnfs_error("%s: report files not written: %s", ticket->job_name, ticket->error);
 	vnfs_report_files_free(&ticket->files);
 }
 
@@ -129,15 +126,16 @@ int vnfs_report_writer_submit(struct vnfs_report_writer *writer, struct vnfs_rep
 
 	if (ticket == NULL) {
 		vnfs_report_files_free(files);
-		snprintf(error, error_size, "job %u: out of memory queueing its report files",
-			 destination->job_id);
+		snprintf(error, error_size, "out of memory queueing a job's report files");
 		return -1;
 	}
+	ticket->job = *destination->job;
+	ticket->job.part[0] = '\0';
+	vnfs_workload_describe(&ticket->job, ticket->job_name, sizeof(ticket->job_name));
 	ticket->files = *files;
 	memset(files, 0, sizeof(*files));
 	snprintf(ticket->report_dir, sizeof(ticket->report_dir), "%s", destination->report_dir);
 	snprintf(ticket->node, sizeof(ticket->node), "%s", destination->node);
-	ticket->job_id = destination->job_id;
 	ticket->owner_uid = destination->owner_uid;
 	ticket->waited = waiter != NULL;
 
@@ -155,8 +153,8 @@ int vnfs_report_writer_submit(struct vnfs_report_writer *writer, struct vnfs_rep
 	pthread_mutex_unlock(&writer->lock);
 	if (full) {
 		snprintf(error, error_size,
-			 "job %u: report files dropped: %u jobs' files already wait for %s",
-			 destination->job_id, VNFS_REPORT_QUEUE_MAX, destination->report_dir);
+			 "%s: report files dropped: %u jobs' files already wait for %s",
+			 ticket->job_name, VNFS_REPORT_QUEUE_MAX, destination->report_dir);
 		vnfs_report_files_free(&ticket->files);
 		free(ticket);
 		return -1;

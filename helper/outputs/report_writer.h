@@ -35,7 +35,7 @@ int vnfs_report_writer_start(struct vnfs_report_writer **writer, gid_t admin_gid
 /* Where and for whom a job's files go. */
 struct vnfs_report_destination {
 	const char *report_dir;
-	uint32_t job_id;
+	const struct vnfs_workload *job; /* its part ignored */
 	uint32_t owner_uid;
 	const char *node;
 };
