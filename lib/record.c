@@ -21,18 +21,13 @@ static const struct {
 	{ VNFS_STEP_PENDING, "pending" },
 };
 
-void vnfs_job_of_steps(struct vnfs_job *job, uint32_t job_id, const char *node,
-		       const struct vnfs_step_record *steps, size_t count)
+void vnfs_job_of_steps(struct vnfs_job *job, const struct vnfs_workload *workload,
+		       const char *node, const struct vnfs_step_record *steps, size_t count)
 {
 	memset(job, 0, sizeof(*job));
-	job->job_id = job_id;
-	/* A job read with no steps still has its name. */
-	if (count > 0) {
-		job->workload = steps[0].workload;
-		job->workload.part[0] = '\0';
-	} else {
-		vnfs_workload_of_slurm_job(&job->workload, job_id);
-	}
+	job->workload = *workload;
+	job->workload.part[0] = '\0';
+	(void)vnfs_workload_slurm_job_id(&job->workload, &job->job_id); /* 0 if not Slurm's */
 	job->node = node;
 	job->steps = steps;
 	job->step_count = count;

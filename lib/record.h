@@ -118,11 +118,12 @@ void vnfs_record_identify(struct vnfs_step_record *record, const struct vnfs_wor
 void vnfs_record_identify_slurm(struct vnfs_step_record *record, uint32_t job_id,
 				uint32_t step_id);
 
-/* The job of count steps (all of job_id, at least one) as node saw them:
- * its owner from the steps, its start the earliest and its end the latest
- * of theirs.  The one rule for QUERY, FINISH, report files and HISTORY. */
-void vnfs_job_of_steps(struct vnfs_job *job, uint32_t job_id, const char *node,
-		       const struct vnfs_step_record *steps, size_t count);
+/* The job of workload (its part ignored) from count of its steps as node
+ * saw them: its owner from the steps, its start the earliest and its end
+ * the latest of theirs.  The one rule for QUERY, FINISH, report files and
+ * HISTORY. */
+void vnfs_job_of_steps(struct vnfs_job *job, const struct vnfs_workload *workload,
+		       const char *node, const struct vnfs_step_record *steps, size_t count);
 
 /* Operation names ("read", "open", ...) and classes, indexed by enum
  * vnfs_operation: derived from bpf/operations.h in lib/operations.c. */

@@ -501,7 +501,7 @@ static int finish_job_locked(struct vnfs_collector *collector,
 		if (slots[i] != VNFS_SLOT_NONE) /* an ended step kept has its final counts */
 			steps[i].stats = step_counters(collector, slots[i], true);
 	}
-	vnfs_job_of_steps(&job, steps[0].job_id, collector->node, steps, selected);
+	vnfs_job_of_steps(&job, &job_workload, collector->node, steps, selected);
 	result = copy != NULL ? vnfs_owned_job_copy(copy, &job) : 0;
 	if (report_dir[0] != '\0')
 		queue_report_files(collector, &job, report_dir, ticket);
@@ -747,7 +747,7 @@ int vnfs_collector_query(struct vnfs_collector *collector, const struct vnfs_wor
 		snprintf(error, error_size, "%s is not running on this node",
 			 vnfs_workload_describe(workload, name, sizeof(name)));
 	} else {
-		vnfs_job_of_steps(&job, steps[0].job_id, collector->node, steps, selected);
+		vnfs_job_of_steps(&job, workload, collector->node, steps, selected);
 		result = vnfs_owned_job_copy(copy, &job);
 		if (result < 0)
 			snprintf(error, error_size, "out of memory");

@@ -14,7 +14,7 @@ static int own_job_of_set(const struct report_set *set, struct vnfs_owned_job *j
 {
 	struct vnfs_job view;
 
-	vnfs_job_of_steps(&view, set->records[0].job_id, set->records[0].node, set->records,
+	vnfs_job_of_steps(&view, &set->records[0].workload, set->records[0].node, set->records,
 			  set->count);
 	return vnfs_owned_job_copy(job, &view);
 }

@@ -70,7 +70,7 @@ static struct sample *new_sample(void)
 	sample->mount.stats.ops = 99;
 	sample->steps[1].mounts = &sample->mount;
 	sample->steps[1].mount_count = 1;
-	vnfs_job_of_steps(&sample->job, 4242, "node7", sample->steps, 2);
+	vnfs_job_of_steps(&sample->job, &sample->steps[0].workload, "node7", sample->steps, 2);
 	return sample;
 }
 

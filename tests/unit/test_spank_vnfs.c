@@ -247,7 +247,7 @@ static char *answer(const struct vnfs_request *request)
 	case VNFS_REQUEST_FINISH:
 		stats.operations[VNFS_OP_READ].count = 2;
 		stats.operations[VNFS_OP_READ].bytes = 8192;
-		vnfs_job_of_steps(&job, 7, "n1", &step, 1);
+		vnfs_job_of_steps(&job, &step.workload, "n1", &step, 1);
 		job_json = vnfs_job_to_json(&job);
 		length = asprintf(&line, "{\"v\":1,\"ok\":true,\"job\":%s}\n",
 				  json_object_to_json_string_ext(job_json, JSON_C_TO_STRING_PLAIN));
