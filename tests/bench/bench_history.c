@@ -66,6 +66,7 @@ static int fill(struct vnfs_sink *sink, long jobs, int64_t start)
 					.node = "node1", .start_time_ms = job_start,
 					.end_time_ms = job_start + 60000, .step_count = 2,
 					.steps = records };
+		vnfs_workload_of_slurm_job(&job.workload, job_id);
 		sink->job_finished(sink->state, &job);
 	}
 	return 0;

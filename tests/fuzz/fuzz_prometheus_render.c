@@ -429,6 +429,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			.step_count = scenario->interval.step_count,
 			.steps = scenario->steps,
 		};
+		vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 		vnfs_metrics_job_finished(metrics, &job);
 	}
 

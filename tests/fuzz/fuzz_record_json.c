@@ -203,6 +203,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (count > 0) {
 		/* The job these steps would make, as written into a report file. */
 		struct vnfs_job job = {
+			.workload = records[0].workload,
 			.job_id = records[0].job_id,
 			.uid = records[0].uid,
 			.user = records[0].user,

@@ -209,6 +209,7 @@ static void deliver_and_check(struct receiver *receiver, uint32_t retry_max)
 	struct vnfs_job job = { .job_id = 3, .uid = 1000, .user = "alice", .node = "n1",
 		.start_time_ms = 1700000000000, .end_time_ms = 1700000002000, .step_count = 1,
 		.steps = &final };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 	sink.job_finished(sink.state, &job);
 	assert_int_equal(sink.dropped(sink.state), 0);
 	sink.close(sink.state); /* sends what is queued */

@@ -319,6 +319,7 @@ static void test_grace_period(void **unused)
 	final.end_time_ms = 71000;
 	final.finished = true;
 	struct vnfs_job job = { .job_id = 3, .end_time_ms = 71000, .step_count = 1, .steps = &final };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 	vnfs_metrics_job_finished(metrics, &job);
 	final_stats.operations[VNFS_OP_READ].bytes = 1; /* the sink kept its own copy */
 	interval.time_ms = 72000;

@@ -258,6 +258,7 @@ static void test_job_totals(void **state)
 	struct vnfs_job job = { .job_id = 7, .uid = 1001, .user = "alice", .node = "node1",
 				.start_time_ms = START_MS, .end_time_ms = START_MS + 120000,
 				.step_count = 2, .steps = records };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 
 	struct json_object *object = vnfs_job_to_json(&job);
 	struct json_object *value, *operations, *read;

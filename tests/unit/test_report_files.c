@@ -407,6 +407,7 @@ static void test_too_large_to_write(void **state)
 	}
 	struct vnfs_job job = { .job_id = 31, .uid = NOBODY, .user = "nobody", .node = "node1",
 				.start_time_ms = START, .step_count = STEPS, .steps = records };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 	struct json_object *json = vnfs_job_to_json(&job);
 	const char *text = json_object_to_json_string_ext(json, JSON_C_TO_STRING_PLAIN);
 	size_t objects = 0; /* no string of the fixture holds a brace */
@@ -758,6 +759,7 @@ static void test_empty_node_names(void **state)
 					       steps[2].record };
 	struct vnfs_job job = { .job_id = 29, .uid = NOBODY, .user = "nobody", .node = "n1",
 				.start_time_ms = START, .step_count = 3, .steps = records };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 	assert_int_equal(mkdir(report_dir, 0711) == 0 || errno == EEXIST, 1);
 	assert_int_equal(mkdir(path_of(path, sizeof(path), "reports/29"), 0755), 0);
 	plant_job_file(29, "n1.json", &job, 0);

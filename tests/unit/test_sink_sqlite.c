@@ -375,6 +375,7 @@ static void test_intervals_then_finished(void **state)
 	struct vnfs_job job = { .job_id = 42, .uid = 1001, .user = "alice", .node = "node1",
 				.start_time_ms = start, .end_time_ms = start + 131000,
 				.step_count = 2, .steps = records };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 	sink.job_finished(sink.state, &job);
 
 	assert_int_equal(query_int(db, "SELECT finished FROM jobs"), 1);
@@ -472,6 +473,7 @@ static void test_running_steps_written_per_write_interval(void **state)
 	struct vnfs_job job = { .job_id = 7, .uid = 1001, .user = "alice", .node = "node1",
 				.start_time_ms = start, .end_time_ms = start + 32000,
 				.step_count = 1, .steps = &step.record };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 	sink.job_finished(sink.state, &job);
 	assert_int_equal(query_int(db, "SELECT finished FROM jobs WHERE job_id = 7"), 1);
 	assert_int_equal(query_int(db, "SELECT count FROM step_operations WHERE operation = "
@@ -490,6 +492,7 @@ static void finish_job(struct vnfs_sink *sink, uint32_t job_id, int64_t start, i
 	struct vnfs_job job = { .job_id = job_id, .uid = 1001, .user = "alice", .node = "node1",
 				.start_time_ms = start, .end_time_ms = end,
 				.step_count = 1, .steps = &step.record };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
 	sink->job_finished(sink->state, &job);
 }
 

@@ -148,6 +148,7 @@ static void test_missing_step(void **state)
 {
 	struct fixture *fixture = *state;
 	struct vnfs_job empty = { .job_id = 77 };
+	vnfs_workload_of_slurm_job(&empty.workload, empty.job_id);
 	char out[256], error[256];
 
 	assert_int_equal(vnfs_step_report_format(&fixture->job, 5, VNFS_REPORT_BRIEF, out,
