@@ -678,26 +678,21 @@ int report_database_read_job(struct report_database *database, struct report_set
 	return 1;
 }
 
-int report_load_baseline(const char *path, const char *nodes,
-			 const struct vnfs_workload *exclude_job, int64_t now_ms,
-			 struct report_baseline *baseline, char *error, size_t error_size)
+/* The p99 of every step's operation on nodes (a comma-separated list) in
+ * the baseline window, exclude_job's left out, sorted by operation then
+ * p99.  Returns the statement, or NULL with a message. */
+static sqlite3_stmt *prepare_baseline(sqlite3 *db, int version, const char *path,
+				      const char *nodes, const struct vnfs_workload *exclude_job,
+				      int64_t now_ms, char *error, size_t error_size)
 {
-	memset(baseline, 0, sizeof(*baseline));
-	sqlite3 *db = NULL;
-	int version;
-	if (open_history(path, &db, &version, error, error_size) < 0)
-		return -1;
-
 	struct json_object *array = json_object_new_array();
-	char copy[512];
+	sqlite3_stmt *s = NULL;
+	char copy[512], sql[512], *save = NULL;
+	uint32_t job_id;
+
 	snprintf(copy, sizeof(copy), "%s", nodes);
-	char *save = NULL;
 	for (char *node = strtok_r(copy, ",", &save); node != NULL; node = strtok_r(NULL, ",", &save))
 		json_object_array_add(array, json_object_new_string(node));
-
-	sqlite3_stmt *s = NULL;
-	int result = -1;
-	char sql[512];
 	snprintf(sql, sizeof(sql),
 		 "SELECT operation, p99_ns FROM step_operations"
 		 " JOIN steps ON steps.id = step_operations.step"
@@ -708,13 +703,14 @@ int report_load_baseline(const char *path, const char *nodes,
 		 schema_queries[version].other_job);
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
 		snprintf(error, error_size, "%s: %s", path, sqlite3_errmsg(db));
-		goto out;
+		json_object_put(array);
+		return NULL;
 	}
 	sqlite3_bind_text(s, 1, json_object_to_json_string_ext(array, JSON_C_TO_STRING_PLAIN), -1,
 			  SQLITE_TRANSIENT);
+	json_object_put(array);
 	sqlite3_bind_int64(s, 2, now_ms - REPORT_BASELINE_WINDOW_MS);
 	/* No job left out: ?3 (and ?5) stay NULL, which no steps row is. */
-	uint32_t job_id;
 	if (exclude_job != NULL && version >= 2) {
 		sqlite3_bind_text(s, 3, vnfs_workload_source_name(exclude_job->source), -1,
 				  SQLITE_STATIC);
@@ -723,11 +719,17 @@ int report_load_baseline(const char *path, const char *nodes,
 		sqlite3_bind_int64(s, 3, job_id);
 	}
 	sqlite3_bind_int64(s, 4, REPORT_BASELINE_MIN_CALLS);
+	return s;
+}
 
-	/* Rows come sorted by operation then p99: collect each run, take its middle. */
+/* Rows come sorted by operation then p99: collect each operation's run,
+ * take its middle.  Returns SQLITE_DONE, SQLITE_NOMEM or SQLite's error. */
+static int read_baseline_medians(sqlite3_stmt *s, struct report_baseline *baseline)
+{
 	uint64_t *values = NULL;
 	size_t count = 0, capacity = 0;
 	int current = -1, rc;
+
 	while (true) {
 		rc = sqlite3_step(s);
 		int op = rc == SQLITE_ROW ? operation_index((const char *)sqlite3_column_text(s, 0))
@@ -747,9 +749,8 @@ int report_load_baseline(const char *path, const char *nodes,
 			size_t grown_capacity = capacity > 0 ? capacity * 2 : 64;
 			uint64_t *grown = realloc(values, grown_capacity * sizeof(*grown));
 			if (grown == NULL) {
-				free(values);
-				snprintf(error, error_size, "out of memory");
-				goto out;
+				rc = SQLITE_NOMEM;
+				break;
 			}
 			values = grown;
 			capacity = grown_capacity;
@@ -757,13 +758,30 @@ int report_load_baseline(const char *path, const char *nodes,
 		values[count++] = (uint64_t)sqlite3_column_int64(s, 1);
 	}
 	free(values);
-	if (rc != SQLITE_DONE) {
-		snprintf(error, error_size, "%s: %s", path, sqlite3_errmsg(db));
-		goto out;
+	return rc;
+}
+
+int report_load_baseline(const char *path, const char *nodes,
+			 const struct vnfs_workload *exclude_job, int64_t now_ms,
+			 struct report_baseline *baseline, char *error, size_t error_size)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s;
+	int version, rc, result = -1;
+
+	memset(baseline, 0, sizeof(*baseline));
+	if (open_history(path, &db, &version, error, error_size) < 0)
+		return -1;
+	s = prepare_baseline(db, version, path, nodes, exclude_job, now_ms, error, error_size);
+	if (s != NULL) {
+		rc = read_baseline_medians(s, baseline);
+		if (rc == SQLITE_NOMEM)
+			snprintf(error, error_size, "out of memory");
+		else if (rc != SQLITE_DONE)
+			snprintf(error, error_size, "%s: %s", path, sqlite3_errmsg(db));
+		else
+			result = 0;
 	}
-	result = 0;
-out:
-	json_object_put(array);
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 	return result;
