@@ -510,97 +510,140 @@ static void load_history_through_helper(const struct options *options, struct re
  * the history's, the helper's and those named with -j (found perhaps only in
  * report files).  Returns the exit status.
  */
-static int run(const struct options *options, struct output_state *state)
+/* Where the jobs come from, each stream sorted by job: the history, the
+ * helper's live records, and the jobs -j names (which may be in neither,
+ * but in report files). */
+struct job_streams {
+	struct report_database *database;
+	struct report_set live;
+	size_t live_index;
+	struct vnfs_workload *named; /* their parts dropped */
+	size_t named_count, named_index;
+};
+
+/* Opens the history, or reads it through the helper when the caller may
+ * not.  Returns 0, or 1 with the message said (a history named or present
+ * that does not open, or none and no helper either). */
+static int open_history_stream(const struct options *options, struct job_streams *streams,
+			       bool live_answered)
 {
 	char error[1024];
-	struct report_set live;
-	report_set_init(&live);
-	bool live_answered = load_live(options, &live);
+	struct stat st;
 
-	struct report_database *database = NULL;
 	if (history_closed_to_caller(options->database_path)) {
 		/* Not an error: the history holds every user's jobs (docs/SECURITY.md). */
 		complain("note: the history %s is readable by root and the administrators' group "
 			 "only; showing your jobs as the helper and their report files have them",
 			 options->database_path);
 		if (options->filter.job_count > 0)
-			load_finished_through_helper(options, &live);
+			load_finished_through_helper(options, &streams->live);
 		else
-			load_history_through_helper(options, &live);
-	} else if (report_database_open(&database, options->database_path, &options->filter,
-					error, sizeof(error)) < 0) {
-		struct stat st;
-		bool missing = stat(options->database_path, &st) < 0 && errno == ENOENT;
-		if (options->database_given || !missing || !live_answered) {
-			complain("%s", error);
-			report_set_free(&live);
-			return 1;
-		}
+			load_history_through_helper(options, &streams->live);
+		return 0;
 	}
-
-	/* The jobs named with -j (their parts dropped), in job order. */
-	size_t named_count = options->filter.job_count;
-	struct vnfs_workload *named = calloc(named_count + 1, sizeof(*named));
-	if (named == NULL) {
-		complain("out of memory");
-		report_database_close(database);
-		report_set_free(&live);
+	if (report_database_open(&streams->database, options->database_path, &options->filter,
+				 error, sizeof(error)) == 0)
+		return 0;
+	bool missing = stat(options->database_path, &st) < 0 && errno == ENOENT;
+	if (options->database_given || !missing || !live_answered) {
+		complain("%s", error);
 		return 1;
 	}
-	for (size_t i = 0; i < named_count; i++) {
-		named[i] = options->filter.jobs[i].workload;
-		named[i].part[0] = '\0';
+	return 0;
+}
+
+/* The jobs named with -j, their parts dropped, in job order.  Returns 0, or
+ * 1 (out of memory, said). */
+static int sort_named_jobs(const struct options *options, struct job_streams *streams)
+{
+	streams->named_count = options->filter.job_count;
+	streams->named = calloc(streams->named_count + 1, sizeof(*streams->named));
+	if (streams->named == NULL) {
+		complain("out of memory");
+		return 1;
 	}
-	qsort(named, named_count, sizeof(named[0]), compare_jobs);
+	for (size_t i = 0; i < streams->named_count; i++) {
+		streams->named[i] = options->filter.jobs[i].workload;
+		streams->named[i].part[0] = '\0';
+	}
+	qsort(streams->named, streams->named_count, sizeof(streams->named[0]), compare_jobs);
+	return 0;
+}
 
-	if (options->output == OUTPUT_TABLE && options->header)
-		report_print_header(stdout, &options->format, options->layout);
+/* The first job (part "") of the three streams; false when all are done. */
+static bool next_job(const struct job_streams *streams, struct vnfs_workload *job)
+{
+	struct vnfs_workload candidate;
+	bool any = false;
+
+	if (report_database_next(streams->database, &candidate))
+		*job = candidate, any = true;
+	const struct vnfs_workload *live_job = streams->live_index < streams->live.count
+						       ? &streams->live.records[streams->live_index].workload
+						       : NULL;
+	if (live_job != NULL && (!any || vnfs_workload_compare_job(live_job, job) < 0)) {
+		*job = *live_job, any = true;
+		job->part[0] = '\0';
+	}
+	if (streams->named_index < streams->named_count &&
+	    (!any || vnfs_workload_compare_job(&streams->named[streams->named_index], job) < 0))
+		*job = streams->named[streams->named_index], any = true;
+	return any;
+}
+
+/* Takes job's records from every stream into set (and its report files).
+ * Returns 0, or 1 with the message said. */
+static int gather_job(const struct options *options, struct job_streams *streams,
+		      const struct vnfs_workload *job, struct report_set *set)
+{
+	struct vnfs_workload candidate;
+	char error[1024];
 	int status = 0;
-	size_t live_index = 0, named_index = 0;
-	while (status == 0) {
-		/* The first job (part "") of the three sorted streams. */
-		struct vnfs_workload job, candidate;
-		bool any = false;
-		if (report_database_next(database, &candidate))
-			job = candidate, any = true;
-		const struct vnfs_workload *live_job =
-			live_index < live.count ? &live.records[live_index].workload : NULL;
-		if (live_job != NULL && (!any || vnfs_workload_compare_job(live_job, &job) < 0)) {
-			job = *live_job, any = true;
-			job.part[0] = '\0';
-		}
-		if (named_index < named_count &&
-		    (!any || vnfs_workload_compare_job(&named[named_index], &job) < 0))
-			job = named[named_index], any = true;
-		if (!any)
-			break;
 
+	if (report_database_next(streams->database, &candidate) &&
+	    vnfs_workload_same_job(&candidate, job) &&
+	    report_database_read_job(streams->database, set, error, sizeof(error)) < 0) {
+		complain("%s", error);
+		status = 1;
+	}
+	for (; streams->live_index < streams->live.count &&
+	       vnfs_workload_same_job(&streams->live.records[streams->live_index].workload, job);
+	     streams->live_index++)
+		if (report_set_add(set, &streams->live.records[streams->live_index]) < 0)
+			status = 1;
+	while (streams->named_index < streams->named_count &&
+	       vnfs_workload_same_job(&streams->named[streams->named_index], job))
+		streams->named_index++;
+	if (status == 0 && options->report_dir[0] != '\0' &&
+	    report_load_files(set, options->report_dir, job, error, sizeof(error)) < 0)
+		complain("skipping a report file: %s", error);
+	return status;
+}
+
+static int run(const struct options *options, struct output_state *state)
+{
+	struct job_streams streams = { 0 };
+	struct vnfs_workload job;
+	int status;
+
+	report_set_init(&streams.live);
+	bool live_answered = load_live(options, &streams.live);
+	status = open_history_stream(options, &streams, live_answered);
+	if (status == 0)
+		status = sort_named_jobs(options, &streams);
+	if (status == 0 && options->output == OUTPUT_TABLE && options->header)
+		report_print_header(stdout, &options->format, options->layout);
+	while (status == 0 && next_job(&streams, &job)) {
 		struct report_set set;
 		report_set_init(&set);
-		if (report_database_next(database, &candidate) &&
-		    vnfs_workload_same_job(&candidate, &job) &&
-		    report_database_read_job(database, &set, error, sizeof(error)) < 0) {
-			complain("%s", error);
-			status = 1;
-		}
-		for (; live_index < live.count &&
-		       vnfs_workload_same_job(&live.records[live_index].workload, &job);
-		     live_index++)
-			if (report_set_add(&set, &live.records[live_index]) < 0)
-				status = 1;
-		while (named_index < named_count &&
-		       vnfs_workload_same_job(&named[named_index], &job))
-			named_index++;
-		if (status == 0 && options->report_dir[0] != '\0' &&
-		    report_load_files(&set, options->report_dir, &job, error, sizeof(error)) < 0)
-			complain("skipping a report file: %s", error);
+		status = gather_job(options, &streams, &job, &set);
 		if (status == 0 && report_job(options, &set, state) < 0)
 			status = 1;
 		report_set_free(&set);
 	}
-	free(named);
-	report_database_close(database);
-	report_set_free(&live);
+	free(streams.named);
+	report_database_close(streams.database);
+	report_set_free(&streams.live);
 	return status;
 }
 
