@@ -164,6 +164,47 @@ static int copy_path(char *to, const char *from, const char *what)
 }
 
 /* Returns 0 to go on, 1 to exit successfully (help, version), -1 on error. */
+/* -S, -E and -u into the filter, and the caller's own uid for anyone but
+ * root.  Returns 0, or -1 with the message said. */
+static int apply_filter_options(struct options *options)
+{
+	struct report_filter *filter = &options->filter;
+	int64_t now = report_now_ms();
+	char error[1024];
+
+	if (options->start_text != NULL) {
+		if (report_parse_time(options->start_text, now, &filter->start_ms, error,
+				      sizeof(error)) < 0) {
+			complain("-S: %s", error);
+			return -1;
+		}
+		filter->has_start = true;
+	} else if (filter->job_count == 0) {
+		filter->start_ms = midnight(now);
+		filter->has_start = true;
+	}
+	if (options->end_text != NULL) {
+		if (report_parse_time(options->end_text, now, &filter->end_ms, error,
+				      sizeof(error)) < 0) {
+			complain("-E: %s", error);
+			return -1;
+		}
+		filter->has_end = true;
+	}
+	if (options->user_text != NULL && resolve_user(options->user_text, filter) < 0)
+		return -1;
+	/* The helper enforces this on its socket; the history file is ours to guard. */
+	if (getuid() != 0) {
+		if (filter->has_uid && filter->uid != getuid()) {
+			complain("only root may see other users' jobs");
+			return -1;
+		}
+		filter->has_uid = true;
+		filter->uid = getuid();
+	}
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct options *options)
 {
 	enum { OPTION_JSON = 256, OPTION_SOCKET, OPTION_DATABASE, OPTION_REPORT_DIR, OPTION_CONFIG };
@@ -243,39 +284,8 @@ static int parse_options(int argc, char **argv, struct options *options)
 		complain("%s", error);
 		return -1;
 	}
-
-	int64_t now = report_now_ms();
-	struct report_filter *filter = &options->filter;
-	if (options->start_text != NULL) {
-		if (report_parse_time(options->start_text, now, &filter->start_ms, error,
-				      sizeof(error)) < 0) {
-			complain("-S: %s", error);
-			return -1;
-		}
-		filter->has_start = true;
-	} else if (filter->job_count == 0) {
-		filter->start_ms = midnight(now);
-		filter->has_start = true;
-	}
-	if (options->end_text != NULL) {
-		if (report_parse_time(options->end_text, now, &filter->end_ms, error,
-				      sizeof(error)) < 0) {
-			complain("-E: %s", error);
-			return -1;
-		}
-		filter->has_end = true;
-	}
-	if (options->user_text != NULL && resolve_user(options->user_text, filter) < 0)
+	if (apply_filter_options(options) < 0)
 		return -1;
-	/* The helper enforces this on its socket; the history file is ours to guard. */
-	if (getuid() != 0) {
-		if (filter->has_uid && filter->uid != getuid()) {
-			complain("only root may see other users' jobs");
-			return -1;
-		}
-		filter->has_uid = true;
-		filter->uid = getuid();
-	}
 	return load_config(options);
 }
 
