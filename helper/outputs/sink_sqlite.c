@@ -324,6 +324,17 @@ static void bind_workload(sqlite3_stmt *statement, int index,
 		bind_text(statement, index + 2, workload->part);
 }
 
+/* One of Slurm's numbers beside the identity (docs/SCHEMA.md): NULL for a
+ * workload of another source. */
+static void bind_slurm_number(sqlite3_stmt *statement, int index,
+			      const struct vnfs_workload *workload, uint32_t number)
+{
+	if (workload->source == VNFS_SOURCE_SLURM)
+		sqlite3_bind_int64(statement, index, number);
+	else
+		sqlite3_bind_null(statement, index);
+}
+
 /* A job row, of the job of the step record step (its identity and numbers). */
 static int write_job_row(struct sqlite_sink *sink, const struct vnfs_step_record *step,
 			 const char *node, uint32_t uid, const char *user, int64_t start_ms,
@@ -331,7 +342,7 @@ static int write_job_row(struct sqlite_sink *sink, const struct vnfs_step_record
 {
 	sqlite3_stmt *s = sink->statements[UPSERT_JOB];
 	bind_workload(s, 9, &step->workload, false);
-	sqlite3_bind_int64(s, 1, step->job_id);
+	bind_slurm_number(s, 1, &step->workload, step->job_id);
 	bind_text(s, 2, node);
 	sqlite3_bind_int64(s, 3, uid);
 	bind_text(s, 4, user);
@@ -461,9 +472,9 @@ static int write_step(struct sqlite_sink *sink, const struct vnfs_step_record *r
 
 	sqlite3_stmt *s = sink->statements[UPSERT_STEP];
 	bind_workload(s, 14, &record->workload, true);
-	sqlite3_bind_int64(s, 1, record->job_id);
+	bind_slurm_number(s, 1, &record->workload, record->job_id);
 	bind_text(s, 2, record->node);
-	sqlite3_bind_int64(s, 3, record->step_id);
+	bind_slurm_number(s, 3, &record->workload, record->step_id);
 	sqlite3_bind_int64(s, 4, record->uid);
 	bind_text(s, 5, record->user);
 	bind_u64(s, 6, record->cgroup_id);
