@@ -322,6 +322,8 @@ static int start(struct helper *helper)
 			       sizeof(error)) != 0 ||
 	    vnfs_registry_load(&helper->registry, error, sizeof(error)) != 0)
 		vnfs_error("%s", error);
+	if (helper->registry.steps == NULL) /* out of memory: not even in memory */
+		return -1;
 	vnfs_registry_set_limits(&helper->registry, helper->config.helper.max_steps_per_job,
 				 helper->config.helper.max_steps_per_user);
 	counters = vnfs_probes_counter_source(helper->probes);

@@ -102,7 +102,14 @@ int vnfs_registry_init(struct vnfs_registry *registry, const char *state_dir, ch
 	registry->journal_fd = -1;
 	registry->max_steps_per_job = VNFS_REGISTRY_DEFAULT_MAX_STEPS_PER_JOB;
 	registry->max_steps_per_user = VNFS_REGISTRY_DEFAULT_MAX_STEPS_PER_USER;
+	registry->steps = calloc(VNFS_MAX_STEPS, sizeof(*registry->steps));
+	if (registry->steps == NULL) {
+		snprintf(error, error_size, "out of memory for the registry");
+		return -1;
+	}
 	if (pthread_mutex_init(&registry->lock, NULL) != 0) {
+		free(registry->steps);
+		registry->steps = NULL;
 		snprintf(error, error_size, "cannot initialise the registry lock");
 		return -1;
 	}
@@ -140,6 +147,8 @@ void vnfs_registry_destroy(struct vnfs_registry *registry)
 	if (registry->journal_fd >= 0)
 		close(registry->journal_fd);
 	registry->journal_fd = -1;
+	free(registry->steps);
+	registry->steps = NULL;
 	pthread_mutex_destroy(&registry->lock);
 }
 
