@@ -114,16 +114,64 @@ static bool cgroups_path_valid(const char *text)
 	return true;
 }
 
+static bool json_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 /* Where the document ended, only whitespace may follow. */
 static int check_trailing(const char *text, size_t length, size_t end, char *error,
 			  size_t error_size)
 {
 	for (size_t i = end; i < length; i++)
-		if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r' && text[i] != '\n')
+		if (!json_space(text[i]))
 			return vnfs_fail(error, error_size,
 					 "config.json: unexpected data after the document at byte %zu",
 					 i);
 	return 0;
+}
+
+/* Whether the string that starts at text[start] (a quote) holds the escape
+ * \u0000; *end is set past its closing quote (or to length). */
+static bool string_holds_nul(const char *text, size_t length, size_t start, size_t *end)
+{
+	bool nul = false;
+	size_t i = start + 1;
+
+	while (i < length && text[i] != text[start]) {
+		if (text[i] == '\\') {
+			nul = nul || (i + 5 < length && memcmp(text + i + 1, "u0000", 5) == 0);
+			i++; /* the escaped character, which may be a quote */
+		}
+		i++;
+	}
+	*end = i + 1;
+	return nul;
+}
+
+/*
+ * Whether an object key holds the escape \u0000.  json-c cuts keys at a
+ * NUL, so "k\u0000x" would stand for "k", and written after it, replace
+ * it: text a Go runtime keeps apart (from a user's pass-through annotation)
+ * would overwrite the runtime's own.  Values keep their length and are
+ * checked where they are read.  Both quotes count: json-c 0.16 takes '...'.
+ */
+static bool key_holds_nul(const char *text, size_t length)
+{
+	for (size_t i = 0; i < length; i++) {
+		size_t end;
+
+		if (text[i] != '"' && text[i] != '\'')
+			continue;
+		if (string_holds_nul(text, length, i, &end)) {
+			while (end < length && json_space(text[end]))
+				end++;
+			if (end < length && text[end] == ':')
+				return true;
+		}
+		i = end - 1;
+	}
+	return false;
 }
 
 /* The document, an object.  NULL with a message in error. */
@@ -138,6 +186,11 @@ static struct json_object *parse_document(const char *text, size_t length, char 
 	if (length > VNFS_OCI_CONFIG_SIZE_MAX) {
 		vnfs_fail(error, error_size, "config.json: %zu bytes, more than the %d allowed",
 			  length, VNFS_OCI_CONFIG_SIZE_MAX);
+		return NULL;
+	}
+	if (key_holds_nul(text, length)) {
+		vnfs_fail(error, error_size,
+			  "config.json: an object key holds \\u0000 (json-c would cut the key there)");
 		return NULL;
 	}
 	tokener = json_tokener_new_ex(OCI_DEPTH_MAX);

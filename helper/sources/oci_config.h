@@ -25,6 +25,10 @@
  *   - A field read here with the wrong JSON type, or a string in it holding
  *     a NUL (\u0000), refuses the whole config: the runtime's own Go decoder
  *     would have refused that file, so it is not one a runtime wrote.
+ *   - Any object key holding \u0000 refuses the whole config: json-c cuts a
+ *     key at the NUL, so a user's pass-through annotation
+ *     "io.kubernetes.cri.sandbox-namespace\u0000x" would replace the
+ *     runtime's own value, which Go keeps apart from it.
  *   - A key given twice: the last one counts (json-c's rule; a runtime never
  *     writes duplicates).
  *   - Which family is read is the caller's word (it knows whose state

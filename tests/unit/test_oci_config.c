@@ -218,7 +218,7 @@ static void assert_annotations_refused(const char *annotations, const char *mess
 
 static void test_kubernetes_names(void **state)
 {
-	char pod_name[300], annotations[1024];
+	char pod_name[300], job[VNFS_WORKLOAD_JOB_MAX], annotations[1024];
 
 	(void)state;
 	assert_int_equal(parse_annotations(CD_NAMESPACE "\"" SIXTY_THREE "\", " CD_REST,
@@ -229,22 +229,25 @@ static void test_kubernetes_names(void **state)
 	assert_annotations_refused(CD_NAMESPACE "\"" SIXTY_THREE "d\", " CD_REST,
 				   "config.json: annotation io.kubernetes.cri.sandbox-namespace "
 				   "(64 bytes) is not " LABEL_RULE);
-	static const char *const bad_labels[] = {"\"\"", "\"Analysis\"", "\"-a\"", "\"a-\"",
-						 "\"a b\"", "\"a.b\"", "\"a_b\"", "\"caf\\u00e9\"",
-						 "\"a\\nb\"", "\"\\u001b[31m\""};
+	/* Not labels: as JSON, and the bytes they decode to. */
+	static const struct {
+		const char *json;
+		size_t bytes;
+	} bad_labels[] = {{"\"\"", 0},        {"\"Analysis\"", 8}, {"\"-a\"", 2},
+			  {"\"a-\"", 2},      {"\"a b\"", 3},      {"\"a.b\"", 3},
+			  {"\"a_b\"", 3},     {"\"caf\\u00e9\"", 5}, {"\"a\\nb\"", 3},
+			  {"\"\\u001b[31m\"", 5}};
 	for (size_t i = 0; i < sizeof(bad_labels) / sizeof(bad_labels[0]); i++) {
 		char expected[256];
 
 		snprintf(annotations, sizeof(annotations), CD_NAMESPACE "%s, " CD_REST,
-			 bad_labels[i]);
+			 bad_labels[i].json);
 		assert_int_equal(parse_annotations(annotations, VNFS_OCI_ANNOTATIONS_CONTAINERD),
 				 -1);
 		snprintf(expected, sizeof(expected),
 			 "config.json: annotation io.kubernetes.cri.sandbox-namespace (%zu bytes) "
 			 "is not " LABEL_RULE,
-			 strlen(bad_labels[i]) == 2 ? 0 : strstr(bad_labels[i], "u00e9") ? 5
-				 : strstr(bad_labels[i], "u001b") ? 5 : strstr(bad_labels[i], "\\n") ? 3
-				 : strlen(bad_labels[i]) - 2);
+			 bad_labels[i].bytes);
 		assert_string_equal(error, expected);
 	}
 	/* Pod names: subdomains of 253 bytes at most. */
@@ -257,7 +260,8 @@ static void test_kubernetes_names(void **state)
 		 pod_name);
 	assert_int_equal(parse_annotations(annotations, VNFS_OCI_ANNOTATIONS_CONTAINERD), 0);
 	assert_string_equal(config.pod_name, pod_name);
-	assert_workload(strcat(strcpy((char[300]){0}, "ns/"), pod_name), "c");
+	snprintf(job, sizeof(job), "ns/%s", pod_name);
+	assert_workload(job, "c");
 	strcat(pod_name, "a");
 	snprintf(annotations, sizeof(annotations),
 		 CD_NAMESPACE "\"ns\", " CD_NAME "\"%s\", " CD_CONTAINER "\"c\", " CD_TYPE
@@ -410,7 +414,26 @@ static void test_hostile_text(void **state)
 	assert_refused("{\"linux\": {\"cgroupsPath\": \"/a\\u0000/b\"}}",
 		       VNFS_OCI_ANNOTATIONS_EITHER,
 		       "config.json: linux.cgroupsPath holds a NUL character");
-	/* A raw NUL byte in the document (length covers it). */
+	/* A NUL in a key: json-c would read the key as the runtime's. */
+	assert_refused("{\"annotations\": {" CD_NAMESPACE "\"ns\", " CD_REST ", "
+		       "\"io.kubernetes.cri.sandbox-namespace\\u0000x\": \"evil\"}}",
+		       VNFS_OCI_ANNOTATIONS_CONTAINERD,
+		       "config.json: an object key holds \\u0000 (json-c would cut the key there)");
+	assert_refused("{\"annotations\": {'io.kubernetes.cri.sandbox-name\\u0000' \n: \"evil\"}}",
+		       VNFS_OCI_ANNOTATIONS_CONTAINERD,
+		       "config.json: an object key holds \\u0000 (json-c would cut the key there)");
+	assert_refused("{\"a\": {\"x\": 1, \"k\\\"\\u0000\": 2}}", VNFS_OCI_ANNOTATIONS_EITHER,
+		       "config.json: an object key holds \\u0000 (json-c would cut the key there)");
+	/* In a value not read, or spelled with an escaped backslash, it is no NUL
+	 * in a key. */
+	assert_int_equal(parse("{\"annotations\": {\"user\": \"a\\u0000b\", \"k\\\\u0000\": 1}, "
+			       "\"v\": [\"\\u0000\"]}",
+			       VNFS_OCI_ANNOTATIONS_EITHER),
+			 0);
+	/* A raw NUL byte in a key or a value (length covers it). */
+	assert_int_equal(vnfs_oci_config_parse("{\"k\0x\": 1}", 10, VNFS_OCI_ANNOTATIONS_EITHER,
+					       NULL, 0, &config, error, sizeof(error)),
+			 -1);
 	assert_int_equal(vnfs_oci_config_parse("{\"a\": \"x\0\"}", 10, VNFS_OCI_ANNOTATIONS_EITHER,
 					       NULL, 0, &config, error, sizeof(error)),
 			 -1);
