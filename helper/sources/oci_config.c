@@ -126,7 +126,8 @@ static int check_trailing(const char *text, size_t length, size_t end, char *err
 	for (size_t i = end; i < length; i++)
 		if (!json_space(text[i]))
 			return vnfs_fail(error, error_size,
-					 "config.json: unexpected data after the document at byte %zu",
+					 "config.json: unexpected data after the document at "
+					 "byte %zu",
 					 i);
 	return 0;
 }
@@ -190,7 +191,8 @@ static struct json_object *parse_document(const char *text, size_t length, char 
 	}
 	if (key_holds_nul(text, length)) {
 		vnfs_fail(error, error_size,
-			  "config.json: an object key holds \\u0000 (json-c would cut the key there)");
+			  "config.json: an object key holds \\u0000 "
+			  "(json-c would cut the key there)");
 		return NULL;
 	}
 	tokener = json_tokener_new_ex(OCI_DEPTH_MAX);

@@ -122,7 +122,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (status[2] == 0) {
 		bool containerd = status[0] == 0 &&
 				  memcmp(&configs[0], &configs[2], sizeof(configs[2])) == 0;
-		bool crio = status[1] == 0 && memcmp(&configs[1], &configs[2], sizeof(configs[2])) == 0;
+		bool crio = status[1] == 0 &&
+			    memcmp(&configs[1], &configs[2], sizeof(configs[2])) == 0;
 
 		if (configs[2].kubernetes ? !(containerd || crio) : !(containerd && crio))
 			abort();

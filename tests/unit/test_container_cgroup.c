@@ -16,6 +16,9 @@
 #include "helper/sources/container_cgroup.h"
 
 #define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define SHORT_ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde"
+#define UPPERCASE_ID "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"
+#define NOT_HEX_ID "g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define UID "1c4b9f0e-5a3d-4b8e-9f1a-2b3c4d5e6f70"
 #define UID_SYSTEMD "1c4b9f0e_5a3d_4b8e_9f1a_2b3c4d5e6f70"
 #define STATIC_UID "5d1b7e7c0a8f0e8d3c1b3e8a6b5f5d0e"
@@ -147,11 +150,11 @@ static const char *const near_misses[] = {
 	"/kubepods.slice/kubepods-burstable.slice",
 	"/kubepods/burstable",
 	/* Container ids: one short, one long, uppercase, not hex. */
-	BURSTABLE_SLICE "/cri-containerd-" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde.scope",
+	BURSTABLE_SLICE "/cri-containerd-" SHORT_ID ".scope",
 	BURSTABLE_SLICE "/cri-containerd-" ID "0.scope",
-	BURSTABLE_SLICE "/cri-containerd-" "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef.scope",
-	BURSTABLE_SLICE "/cri-containerd-" "g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
-	"/docker/" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde",
+	BURSTABLE_SLICE "/cri-containerd-" UPPERCASE_ID ".scope",
+	BURSTABLE_SLICE "/cri-containerd-" NOT_HEX_ID ".scope",
+	"/docker/" SHORT_ID,
 	"/docker/" ID "0",
 	/* Wrong suffixes and prefixes. */
 	BURSTABLE_SLICE "/cri-containerd-" ID,

@@ -149,6 +149,23 @@ static void test_crio_container(void **state)
 	assert_not_kubernetes();
 }
 
+/* The two sources agree: CRI-O's cgroupfs cgroupsPath is the container's
+ * cgroup, and says the same pod uid as the annotations. */
+static void test_cgroups_path_agrees(void **state)
+{
+	struct vnfs_container_cgroup cgroup;
+
+	(void)state;
+	assert_int_equal(parse(crio_container, VNFS_OCI_ANNOTATIONS_CRIO), 0);
+	assert_int_equal(vnfs_container_cgroup_parse(config.cgroups_path, &cgroup),
+			 VNFS_CGROUP_CONTAINER);
+	assert_int_equal(cgroup.runtime, VNFS_RUNTIME_CRIO);
+	assert_true(cgroup.kubernetes);
+	assert_int_equal(cgroup.qos, VNFS_QOS_BURSTABLE);
+	assert_string_equal(cgroup.pod_uid, config.pod_uid);
+	assert_string_equal(cgroup.container_id, FIXTURE_CONTAINER_ID);
+}
+
 static void test_crio_sandbox(void **state)
 {
 	(void)state;
@@ -685,6 +702,7 @@ int main(void)
 		cmocka_unit_test(test_containerd_sandbox),
 		cmocka_unit_test(test_crio_container),
 		cmocka_unit_test(test_crio_sandbox),
+		cmocka_unit_test(test_cgroups_path_agrees),
 		cmocka_unit_test(test_plain_runc),
 		cmocka_unit_test(test_kubernetes_names),
 		cmocka_unit_test(test_missing_fields),
