@@ -1,0 +1,606 @@
+/*
+ * oci_config.c — a container's identity from its OCI config.json: the
+ * document, the two annotation families as a table, Kubernetes' name rules,
+ * the environment, and a safe read of the file.  See oci_config.h for the
+ * rules.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "helper/sources/oci_config.h"
+#include "lib/log.h"
+#include "lib/tags.h"
+#include "lib/workload.h"
+
+/* An OCI config nests 5 or 6 levels (linux.resources.devices[] objects,
+ * seccomp's syscalls[].args[]); deeper is junk, refused before it costs. */
+#define OCI_DEPTH_MAX 16
+
+#define DNS_LABEL_MAX 63
+#define DNS_SUBDOMAIN_MAX 253
+
+/* The identity's fields, in the order they are checked. */
+enum identity_field {
+	FIELD_NAMESPACE,
+	FIELD_POD_NAME,
+	FIELD_POD_UID,
+	FIELD_CONTAINER_NAME,
+	FIELD_CONTAINER_TYPE,
+	FIELD_COUNT
+};
+
+/* Each family's annotation keys, by field. */
+struct annotation_family {
+	const char *name; /* in messages */
+	const char *keys[FIELD_COUNT];
+};
+
+static const struct annotation_family families[] = {
+	[VNFS_OCI_ANNOTATIONS_CONTAINERD] = {"containerd",
+					     {"io.kubernetes.cri.sandbox-namespace",
+					      "io.kubernetes.cri.sandbox-name",
+					      "io.kubernetes.cri.sandbox-uid",
+					      "io.kubernetes.cri.container-name",
+					      "io.kubernetes.cri.container-type"}},
+	[VNFS_OCI_ANNOTATIONS_CRIO] = {"CRI-O",
+				       {"io.kubernetes.pod.namespace", "io.kubernetes.pod.name",
+					"io.kubernetes.pod.uid", "io.kubernetes.container.name",
+					"io.kubernetes.cri-o.ContainerType"}},
+};
+
+/* One family's values: pointers into the parsed document, NULL when absent. */
+struct identity {
+	const struct annotation_family *family;
+	const char *values[FIELD_COUNT];
+};
+
+static bool label_character(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+/* RFC 1123's label, without its length limit: [a-z0-9]([-a-z0-9]*[a-z0-9])? */
+static bool label_shape_valid(const char *text, size_t length)
+{
+	if (length == 0 || text[0] == '-' || text[length - 1] == '-')
+		return false;
+	for (size_t i = 0; i < length; i++)
+		if (!label_character(text[i]))
+			return false;
+	return true;
+}
+
+/* A DNS label as Kubernetes checks one (IsDNS1123Label). */
+static bool dns_label_valid(const char *text)
+{
+	size_t length = strlen(text);
+
+	return length <= DNS_LABEL_MAX && label_shape_valid(text, length);
+}
+
+/* A DNS subdomain as Kubernetes checks one (IsDNS1123Subdomain): labels of
+ * any length joined by '.', 253 bytes in all. */
+static bool dns_subdomain_valid(const char *text)
+{
+	size_t length = strlen(text);
+
+	if (length > DNS_SUBDOMAIN_MAX)
+		return false;
+	for (const char *label = text;; label++) {
+		size_t label_length = strcspn(label, ".");
+
+		if (!label_shape_valid(label, label_length))
+			return false;
+		label += label_length;
+		if (*label == '\0')
+			return true;
+	}
+}
+
+/* cgroupsPath: printable ASCII without space, so a log line or label that
+ * shows it shows all of it. */
+static bool cgroups_path_valid(const char *text)
+{
+	for (const char *at = text; *at != '\0'; at++)
+		if (*at <= ' ' || *at > '~')
+			return false;
+	return true;
+}
+
+static bool json_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Where the document ended, only whitespace may follow. */
+static int check_trailing(const char *text, size_t length, size_t end, char *error,
+			  size_t error_size)
+{
+	for (size_t i = end; i < length; i++)
+		if (!json_space(text[i]))
+			return vnfs_fail(error, error_size,
+					 "config.json: unexpected data after the document at "
+					 "byte %zu",
+					 i);
+	return 0;
+}
+
+/* Whether the string that starts at text[start] (a quote) holds the escape
+ * \u0000; *end is set past its closing quote (or to length). */
+static bool string_holds_nul(const char *text, size_t length, size_t start, size_t *end)
+{
+	bool nul = false;
+	size_t i = start + 1;
+
+	while (i < length && text[i] != text[start]) {
+		if (text[i] == '\\') {
+			nul = nul || (i + 5 < length && memcmp(text + i + 1, "u0000", 5) == 0);
+			i++; /* the escaped character, which may be a quote */
+		}
+		i++;
+	}
+	*end = i + 1;
+	return nul;
+}
+
+/*
+ * Whether an object key holds the escape \u0000.  json-c cuts keys at a
+ * NUL, so "k\u0000x" would stand for "k", and written after it, replace
+ * it: text a Go runtime keeps apart (from a user's pass-through annotation)
+ * would overwrite the runtime's own.  Values keep their length and are
+ * checked where they are read.  Both quotes count: json-c 0.16 takes '...'.
+ */
+static bool key_holds_nul(const char *text, size_t length)
+{
+	for (size_t i = 0; i < length; i++) {
+		size_t end;
+
+		if (text[i] != '"' && text[i] != '\'')
+			continue;
+		if (string_holds_nul(text, length, i, &end)) {
+			while (end < length && json_space(text[end]))
+				end++;
+			if (end < length && text[end] == ':')
+				return true;
+		}
+		i = end - 1;
+	}
+	return false;
+}
+
+/* The document, an object.  NULL with a message in error. */
+static struct json_object *parse_document(const char *text, size_t length, char *error,
+					  size_t error_size)
+{
+	struct json_tokener *tokener;
+	struct json_object *document;
+	enum json_tokener_error status;
+	size_t end;
+
+	if (length > VNFS_OCI_CONFIG_SIZE_MAX) {
+		vnfs_fail(error, error_size, "config.json: %zu bytes, more than the %d allowed",
+			  length, VNFS_OCI_CONFIG_SIZE_MAX);
+		return NULL;
+	}
+	if (key_holds_nul(text, length)) {
+		vnfs_fail(error, error_size,
+			  "config.json: an object key holds \\u0000 "
+			  "(json-c would cut the key there)");
+		return NULL;
+	}
+	tokener = json_tokener_new_ex(OCI_DEPTH_MAX);
+	if (tokener == NULL) {
+		vnfs_fail(error, error_size, "config.json: out of memory");
+		return NULL;
+	}
+	json_tokener_set_flags(tokener, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	document = json_tokener_parse_ex(tokener, text, (int)length);
+	status = json_tokener_get_error(tokener);
+	end = json_tokener_get_parse_end(tokener);
+	json_tokener_free(tokener);
+	if (document == NULL) {
+		vnfs_fail(error, error_size, "config.json: invalid JSON at byte %zu: %s", end,
+			  status == json_tokener_continue ? "the document is truncated"
+							  : json_tokener_error_desc(status));
+		return NULL;
+	}
+	if (check_trailing(text, length, end, error, error_size) < 0) {
+		json_object_put(document);
+		return NULL;
+	}
+	if (!json_object_is_type(document, json_type_object)) {
+		vnfs_fail(error, error_size, "config.json: the document is not an object");
+		json_object_put(document);
+		return NULL;
+	}
+	return document;
+}
+
+/* object's member key of the given type: 1 with *member, 0 when absent, -1
+ * with a message when it has another type. */
+static int get_member(struct json_object *object, const char *where, const char *key,
+		      enum json_type type, struct json_object **member, char *error,
+		      size_t error_size)
+{
+	if (!json_object_object_get_ex(object, key, member))
+		return 0;
+	if (!json_object_is_type(*member, type))
+		return vnfs_fail(error, error_size, "config.json: %s%s is not %s", where, key,
+				 type == json_type_string ? "a string"
+				 : type == json_type_array ? "an array"
+							   : "an object");
+	return 1;
+}
+
+/* A string member without NUL in it: 1 with *value, 0 when absent, -1. */
+static int get_string(struct json_object *object, const char *where, const char *key,
+		      const char **value, char *error, size_t error_size)
+{
+	struct json_object *member;
+	int found = get_member(object, where, key, json_type_string, &member, error, error_size);
+
+	if (found <= 0)
+		return found;
+	*value = json_object_get_string(member);
+	if (strlen(*value) != (size_t)json_object_get_string_len(member))
+		return vnfs_fail(error, error_size, "config.json: %s%s holds a NUL character",
+				 where, key);
+	return 1;
+}
+
+/* One family's values from the annotations object. */
+static int read_family(struct json_object *annotations, const struct annotation_family *family,
+		       struct identity *identity, char *error, size_t error_size)
+{
+	identity->family = family;
+	for (int field = 0; field < FIELD_COUNT; field++) {
+		identity->values[field] = NULL;
+		if (annotations != NULL &&
+		    get_string(annotations, "annotations.", family->keys[field],
+			       &identity->values[field], error, error_size) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/*
+ * The family to believe, into *identity: the caller's, or with EITHER the
+ * one whose namespace is there (both: they must agree).  *found is whether
+ * the chosen family names a namespace.
+ */
+static int choose_family(struct json_object *annotations, enum vnfs_oci_annotations wanted,
+			 struct identity *identity, bool *found, char *error, size_t error_size)
+{
+	struct identity other;
+
+	if (wanted != VNFS_OCI_ANNOTATIONS_EITHER) {
+		if (read_family(annotations, &families[wanted], identity, error, error_size) < 0)
+			return -1;
+		*found = identity->values[FIELD_NAMESPACE] != NULL;
+		return 0;
+	}
+	if (read_family(annotations, &families[VNFS_OCI_ANNOTATIONS_CONTAINERD], identity, error,
+			error_size) < 0 ||
+	    read_family(annotations, &families[VNFS_OCI_ANNOTATIONS_CRIO], &other, error,
+			error_size) < 0)
+		return -1;
+	*found = true;
+	if (identity->values[FIELD_NAMESPACE] == NULL) {
+		*identity = other;
+		*found = other.values[FIELD_NAMESPACE] != NULL;
+		return 0;
+	}
+	if (other.values[FIELD_NAMESPACE] == NULL)
+		return 0;
+	for (int field = 0; field < FIELD_COUNT; field++)
+		if (!same_text(identity->values[field], other.values[field]))
+			return vnfs_fail(error, error_size,
+					 "config.json: the containerd and CRI-O annotations "
+					 "disagree (%s, %s)",
+					 families[VNFS_OCI_ANNOTATIONS_CONTAINERD].keys[field],
+					 families[VNFS_OCI_ANNOTATIONS_CRIO].keys[field]);
+	return 0;
+}
+
+/* A required or optional name: copied when valid. */
+static int take_name(const struct identity *identity, enum identity_field field, bool required,
+		     bool (*valid)(const char *), const char *rule, char *out, size_t size,
+		     char *error, size_t error_size)
+{
+	const char *value = identity->values[field];
+	const char *key = identity->family->keys[field];
+
+	if (value == NULL) {
+		if (!required)
+			return 0;
+		return vnfs_fail(error, error_size,
+				 "config.json: annotation %s is missing (%s annotations name a "
+				 "namespace)",
+				 key, identity->family->name);
+	}
+	if (strlen(value) >= size || !valid(value))
+		return vnfs_fail(error, error_size,
+				 "config.json: annotation %s (%zu bytes) is not %s", key,
+				 strlen(value), rule);
+	memcpy(out, value, strlen(value) + 1);
+	return 0;
+}
+
+static int take_container_type(const struct identity *identity,
+			       enum vnfs_container_type *type, char *error, size_t error_size)
+{
+	const char *value = identity->values[FIELD_CONTAINER_TYPE];
+	const char *key = identity->family->keys[FIELD_CONTAINER_TYPE];
+
+	if (value == NULL)
+		return vnfs_fail(error, error_size, "config.json: annotation %s is missing", key);
+	if (strcmp(value, "sandbox") == 0)
+		*type = VNFS_CONTAINER_TYPE_SANDBOX;
+	else if (strcmp(value, "container") == 0)
+		*type = VNFS_CONTAINER_TYPE_CONTAINER;
+	else
+		return vnfs_fail(error, error_size,
+				 "config.json: annotation %s is neither \"sandbox\" nor "
+				 "\"container\"",
+				 key);
+	return 0;
+}
+
+#define LABEL_RULE "a DNS label (1 to 63 of a-z, 0-9 and '-', alphanumeric at both ends)"
+#define SUBDOMAIN_RULE "a DNS subdomain (1 to 253 bytes of DNS labels joined by '.')"
+
+/* The Kubernetes names of the chosen family, checked, into config. */
+static int take_identity(const struct identity *identity, struct vnfs_oci_config *config,
+			 char *error, size_t error_size)
+{
+	if (take_name(identity, FIELD_NAMESPACE, true, dns_label_valid, LABEL_RULE,
+		      config->namespace, sizeof(config->namespace), error, error_size) < 0 ||
+	    take_name(identity, FIELD_POD_NAME, true, dns_subdomain_valid, SUBDOMAIN_RULE,
+		      config->pod_name, sizeof(config->pod_name), error, error_size) < 0 ||
+	    take_name(identity, FIELD_POD_UID, false, vnfs_pod_uid_valid,
+		      "a pod uid (8-4-4-4-12 or 32 lowercase hex digits)", config->pod_uid,
+		      sizeof(config->pod_uid), error, error_size) < 0 ||
+	    take_container_type(identity, &config->container_type, error, error_size) < 0)
+		return -1;
+	if (config->container_type == VNFS_CONTAINER_TYPE_CONTAINER &&
+	    take_name(identity, FIELD_CONTAINER_NAME, true, dns_label_valid, LABEL_RULE,
+		      config->container_name, sizeof(config->container_name), error,
+		      error_size) < 0)
+		return -1;
+	config->kubernetes = true;
+	return 0;
+}
+
+static int read_annotations(struct json_object *document, enum vnfs_oci_annotations family,
+			    struct vnfs_oci_config *config, char *error, size_t error_size)
+{
+	struct json_object *annotations = NULL;
+	struct identity identity;
+	bool found;
+
+	if ((unsigned)family > VNFS_OCI_ANNOTATIONS_EITHER)
+		return vnfs_fail(error, error_size, "unknown annotation family %d", (int)family);
+	if (get_member(document, "", "annotations", json_type_object, &annotations, error,
+		       error_size) < 0 ||
+	    choose_family(annotations, family, &identity, &found, error, error_size) < 0)
+		return -1;
+	return found ? take_identity(&identity, config, error, error_size) : 0;
+}
+
+static int read_cgroups_path(struct json_object *document, struct vnfs_oci_config *config,
+			     char *error, size_t error_size)
+{
+	struct json_object *linux_section;
+	const char *path;
+	int found = get_member(document, "", "linux", json_type_object, &linux_section, error,
+			       error_size);
+
+	if (found > 0)
+		found = get_string(linux_section, "linux.", "cgroupsPath", &path, error,
+				   error_size);
+	if (found <= 0)
+		return found;
+	if (strlen(path) >= sizeof(config->cgroups_path) || !cgroups_path_valid(path))
+		return vnfs_fail(error, error_size,
+				 "config.json: linux.cgroupsPath (%zu bytes) is not printable "
+				 "ASCII without spaces, shorter than %d bytes",
+				 strlen(path), VNFS_CONTAINER_CGROUP_PATH_MAX);
+	memcpy(config->cgroups_path, path, strlen(path) + 1);
+	return 0;
+}
+
+/* One "NAME=value" entry: the value of each wanted name not yet seen. */
+static void take_env_entry(struct json_object *entry, const char *const *names,
+			   struct vnfs_oci_config *config)
+{
+	const char *text = json_object_get_string(entry);
+	size_t length = (size_t)json_object_get_string_len(entry);
+	const char *equals = memchr(text, '=', length);
+
+	if (equals == NULL)
+		return;
+	for (size_t i = 0; i < config->env_count; i++) {
+		struct vnfs_oci_env_value *slot = &config->env[i];
+		size_t name_length = strlen(names[i]);
+		size_t value_length;
+
+		if (slot->status != VNFS_OCI_ENV_UNSET || (size_t)(equals - text) != name_length ||
+		    memcmp(text, names[i], name_length) != 0)
+			continue;
+		value_length = length - name_length - 1;
+		if (value_length >= sizeof(slot->value) || memchr(equals + 1, '\0', value_length)) {
+			slot->status = VNFS_OCI_ENV_REFUSED;
+		} else {
+			slot->status = VNFS_OCI_ENV_SET;
+			memcpy(slot->value, equals + 1, value_length);
+			slot->value[value_length] = '\0';
+		}
+		/* No return: a name asked for twice gets this first value twice. */
+	}
+}
+
+static int read_env(struct json_object *document, const char *const *names,
+		    struct vnfs_oci_config *config, char *error, size_t error_size)
+{
+	struct json_object *process, *env;
+	int found = get_member(document, "", "process", json_type_object, &process, error,
+			       error_size);
+
+	if (found > 0)
+		found = get_member(process, "process.", "env", json_type_array, &env, error,
+				   error_size);
+	if (found <= 0)
+		return found;
+	for (size_t i = 0; i < json_object_array_length(env); i++) {
+		struct json_object *entry = json_object_array_get_idx(env, i);
+
+		if (!json_object_is_type(entry, json_type_string))
+			return vnfs_fail(error, error_size,
+					 "config.json: process.env[%zu] is not a string", i);
+		take_env_entry(entry, names, config);
+	}
+	return 0;
+}
+
+static int check_env_names(const char *const *names, size_t count, char *error,
+			   size_t error_size)
+{
+	if (count > VNFS_OCI_ENV_WANTED_MAX)
+		return vnfs_fail(error, error_size,
+				 "%zu environment variables asked for, at most %d", count,
+				 VNFS_OCI_ENV_WANTED_MAX);
+	for (size_t i = 0; i < count; i++)
+		if (!vnfs_tag_name_valid(names[i]))
+			return vnfs_fail(error, error_size,
+					 "environment variable %zu: a name is letters, digits and "
+					 "'_' (not starting with a digit)",
+					 i);
+	return 0;
+}
+
+int vnfs_oci_config_parse(const char *text, size_t length, enum vnfs_oci_annotations family,
+			  const char *const *env_names, size_t env_count,
+			  struct vnfs_oci_config *config, char *error, size_t error_size)
+{
+	struct json_object *document;
+	int status = -1;
+
+	memset(config, 0, sizeof(*config));
+	if (check_env_names(env_names, env_count, error, error_size) < 0)
+		return -1;
+	document = parse_document(text, length, error, error_size);
+	if (document == NULL)
+		return -1;
+	config->env_count = env_count;
+	if (read_annotations(document, family, config, error, error_size) == 0 &&
+	    read_cgroups_path(document, config, error, error_size) == 0 &&
+	    read_env(document, env_names, config, error, error_size) == 0)
+		status = 0;
+	json_object_put(document);
+	if (status < 0)
+		memset(config, 0, sizeof(*config));
+	return status;
+}
+
+/* name is one directory entry: no '/', not "", "." or "..". */
+static bool single_component(const char *name)
+{
+	return name[0] != '\0' && strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0;
+}
+
+/* Reads all of fd (size bytes expected) into a new buffer. */
+static int read_all(int fd, const char *name, size_t size, char **text, size_t *length,
+		    char *error, size_t error_size)
+{
+	char *buffer = malloc(size + 1);
+	size_t used = 0;
+
+	if (buffer == NULL)
+		return vnfs_fail(error, error_size, "%s: out of memory", name);
+	/* One byte more than fstat said, to see a file that grew meanwhile. */
+	while (used < size + 1) {
+		ssize_t got = read(fd, buffer + used, size + 1 - used);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int saved = errno;
+
+			free(buffer);
+			return vnfs_fail(error, error_size, "%s: cannot read: %s", name,
+					 strerror(saved));
+		}
+		if (got == 0)
+			break;
+		used += (size_t)got;
+	}
+	if (used > size) {
+		free(buffer);
+		return vnfs_fail(error, error_size, "%s: grew while being read", name);
+	}
+	buffer[used] = '\0';
+	*text = buffer;
+	*length = used;
+	return 0;
+}
+
+int vnfs_oci_config_read(int directory_fd, const char *name, char **text, size_t *length,
+			 char *error, size_t error_size)
+{
+	struct stat status;
+	int fd, result;
+
+	if (!single_component(name))
+		return vnfs_fail(error, error_size, "'%s' is not one file name", name);
+	/* O_NOFOLLOW: a link is refused, not followed; O_NONBLOCK: a FIFO put
+	 * there does not hang the helper in open(). */
+	fd = openat(directory_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return vnfs_fail(error, error_size, "%s: cannot open: %s", name, strerror(errno));
+	if (fstat(fd, &status) < 0) {
+		result = vnfs_fail(error, error_size, "%s: cannot stat: %s", name, strerror(errno));
+	} else if (!S_ISREG(status.st_mode)) {
+		result = vnfs_fail(error, error_size, "%s: not a regular file", name);
+	} else if (status.st_size > VNFS_OCI_CONFIG_SIZE_MAX) {
+		result = vnfs_fail(error, error_size, "%s: %lld bytes, more than the %d allowed",
+				   name, (long long)status.st_size, VNFS_OCI_CONFIG_SIZE_MAX);
+	} else {
+		result = read_all(fd, name, (size_t)status.st_size, text, length, error,
+				  error_size);
+	}
+	close(fd);
+	return result;
+}
+
+int vnfs_oci_workload_text(const struct vnfs_oci_config *config, char *job, size_t job_size,
+			   char *part, size_t part_size, char *error, size_t error_size)
+{
+	int written;
+
+	if (!config->kubernetes)
+		return vnfs_fail(error, error_size, "not a Kubernetes container");
+	written = snprintf(job, job_size, "%s/%s", config->namespace, config->pod_name);
+	if (written < 0 || (size_t)written >= job_size ||
+	    strlen(config->container_name) >= part_size)
+		return vnfs_fail(error, error_size, "the workload's text does not fit");
+	memcpy(part, config->container_name, strlen(config->container_name) + 1);
+	/* The names' rules are narrower than a workload's: this holds by
+	 * construction, and is checked so that a change to either shows. */
+	if (!vnfs_workload_text_valid(job, job_size) ||
+	    (part[0] != '\0' && !vnfs_workload_text_valid(part, part_size)))
+		return vnfs_fail(error, error_size, "the workload's text is not valid");
+	return 0;
+}
