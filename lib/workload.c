@@ -92,6 +92,79 @@ static int check_text(const char *what, const char *text, size_t max, bool may_b
 	return -1;
 }
 
+static bool label_character(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+/* RFC 1123's label, without its length limit: [a-z0-9]([-a-z0-9]*[a-z0-9])? */
+static bool label_shape_valid(const char *text, size_t length)
+{
+	if (length == 0 || text[0] == '-' || text[length - 1] == '-')
+		return false;
+	for (size_t i = 0; i < length; i++)
+		if (!label_character(text[i]))
+			return false;
+	return true;
+}
+
+/* A DNS label as Kubernetes checks one (IsDNS1123Label). */
+bool vnfs_kubernetes_label_valid(const char *text)
+{
+	size_t length = strlen(text);
+
+	return length <= VNFS_KUBERNETES_LABEL_MAX && label_shape_valid(text, length);
+}
+
+/* A DNS subdomain as Kubernetes checks one (IsDNS1123Subdomain): labels of
+ * any length joined by '.', 253 bytes in all. */
+bool vnfs_kubernetes_subdomain_valid(const char *text)
+{
+	size_t length = strlen(text);
+
+	if (length > VNFS_KUBERNETES_SUBDOMAIN_MAX)
+		return false;
+	for (const char *label = text;; label++) {
+		size_t label_length = strcspn(label, ".");
+
+		if (!label_shape_valid(label, label_length))
+			return false;
+		label += label_length;
+		if (*label == '\0')
+			return true;
+	}
+}
+
+/* A Kubernetes identity is spelled as Kubernetes checks it: the job
+ * "namespace/name" (a DNS label, a DNS subdomain), the part a container's
+ * name (a DNS label) or "" for the whole pod. */
+static int check_kubernetes(const char *job, const char *part, char *error, size_t error_size)
+{
+	char namespace[VNFS_KUBERNETES_LABEL_MAX + 2];
+	const char *slash = strchr(job, '/');
+	size_t namespace_length = slash != NULL ? (size_t)(slash - job) : 0;
+
+	if (slash == NULL || namespace_length >= sizeof(namespace)) {
+		snprintf(error, error_size, "a Kubernetes pod is namespace/name");
+		return -1;
+	}
+	memcpy(namespace, job, namespace_length);
+	namespace[namespace_length] = '\0';
+	if (!vnfs_kubernetes_label_valid(namespace) || !vnfs_kubernetes_subdomain_valid(slash + 1)) {
+		snprintf(error, error_size,
+			 "a Kubernetes pod is namespace/name, a DNS label and a DNS subdomain "
+			 "(lowercase letters, digits, '-' and '.')");
+		return -1;
+	}
+	if (part[0] != '\0' && !vnfs_kubernetes_label_valid(part)) {
+		snprintf(error, error_size,
+			 "a Kubernetes container's name is a DNS label (lowercase letters, digits, "
+			 "'-', at most 63)");
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * A Slurm identity is Slurm's numbers spelled one way: "42", not "042" or
  * "+42"; a step "0", "batch", ..., not "00".  Two spellings of one step
@@ -136,6 +209,8 @@ int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source 
 		return -1;
 	if (source == VNFS_SOURCE_SLURM && check_slurm(job, part, error, error_size) < 0)
 		return -1;
+	if (source == VNFS_SOURCE_KUBERNETES && check_kubernetes(job, part, error, error_size) < 0)
+		return -1;
 	workload->source = source;
 	snprintf(workload->job, sizeof(workload->job), "%s", job);
 	snprintf(workload->part, sizeof(workload->part), "%s", part);
@@ -145,11 +220,18 @@ int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source 
 const char *vnfs_workload_describe(const struct vnfs_workload *workload, char *buf, size_t size)
 {
 	const char *source = vnfs_workload_source_name(workload->source);
+	bool has_part = workload->part[0] != '\0';
 
-	if (workload->source == VNFS_SOURCE_SLURM)
-		source = NULL; /* today's messages: "job 42 step 0" */
-	snprintf(buf, size, "%s%sjob %s%s%s", source ? source : "", source ? " " : "",
-		 workload->job, workload->part[0] != '\0' ? " step " : "", workload->part);
+	if (source == NULL || workload->source == VNFS_SOURCE_SLURM) {
+		/* Slurm's messages as they always were: "job 42 step 0". */
+		snprintf(buf, size, "job %s%s%s", workload->job, has_part ? " step " : "",
+			 workload->part);
+		return buf;
+	}
+	snprintf(buf, size, "%s %s %s%s%s%s%s", source, sources[workload->source].job_label,
+		 workload->job, has_part ? " " : "",
+		 has_part ? sources[workload->source].part_label : "", has_part ? " " : "",
+		 workload->part);
 	return buf;
 }
 

@@ -3,7 +3,7 @@
  * schedulers and runtimes (DESIGN.md, decision 11).
  *
  * A workload is named by three things: its source (the scheduler or runtime
- * that started it: Slurm first), the id of its job as text ("42" for Slurm;
+ * that started it: Slurm, Kubernetes), the id of its job as text ("42" for Slurm;
  * a pod, an LSF or PBS job in the sources to come), and its part of that
  * job (a Slurm step, "0" or "batch"; a container).  Its owner's uid and its
  * tags travel beside it in every request, record and row.  Text, because
@@ -28,9 +28,11 @@
  * protocol) and the names of its job and part in reports and metrics labels
  * (Slurm's are today's job_id and step_id, which stay as they are).
  */
-#define VNFS_WORKLOAD_SOURCES(X)             \
-	/* constant  name     job label  part label */ \
-	X(SLURM, "slurm", "job_id", "step_id")
+#define VNFS_WORKLOAD_SOURCES(X)                           \
+	/* constant  name          job label  part label */    \
+	X(SLURM, "slurm", "job_id", "step_id")                \
+	/* a pod, "namespace/name", and one of its containers */ \
+	X(KUBERNETES, "kubernetes", "pod", "container")
 
 enum vnfs_workload_source {
 #define VNFS_WORKLOAD_SOURCE_ENUM(constant, name, job_label, part_label) \
@@ -78,7 +80,8 @@ int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source 
 		      const char *job, const char *part, char *error, size_t error_size);
 
 /* The workload in a message: "job 42 step 0" and "job 42" for Slurm (the
- * helper's messages of old), "SOURCE job JOB step PART" for another. */
+ * helper's messages of old), "SOURCE JOB-LABEL JOB PART-LABEL PART" for
+ * another ("kubernetes pod ml/resnet-7f9c container trainer"). */
 #define VNFS_WORKLOAD_DESCRIPTION_MAX (VNFS_WORKLOAD_JOB_MAX + VNFS_WORKLOAD_PART_MAX + 32)
 const char *vnfs_workload_describe(const struct vnfs_workload *workload, char *buf, size_t size);
 
@@ -88,6 +91,14 @@ void vnfs_workload_of_slurm_step(struct vnfs_workload *workload, uint32_t job_id
 
 /* A Slurm job's identity: job "42", no part. */
 void vnfs_workload_of_slurm_job(struct vnfs_workload *workload, uint32_t job_id);
+
+/* Kubernetes' names (IsDNS1123Label, IsDNS1123Subdomain): a label is 1 to
+ * 63 of [a-z0-9-], starting and ending with a letter or digit; a subdomain
+ * labels joined by '.', 253 bytes in all. */
+#define VNFS_KUBERNETES_LABEL_MAX 63
+#define VNFS_KUBERNETES_SUBDOMAIN_MAX 253
+bool vnfs_kubernetes_label_valid(const char *text);
+bool vnfs_kubernetes_subdomain_valid(const char *text);
 
 /* The Slurm numbers back.  Returns 0, or -1 when workload is not a Slurm
  * step (another source, or text that is not Slurm's). */

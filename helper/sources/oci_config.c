@@ -23,9 +23,6 @@
  * seccomp's syscalls[].args[]); deeper is junk, refused before it costs. */
 #define OCI_DEPTH_MAX 16
 
-#define DNS_LABEL_MAX 63
-#define DNS_SUBDOMAIN_MAX 253
-
 /* The identity's fields, in the order they are checked. */
 enum identity_field {
 	FIELD_NAMESPACE,
@@ -60,49 +57,6 @@ struct identity {
 	const struct annotation_family *family;
 	const char *values[FIELD_COUNT];
 };
-
-static bool label_character(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-}
-
-/* RFC 1123's label, without its length limit: [a-z0-9]([-a-z0-9]*[a-z0-9])? */
-static bool label_shape_valid(const char *text, size_t length)
-{
-	if (length == 0 || text[0] == '-' || text[length - 1] == '-')
-		return false;
-	for (size_t i = 0; i < length; i++)
-		if (!label_character(text[i]))
-			return false;
-	return true;
-}
-
-/* A DNS label as Kubernetes checks one (IsDNS1123Label). */
-static bool dns_label_valid(const char *text)
-{
-	size_t length = strlen(text);
-
-	return length <= DNS_LABEL_MAX && label_shape_valid(text, length);
-}
-
-/* A DNS subdomain as Kubernetes checks one (IsDNS1123Subdomain): labels of
- * any length joined by '.', 253 bytes in all. */
-static bool dns_subdomain_valid(const char *text)
-{
-	size_t length = strlen(text);
-
-	if (length > DNS_SUBDOMAIN_MAX)
-		return false;
-	for (const char *label = text;; label++) {
-		size_t label_length = strcspn(label, ".");
-
-		if (!label_shape_valid(label, label_length))
-			return false;
-		label += label_length;
-		if (*label == '\0')
-			return true;
-	}
-}
 
 /* cgroupsPath: printable ASCII without space, so a log line or label that
  * shows it shows all of it. */
@@ -365,9 +319,9 @@ static int take_container_type(const struct identity *identity,
 static int take_identity(const struct identity *identity, struct vnfs_oci_config *config,
 			 char *error, size_t error_size)
 {
-	if (take_name(identity, FIELD_NAMESPACE, true, dns_label_valid, LABEL_RULE,
+	if (take_name(identity, FIELD_NAMESPACE, true, vnfs_kubernetes_label_valid, LABEL_RULE,
 		      config->namespace, sizeof(config->namespace), error, error_size) < 0 ||
-	    take_name(identity, FIELD_POD_NAME, true, dns_subdomain_valid, SUBDOMAIN_RULE,
+	    take_name(identity, FIELD_POD_NAME, true, vnfs_kubernetes_subdomain_valid, SUBDOMAIN_RULE,
 		      config->pod_name, sizeof(config->pod_name), error, error_size) < 0 ||
 	    take_name(identity, FIELD_POD_UID, false, vnfs_pod_uid_valid,
 		      "a pod uid (8-4-4-4-12 or 32 lowercase hex digits)", config->pod_uid,
@@ -375,7 +329,7 @@ static int take_identity(const struct identity *identity, struct vnfs_oci_config
 	    take_container_type(identity, &config->container_type, error, error_size) < 0)
 		return -1;
 	if (config->container_type == VNFS_CONTAINER_TYPE_CONTAINER &&
-	    take_name(identity, FIELD_CONTAINER_NAME, true, dns_label_valid, LABEL_RULE,
+	    take_name(identity, FIELD_CONTAINER_NAME, true, vnfs_kubernetes_label_valid, LABEL_RULE,
 		      config->container_name, sizeof(config->container_name), error,
 		      error_size) < 0)
 		return -1;

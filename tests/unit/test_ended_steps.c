@@ -129,6 +129,35 @@ static void test_kept_step_is_read_back_whole(void **state)
 	vnfs_ended_steps_close(&restarted);
 }
 
+/* A Kubernetes container's kept step: a file named by numbers it owns
+ * (never by its user-chosen names), read back as that container's. */
+static void test_kubernetes_step_file(void **state)
+{
+	struct fixture *fixture = *state;
+	struct vnfs_ended_steps ended, restarted;
+	struct vnfs_step_record record = step(fixture, 0, 0, 1000);
+	struct vnfs_workload container;
+	char error[512];
+
+	assert_int_equal(vnfs_workload_set(&container, VNFS_SOURCE_KUBERNETES, "ml/resnet-7f9c",
+					   "trainer", error, sizeof(error)),
+			 0);
+	vnfs_record_identify(&record, &container);
+	assert_int_equal(vnfs_ended_steps_open(&ended, fixture->state_dir, error, sizeof(error)), 0);
+	assert_int_equal(vnfs_ended_steps_add(&ended, &record, error, sizeof(error)), 0);
+	assert_true(file_exists(fixture, "kubernetes-4242-1700000000000.json"));
+	vnfs_ended_steps_close(&ended);
+	assert_int_equal(vnfs_ended_steps_open(&restarted, fixture->state_dir, error, sizeof(error)),
+			 0);
+	assert_int_equal(restarted.count, 1);
+	assert_true(vnfs_workload_equal(&restarted.steps[0].workload, &container));
+	assert_true(vnfs_ended_steps_has_job(&restarted, &container));
+	assert_false(vnfs_ended_steps_has_job(&restarted, slurm_job(0)));
+	assert_int_equal(vnfs_ended_steps_remove_job(&restarted, &container), 1);
+	assert_false(file_exists(fixture, "kubernetes-4242-1700000000000.json"));
+	vnfs_ended_steps_close(&restarted);
+}
+
 static void test_finished_job_takes_its_steps_and_files(void **state)
 {
 	struct fixture *fixture = *state;
@@ -226,6 +255,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_kept_step_is_read_back_whole, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kubernetes_step_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finished_job_takes_its_steps_and_files, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_file_is_left_and_the_rest_load, setup,

@@ -245,9 +245,9 @@ static void test_promtool_every_operation(void **unused)
 	struct vnfs_metrics *metrics = vnfs_metrics_new(&config, error, sizeof(error));
 	assert_non_null(metrics);
 
-	struct vnfs_step_record steps[2];
-	struct vnfs_step_stats stats[2];
-	for (int s = 0; s < 2; s++) {
+	struct vnfs_step_record steps[3];
+	struct vnfs_step_stats stats[3];
+	for (int s = 0; s < 3; s++) {
 		reading_step(&steps[s], &stats[s], 7, (uint32_t)s);
 		for (int op = 0; op < VNFS_OP_COUNT; op++) {
 			for (int b = 0; b < VNFS_LATENCY_BUCKETS; b++)
@@ -257,12 +257,20 @@ static void test_promtool_every_operation(void **unused)
 		stats[s].request_size_histogram[VNFS_DIRECTION_WRITE][31] = 1;
 	}
 	steps[1].end_time_ms = 1900; /* ended, within grace */
-	struct vnfs_interval interval = { .time_ms = 2000, .step_count = 2, .steps = steps };
+	/* A Kubernetes container: its source's label names, in the same families. */
+	struct vnfs_workload container;
+	assert_int_equal(vnfs_workload_set(&container, VNFS_SOURCE_KUBERNETES, "ml/resnet-7f9c",
+					   "trainer", error, sizeof(error)),
+			 0);
+	vnfs_record_identify(&steps[2], &container);
+	struct vnfs_interval interval = { .time_ms = 2000, .step_count = 3, .steps = steps };
 	char *text = render(metrics, &interval);
+	assert_contains(text, "\nvnfs_operations_total{pod=\"ml/resnet-7f9c\",container=\"trainer\","
+			"user=\"alice\",tag_project=\"p1\",tag_queue=\"\",op=\"listxattr\"} 1\n");
 
 	assert_contains(text, "\nvnfs_operations_total{job_id=\"7\",step_id=\"1\",user=\"alice\","
 			"tag_project=\"p1\",tag_queue=\"\",op=\"listxattr\"} 1\n");
-	assert_contains(text, "\nvnfs_helper_active_steps 1\n");
+	assert_contains(text, "\nvnfs_helper_active_steps 2\n");
 	assert_promtool_accepts(text);
 	free(text);
 	vnfs_metrics_free(metrics);

@@ -305,6 +305,38 @@ static void test_general_workload_form(void **state)
 		       "unknown field 'source' in a list request (allowed: only v and type)");
 }
 
+/* Another source's workload travels in the general form, both ways; a pod
+ * may be registered whole (no part). */
+static void test_kubernetes_workload(void **state)
+{
+	struct vnfs_request request = { 0 }, decoded;
+	char error[256];
+
+	(void)state;
+	request.type = VNFS_REQUEST_REGISTER;
+	assert_int_equal(vnfs_workload_set(&request.workload, VNFS_SOURCE_KUBERNETES,
+					   "ml/resnet-7f9c", "trainer", error, sizeof(error)),
+			 0);
+	request.uid = 1001;
+	request.cgroup_id = 77;
+	vnfs_tags_init(&request.tags);
+	assert_encodes_to(&request, "{\"v\":1,\"type\":\"register\",\"source\":\"kubernetes\","
+				    "\"job\":\"ml/resnet-7f9c\",\"part\":\"trainer\",\"uid\":1001,"
+				    "\"cgroup_id\":77,\"tags\":{}}\n");
+	round_trip(&request, &decoded);
+	assert_true(vnfs_workload_equal(&decoded.workload, &request.workload));
+	request.workload.part[0] = '\0';
+	round_trip(&request, &decoded);
+	assert_int_equal(decoded.workload.source, VNFS_SOURCE_KUBERNETES);
+	assert_string_equal(decoded.workload.part, "");
+	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":\"kubernetes\",\"job\":\"resnet\"}",
+		       "a Kubernetes pod is namespace/name");
+	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":\"kubernetes\",\"job\":\"ml/r\","
+		       "\"part\":\"Trainer\"}",
+		       "a Kubernetes container's name is a DNS label (lowercase letters, digits, "
+		       "'-', at most 63)");
+}
+
 static void test_whitespace_and_newline_accepted(void **state)
 {
 	struct vnfs_request request;
@@ -549,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_other_requests_round_trip),
 		cmocka_unit_test(test_step_names),
 		cmocka_unit_test(test_general_workload_form),
+		cmocka_unit_test(test_kubernetes_workload),
 		cmocka_unit_test(test_whitespace_and_newline_accepted),
 		cmocka_unit_test(test_framing_errors),
 		cmocka_unit_test(test_version_and_type_errors),

@@ -448,6 +448,27 @@ static void test_general_identity(void **state)
 	vnfs_step_record_free_arrays(&back);
 	json_object_put(object);
 	expect_error(edit_general_without_part, "a step record needs a 'part'");
+
+	/* A Kubernetes container's record: the general form, and back. */
+	struct vnfs_workload container;
+	assert_int_equal(vnfs_workload_set(&container, VNFS_SOURCE_KUBERNETES, "ml/resnet-7f9c",
+					   "trainer", error, sizeof(error)),
+			 0);
+	vnfs_record_identify(&step.record, &container);
+	assert_int_equal(step.record.job_id, 0);
+	object = vnfs_step_record_to_json(&step.record);
+	struct json_object *value;
+	assert_true(json_object_object_get_ex(object, "source", &value));
+	assert_string_equal(json_object_get_string(value), "kubernetes");
+	assert_true(json_object_object_get_ex(object, "job", &value));
+	assert_string_equal(json_object_get_string(value), "ml/resnet-7f9c");
+	assert_true(json_object_object_get_ex(object, "part", &value));
+	assert_string_equal(json_object_get_string(value), "trainer");
+	assert_false(json_object_object_get_ex(object, "step", NULL));
+	assert_int_equal(vnfs_step_record_from_json(object, &back, error, sizeof(error)), 0);
+	assert_true(vnfs_workload_equal(&back.workload, &container));
+	vnfs_step_record_free_arrays(&back);
+	json_object_put(object);
 	expect_error(edit_general_slurm_misspelt, "Slurm job 0042 step batch is spelled 42.batch");
 }
 

@@ -839,6 +839,42 @@ static void test_general_form_journal_lines(void **state)
 	remove_directory(directory);
 }
 
+/* A Kubernetes container's step is journaled in the general form and comes
+ * back the same after a restart; Kubernetes' "ml/42" is not Slurm's 42. */
+static void test_kubernetes_step_persists(void **state)
+{
+	char directory[64], journal[320], error[256], *text;
+	struct vnfs_registry *registry;
+	struct vnfs_step step = make_step(42, 0, 4242);
+	uint32_t slot;
+
+	(void)state;
+	make_directory(directory);
+	state_file(journal, sizeof(journal), directory, "registry.journal");
+	registry = open_registry(directory);
+	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
+	assert_int_equal(vnfs_workload_set(&step.workload, VNFS_SOURCE_KUBERNETES, "ml/42",
+					   "trainer", error, sizeof(error)),
+			 0);
+	step.cgroup_id = 4343;
+	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
+	assert_int_equal(slot, 1);
+	free_registry(registry);
+	text = read_text(journal);
+	assert_non_null(strstr(text, "\"source\":\"kubernetes\",\"job\":\"ml\\/42\","
+				     "\"part\":\"trainer\"")); /* json-c writes '/' as \/ */
+	free(text);
+	registry = open_registry(directory);
+	assert_int_equal(registry->used, 2);
+	assert_true(vnfs_workload_equal(&registry->steps[1].workload, &step.workload));
+	assert_slurm_step(&registry->steps[0].workload, 42, 0);
+	/* Finishing Slurm's job 42 leaves the pod's container running. */
+	assert_int_equal(vnfs_registry_finish_job(registry, slurm_job(42), 9000), 1);
+	assert_int_equal(registry->steps[1].state, VNFS_STEP_RUNNING);
+	free_registry(registry);
+	remove_directory(directory);
+}
+
 /*
  * A write that fails half-way (here: the file size limit, as a full disk
  * would) is cut back to the last whole record, and the next change rewrites
@@ -1044,6 +1080,7 @@ int main(void)
 		cmocka_unit_test(test_journal_tail_cut_short),
 		cmocka_unit_test(test_corrupt_journal_lines_are_dropped),
 		cmocka_unit_test(test_general_form_journal_lines),
+		cmocka_unit_test(test_kubernetes_step_persists),
 		cmocka_unit_test(test_failed_append_rewrites_next_time),
 		cmocka_unit_test(test_legacy_registry_json_is_migrated),
 		cmocka_unit_test(test_corrupt_legacy_registry_is_reported),

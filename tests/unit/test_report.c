@@ -889,6 +889,12 @@ static void test_rows_by_workload(void **state)
 	workload.source = VNFS_SOURCE_COUNT;
 	struct vnfs_step_record other = workload_record(&workload, "node1", START, 1000);
 	assert_int_equal(report_set_add(&set, &other), 0);
+	/* A Kubernetes pod's container: after Slurm's jobs, before the unknown. */
+	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_KUBERNETES, "ml/resnet-7f9c",
+					   "trainer", id, sizeof(id)),
+			 0);
+	struct vnfs_step_record container = workload_record(&workload, "node1", START, 300);
+	assert_int_equal(report_set_add(&set, &container), 0);
 	/* A producer that set only Slurm's numbers: job 9's batch step. */
 	struct vnfs_step_record numbers_only = nine;
 	memset(&numbers_only.workload, 0, sizeof(numbers_only.workload));
@@ -898,7 +904,8 @@ static void test_rows_by_workload(void **state)
 	assert_int_equal(report_build_rows(&set, &rows, &count), 0);
 	static const char *const expected[] = { "9",        "9.batch",  "9.0",    "42",
 						"42.batch", "42.extern", "42.0",  "42.2",
-						"42.10",    "?:42",     "?:42.0" };
+						"42.10",    "kubernetes:ml/resnet-7f9c",
+						"kubernetes:ml/resnet-7f9c.trainer", "?:42", "?:42.0" };
 	assert_int_equal(count, sizeof(expected) / sizeof(expected[0]));
 	for (size_t i = 0; i < count; i++)
 		assert_string_equal(report_row_id(&rows[i], id, sizeof(id)), expected[i]);
@@ -911,9 +918,11 @@ static void test_rows_by_workload(void **state)
 	assert_string_equal(rows[3].nodes, "node1,node2");
 	assert_true(rows[3].running);
 	assert_int_equal(rows[6].stats.operations[VNFS_OP_READ].count, 7);
-	assert_int_equal(rows[9].record_count, 1);
-	assert_int_equal(rows[9].stats.operations[VNFS_OP_READ].count, 1000);
-	assert_int_equal(rows[9].workload.source, VNFS_SOURCE_COUNT);
+	assert_int_equal(rows[9].stats.operations[VNFS_OP_READ].count, 300);
+	assert_int_equal(rows[10].stats.operations[VNFS_OP_READ].count, 300);
+	assert_int_equal(rows[11].record_count, 1);
+	assert_int_equal(rows[11].stats.operations[VNFS_OP_READ].count, 1000);
+	assert_int_equal(rows[11].workload.source, VNFS_SOURCE_COUNT);
 	assert_int_equal(rows[0].stats.operations[VNFS_OP_READ].count, 200);
 
 	/* -j 42 is Slurm's job 42 and its steps, not the other source's "42". */
@@ -927,6 +936,14 @@ static void test_rows_by_workload(void **state)
 	assert_int_equal(report_parse_jobs("slurm:42.0,9", filter, error, sizeof(error)), 0);
 	for (size_t i = 0; i < count; i++)
 		assert_int_equal(report_filter_selects(filter, &rows[i]), i <= 2 || i == 6);
+	/* -j kubernetes:NAMESPACE/POD is the pod and its containers. */
+	memset(filter, 0, sizeof(*filter));
+	assert_int_equal(report_parse_jobs("kubernetes:ml/resnet-7f9c", filter, error,
+					   sizeof(error)),
+			 0);
+	for (size_t i = 0; i < count; i++)
+		assert_int_equal(report_filter_selects(filter, &rows[i]), i == 9 || i == 10);
+	assert_int_equal(report_parse_jobs("kubernetes:resnet", filter, error, sizeof(error)), -1);
 	free(filter);
 	report_rows_free(rows, count);
 	report_set_free(&set);
@@ -962,7 +979,7 @@ static void test_parse_jobs(void **state)
 	memset(filter, 0, sizeof(*filter));
 	assert_int_equal(report_parse_jobs("42,nosuch:42", filter, error, sizeof(error)), -1);
 	assert_string_equal(error, "invalid job 'nosuch:42': no workload source 'nosuch' "
-				   "(known: slurm)");
+				   "(known: slurm, kubernetes)");
 	memset(filter, 0, sizeof(*filter));
 	assert_int_equal(report_parse_jobs("slurm:4x", filter, error, sizeof(error)), -1);
 	assert_string_equal(error, "invalid job '4x': use a job id, or job.step (e.g. 42, 42.0, "
@@ -973,7 +990,7 @@ static void test_parse_jobs(void **state)
 				   "interactive");
 	memset(filter, 0, sizeof(*filter));
 	assert_int_equal(report_parse_jobs(":42", filter, error, sizeof(error)), -1);
-	assert_string_equal(error, "invalid job ':42': no workload source '' (known: slurm)");
+	assert_string_equal(error, "invalid job ':42': no workload source '' (known: slurm, kubernetes)");
 	free(filter);
 	free(plain);
 }
@@ -993,7 +1010,7 @@ static void test_source_selection(void **state)
 	assert_int_equal(strncmp(run.out, "Job 100  user alice (1001)  COMPLETED\n", 38), 0);
 	assert_non_null(strstr(run.out, "\nSteps:   (none)\n"));
 	expect_failure("-j nosuch:42", "vnfs-report: invalid job 'nosuch:42': no workload source "
-				       "'nosuch' (known: slurm)\n");
+				       "'nosuch' (known: slurm, kubernetes)\n");
 	expect_failure("-j slurm:4x", "vnfs-report: invalid job '4x': use a job id, or job.step "
 				      "(e.g. 42, 42.0, 42.batch)\n");
 }

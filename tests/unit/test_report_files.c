@@ -129,6 +129,7 @@ static void make_job(struct history_step *step, struct vnfs_job *job, uint32_t j
 	*job = (struct vnfs_job){ .job_id = job_id, .uid = uid, .user = user, .node = node,
 				  .start_time_ms = START, .end_time_ms = START + 60000,
 				  .step_count = 1, .steps = &step->record };
+	vnfs_workload_of_slurm_job(&job->workload, job_id);
 }
 
 /* Renders job and stores it in dir for its owner and the group admin_gid. */
@@ -858,7 +859,7 @@ static void test_job_directory_names(void **state)
 	assert_int_equal(vnfs_report_store(&files, report_dir, &workload, NOBODY, (gid_t)-1,
 					   "node1", error, sizeof(error)),
 			 -1);
-	assert_string_equal(error, "job of an unknown source (1) cannot name a report "
+	assert_string_equal(error, "job of an unknown source (2) cannot name a report "
 				   "directory");
 	vnfs_report_files_free(&files);
 	assert_int_equal(access(path_of(path, sizeof(path), "reports/65"), F_OK), -1);
@@ -868,6 +869,23 @@ static void test_job_directory_names(void **state)
 	assert_int_equal(report_load_files(&set, report_dir, &workload, error, sizeof(error)), 0);
 	assert_string_equal(error, "");
 	assert_int_equal(set.count, 0);
+
+	/* A Kubernetes pod's files: a directory named by source and escaped job,
+	 * read back as that pod's. */
+	make_job(&step, &job, 66, NOBODY, "nobody", "node1");
+	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_KUBERNETES, "ml/resnet-7f9c",
+					   "trainer", error, sizeof(error)),
+			 0);
+	vnfs_record_identify(&step.record, &workload);
+	vnfs_job_of_steps(&job, &workload, "node1", &step.record, 1);
+	assert_int_equal(vnfs_report_write_files(&job, report_dir, error, sizeof(error)), 0);
+	assert_mode_owner(path_of(path, sizeof(path), "reports/kubernetes-ml%%2Fresnet-7f9c/node1.json"),
+			  0640, NOBODY, 0);
+	report_set_init(&set);
+	assert_int_equal(report_load_files(&set, report_dir, &job.workload, error, sizeof(error)), 0);
+	assert_int_equal(set.count, 1);
+	assert_true(vnfs_workload_equal(&set.records[0].workload, &workload));
+	report_set_free(&set);
 }
 
 int main(void)

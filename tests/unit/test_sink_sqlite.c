@@ -741,13 +741,17 @@ static void list_jobs(const struct fixture *f, const struct report_filter *filte
 	while (report_database_next(database, &next)) {
 		struct report_set set;
 		report_set_init(&set);
-		assert_int_equal(next.source, VNFS_SOURCE_SLURM);
 		assert_string_equal(next.part, "");
 		assert_int_equal(report_database_read_job(database, &set, error, sizeof(error)), 1);
 		for (size_t i = 0; i < set.count; i++)
 			assert_true(vnfs_workload_same_job(&set.records[i].workload, &next));
-		used += (size_t)snprintf(out + used, size - used, "%s%s:%zu", used > 0 ? "|" : "",
-					 next.job, set.count);
+		/* "42:3" for Slurm's job 42 of 3 steps, "kubernetes:ns/pod:1" */
+		used += (size_t)snprintf(out + used, size - used, "%s%s%s%s:%zu",
+					 used > 0 ? "|" : "",
+					 next.source == VNFS_SOURCE_SLURM
+						 ? "" : vnfs_workload_source_name(next.source),
+					 next.source == VNFS_SOURCE_SLURM ? "" : ":", next.job,
+					 set.count);
 		report_set_free(&set);
 	}
 	report_database_close(database);
@@ -781,6 +785,14 @@ static void test_listing_by_workload(void **state)
 	}
 	history_step_init(&steps[0], 42, 0, 1001, "alice", "node2", 1000, 1);
 	publish(&sink, steps, 1, records);
+	/* A Kubernetes pod's container, through the same sink. */
+	struct vnfs_workload container;
+	assert_int_equal(vnfs_workload_set(&container, VNFS_SOURCE_KUBERNETES, "ml/resnet-7f9c",
+					   "trainer", text, sizeof(text)),
+			 0);
+	history_step_init(&steps[0], 0, 0, 1002, "bob", "node1", 1000, 1);
+	vnfs_record_identify(&steps[0].record, &container);
+	publish(&sink, steps, 1, records);
 	sink.close(sink.state);
 	db = open_db(f->path);
 	assert_int_equal(sqlite3_exec(db,
@@ -790,10 +802,24 @@ static void test_listing_by_workload(void **state)
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	assert_int_equal(query_int(db, "SELECT count(*) FROM jobs WHERE source = 'slurm'"), 5);
+	/* Slurm's numbers are NULL beside another source's identity. */
+	assert_int_equal(query_int(db, "SELECT count(*) FROM steps WHERE source = 'kubernetes'"
+				       " AND job = 'ml/resnet-7f9c' AND part = 'trainer'"
+				       " AND job_id IS NULL AND step_id IS NULL"),
+			 1);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM jobs WHERE source = 'kubernetes'"
+				       " AND job_id IS NULL"),
+			 1);
 	sqlite3_close(db);
 
 	list_jobs(f, filter, text, sizeof(text));
-	assert_string_equal(text, "9:1|10:1|42:3|100:1");
+	assert_string_equal(text, "9:1|10:1|42:3|100:1|kubernetes:ml/resnet-7f9c:1");
+	filter->job_count = 1;
+	filter->jobs[0].workload = container;
+	filter->jobs[0].workload.part[0] = '\0';
+	list_jobs(f, filter, text, sizeof(text));
+	assert_string_equal(text, "kubernetes:ml/resnet-7f9c:1");
+	memset(filter, 0, sizeof(*filter));
 
 	/* Selected as workloads: Slurm's 42 and 100 (steps select their job), not 7. */
 	filter->job_count = 3;

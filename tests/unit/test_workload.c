@@ -20,7 +20,12 @@ static void test_source_table(void **state)
 	enum vnfs_workload_source source = VNFS_SOURCE_COUNT;
 
 	(void)state;
-	assert_int_equal(VNFS_SOURCE_COUNT, 1);
+	assert_int_equal(VNFS_SOURCE_COUNT, 2);
+	assert_string_equal(vnfs_workload_source_name(VNFS_SOURCE_KUBERNETES), "kubernetes");
+	assert_string_equal(vnfs_workload_job_label(VNFS_SOURCE_KUBERNETES), "pod");
+	assert_string_equal(vnfs_workload_part_label(VNFS_SOURCE_KUBERNETES), "container");
+	assert_int_equal(vnfs_workload_source_parse("kubernetes", &source), 0);
+	assert_int_equal(source, VNFS_SOURCE_KUBERNETES);
 	assert_string_equal(vnfs_workload_source_name(VNFS_SOURCE_SLURM), "slurm");
 	assert_string_equal(vnfs_workload_job_label(VNFS_SOURCE_SLURM), "job_id");
 	assert_string_equal(vnfs_workload_part_label(VNFS_SOURCE_SLURM), "step_id");
@@ -149,7 +154,7 @@ static void test_untrusted_text(void **state)
 	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_COUNT, "1", "", error,
 					   sizeof(error)),
 			 -1);
-	assert_string_equal(error, "unknown workload source 1");
+	assert_string_equal(error, "unknown workload source 2");
 }
 
 static void test_describe(void **state)
@@ -163,6 +168,77 @@ static void test_describe(void **state)
 			    "job 42 step batch");
 	vnfs_workload_of_slurm_job(&workload, 42);
 	assert_string_equal(vnfs_workload_describe(&workload, text, sizeof(text)), "job 42");
+	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_KUBERNETES, "ml/resnet-7f9c",
+					   "trainer", text, sizeof(text)),
+			 0);
+	assert_string_equal(vnfs_workload_describe(&workload, text, sizeof(text)),
+			    "kubernetes pod ml/resnet-7f9c container trainer");
+	workload.part[0] = '\0';
+	assert_string_equal(vnfs_workload_describe(&workload, text, sizeof(text)),
+			    "kubernetes pod ml/resnet-7f9c");
+}
+
+static void expect_kubernetes_refused(const char *job, const char *part, const char *message)
+{
+	struct vnfs_workload workload;
+	char error[256] = "";
+
+	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_KUBERNETES, job, part, error,
+					   sizeof(error)),
+			 -1);
+	assert_string_equal(error, message);
+}
+
+/* A pod is namespace/name and a container a name, spelled as Kubernetes
+ * checks them, so that one pod has one identity; and Kubernetes' "42" is
+ * never Slurm's job 42. */
+static void test_kubernetes_identity(void **state)
+{
+	struct vnfs_workload pod, slurm;
+	char error[256], longest_label[VNFS_KUBERNETES_LABEL_MAX + 2];
+	uint32_t job_id, step_id;
+
+	(void)state;
+	assert_int_equal(vnfs_workload_set(&pod, VNFS_SOURCE_KUBERNETES, "kube-system/etcd.node-1",
+					   "", error, sizeof(error)),
+			 0);
+	assert_int_equal(vnfs_workload_slurm_ids(&pod, &job_id, &step_id), -1);
+	memset(longest_label, 'a', VNFS_KUBERNETES_LABEL_MAX);
+	longest_label[VNFS_KUBERNETES_LABEL_MAX] = '\0';
+	assert_true(vnfs_kubernetes_label_valid(longest_label));
+	longest_label[VNFS_KUBERNETES_LABEL_MAX] = 'a';
+	longest_label[VNFS_KUBERNETES_LABEL_MAX + 1] = '\0';
+	assert_false(vnfs_kubernetes_label_valid(longest_label));
+	assert_false(vnfs_kubernetes_label_valid("-a"));
+	assert_false(vnfs_kubernetes_label_valid("a-"));
+	assert_false(vnfs_kubernetes_label_valid("A"));
+	assert_false(vnfs_kubernetes_subdomain_valid("a..b"));
+	assert_true(vnfs_kubernetes_subdomain_valid("a.b-c.d"));
+
+	expect_kubernetes_refused("resnet", "", "a Kubernetes pod is namespace/name");
+	expect_kubernetes_refused("ml/Resnet", "",
+				  "a Kubernetes pod is namespace/name, a DNS label and a DNS "
+				  "subdomain (lowercase letters, digits, '-' and '.')");
+	expect_kubernetes_refused("ml/a/b", "",
+				  "a Kubernetes pod is namespace/name, a DNS label and a DNS "
+				  "subdomain (lowercase letters, digits, '-' and '.')");
+	expect_kubernetes_refused("ml/resnet", "Trainer",
+				  "a Kubernetes container's name is a DNS label (lowercase "
+				  "letters, digits, '-', at most 63)");
+	expect_kubernetes_refused("ml/resnet", "a b",
+				  "the workload's part 'a...' holds a byte other than letters, "
+				  "digits and ._-:@+/[]=,%#~");
+
+	/* Another source's job of the same text is another job, and orders after
+	 * every Slurm job. */
+	assert_int_equal(vnfs_workload_set(&pod, VNFS_SOURCE_KUBERNETES, "ml/42", "", error,
+					   sizeof(error)),
+			 0);
+	vnfs_workload_of_slurm_job(&slurm, 42);
+	snprintf(slurm.job, sizeof(slurm.job), "ml/42");
+	assert_false(vnfs_workload_same_job(&pod, &slurm));
+	vnfs_workload_of_slurm_job(&slurm, 4294967295u);
+	assert_true(vnfs_workload_compare(&slurm, &pod) < 0);
 }
 
 static void test_order_and_equality(void **state)
@@ -254,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_slurm_both_ways),
 		cmocka_unit_test(test_untrusted_text),
 		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_kubernetes_identity),
 		cmocka_unit_test(test_order_and_equality),
 		cmocka_unit_test(test_report_order),
 	};
