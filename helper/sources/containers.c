@@ -1,0 +1,259 @@
+/*
+ * containers.c — a cgroup's Kubernetes container, from the runtime's own
+ * state (see containers.h).
+ */
+/* open_by_handle_at needs _GNU_SOURCE: configure.ac's AC_USE_SYSTEM_EXTENSIONS */
+#include "helper/sources/containers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A cgroup2 directory's file handle type: kernfs's, its 64-bit id. */
+#define HANDLE_KERNFS 0xfe
+
+const struct vnfs_runtime_state_dir vnfs_runtime_state_dirs[] = {
+#define VNFS_RUNTIME_STATE_DIR_ROW(runtime, directory, file, annotations) \
+	{ VNFS_RUNTIME_##runtime, directory, file, annotations },
+	VNFS_RUNTIME_STATE_DIRS(VNFS_RUNTIME_STATE_DIR_ROW)
+#undef VNFS_RUNTIME_STATE_DIR_ROW
+};
+const size_t vnfs_runtime_state_dir_count =
+	sizeof(vnfs_runtime_state_dirs) / sizeof(vnfs_runtime_state_dirs[0]);
+
+/* What /proc/self/fd/fd points to, into path.  Returns 0, or -1. */
+static int fd_path(int fd, char *path, size_t size)
+{
+	char link[64];
+	ssize_t length;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	length = readlink(link, path, size);
+	if (length < 0 || (size_t)length >= size)
+		return -1;
+	path[length] = '\0';
+	return 0;
+}
+
+int vnfs_cgroup_path_of_id(int root_fd, uint64_t id, char *path, size_t size, char *error,
+			   size_t error_size)
+{
+	union {
+		struct file_handle handle;
+		char space[sizeof(struct file_handle) + sizeof(uint64_t)];
+	} buffer;
+	char root[VNFS_CONTAINER_CGROUP_PATH_MAX], full[VNFS_CONTAINER_CGROUP_PATH_MAX];
+	size_t root_length;
+	int fd, status;
+
+	buffer.handle.handle_bytes = sizeof(uint64_t);
+	buffer.handle.handle_type = HANDLE_KERNFS;
+	memcpy(buffer.handle.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(root_fd, &buffer.handle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(error, error_size, "cgroup %llu: %s", (unsigned long long)id,
+			 strerror(errno));
+		return -1;
+	}
+	status = fd_path(root_fd, root, sizeof(root)) == 0 && fd_path(fd, full, sizeof(full)) == 0
+			 ? 0
+			 : -1;
+	close(fd);
+	root_length = strlen(root);
+	if (status == 0 && (strncmp(full, root, root_length) != 0 ||
+			    (full[root_length] != '/' && full[root_length] != '\0')))
+		status = -1; /* another mount of the hierarchy, or a path "(deleted)" */
+	if (status == 0 && (size_t)snprintf(path, size, "%s",
+					    full[root_length] == '\0' ? "/" : full + root_length) >= size)
+		status = -1;
+	if (status < 0)
+		snprintf(error, error_size, "cgroup %llu: its path cannot be told",
+			 (unsigned long long)id);
+	return status;
+}
+
+/*
+ * systemd's unit path of a slice: "a-b-c.slice" is /a.slice/a-b.slice/
+ * a-b-c.slice, "-.slice" the root.  Returns 0, or -1 when it does not fit
+ * or is no slice name.
+ */
+static int slice_path(const char *slice, size_t length, char *path, size_t size)
+{
+	size_t used = 0;
+	const size_t suffix = sizeof(".slice") - 1;
+
+	path[0] = '\0';
+	if (length == suffix + 1 && slice[0] == '-' && strncmp(slice + 1, ".slice", suffix) == 0)
+		return 0;
+	if (length <= suffix || strncmp(slice + length - suffix, ".slice", suffix) != 0)
+		return -1;
+	for (size_t end = 0; end < length - suffix; end++) {
+		if (slice[end] != '-' && end + 1 != length - suffix)
+			continue;
+		size_t name_length = slice[end] == '-' ? end : end + 1;
+		int written = snprintf(path + used, size - used, "/%.*s.slice", (int)name_length,
+				       slice);
+
+		if (written < 0 || (size_t)written >= size - used)
+			return -1;
+		used += (size_t)written;
+	}
+	return 0;
+}
+
+bool vnfs_cgroups_path_names(const char *cgroups_path, const char *path)
+{
+	char expected[VNFS_CONTAINER_CGROUP_PATH_MAX];
+	const char *first, *second;
+	size_t used;
+
+	if (cgroups_path[0] == '/')
+		return strcmp(cgroups_path, path) == 0;
+	/* "slice:prefix:name", the unit "<prefix>-<name>.scope" in the slice. */
+	first = strchr(cgroups_path, ':');
+	second = first != NULL ? strchr(first + 1, ':') : NULL;
+	if (second == NULL || strchr(second + 1, ':') != NULL ||
+	    slice_path(cgroups_path, (size_t)(first - cgroups_path), expected, sizeof(expected)) < 0)
+		return false;
+	used = strlen(expected);
+	if ((size_t)snprintf(expected + used, sizeof(expected) - used, "/%.*s-%s.scope",
+			     (int)(second - first - 1), first + 1, second + 1) >=
+	    sizeof(expected) - used)
+		return false;
+	return strcmp(expected, path) == 0;
+}
+
+/* A directory of the runtime's state: root's, written by no one else. */
+static int trusted_directory(int fd, const char *what, char *error, size_t error_size)
+{
+	struct stat status;
+
+	if (fstat(fd, &status) != 0 || !S_ISDIR(status.st_mode)) {
+		snprintf(error, error_size, "%s: not a directory", what);
+		return -1;
+	}
+	if (status.st_uid != 0 || (status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		snprintf(error, error_size,
+			 "%s: owned by uid %u with mode %03o: a runtime's state must be root's "
+			 "and written by no one else", what, (unsigned)status.st_uid,
+			 (unsigned)(status.st_mode & 0777));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Opens the directory name in at (never through a symbolic link) and
+ * checks it is trusted.  Returns the fd, -2 when there is no such directory
+ * (not an error: that runtime has no such container), or -1 with a message.
+ */
+static int open_trusted(int at, const char *name, const char *what, char *error,
+			size_t error_size)
+{
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT)
+		return -2;
+	if (fd < 0) {
+		snprintf(error, error_size, "%s: %s", what, strerror(errno));
+		return -1;
+	}
+	if (trusted_directory(fd, what, error, error_size) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* config.json of container id under dir (file may be "a/b/config.json").
+ * Returns 1 with *text, 0 when dir has no such container, -1 with a message. */
+static int read_config(const struct vnfs_runtime_state_dir *dir, const char *id, char **text,
+		       size_t *length, char *error, size_t error_size)
+{
+	char file[128], *component, *next;
+	int fd = open_trusted(AT_FDCWD, dir->directory, dir->directory, error, error_size);
+	int status;
+
+	if (fd < 0)
+		return fd == -2 ? 0 : -1;
+	snprintf(file, sizeof(file), "%s/%s", id, dir->config_file);
+	component = file;
+	while ((next = strchr(component, '/')) != NULL) {
+		int inner;
+
+		*next = '\0';
+		inner = open_trusted(fd, component, dir->directory, error, error_size);
+		close(fd);
+		if (inner < 0)
+			return inner == -2 ? 0 : -1;
+		fd = inner;
+		component = next + 1;
+	}
+	/* The container's directory without its config (not yet, or no more)
+	 * is no container of this runtime's. */
+	if (faccessat(fd, component, F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
+		close(fd);
+		return 0;
+	}
+	status = vnfs_oci_config_read(fd, component, text, length, error, error_size);
+	close(fd);
+	return status < 0 ? -1 : 1;
+}
+
+/* The workload of config, when it names the container at path as its own.
+ * Returns 1 with *workload, 0 when it does not, -1 with a message. */
+static int workload_of_config(const struct vnfs_oci_config *config,
+			      const struct vnfs_container_cgroup *cgroup, const char *path,
+			      struct vnfs_workload *workload, char *error, size_t error_size)
+{
+	char job[VNFS_WORKLOAD_JOB_MAX], part[VNFS_WORKLOAD_PART_MAX];
+
+	if (!config->kubernetes || !vnfs_cgroups_path_names(config->cgroups_path, path) ||
+	    (config->pod_uid[0] != '\0' && strcmp(config->pod_uid, cgroup->pod_uid) != 0))
+		return 0;
+	if (vnfs_oci_workload_text(config, job, sizeof(job), part, sizeof(part), error,
+				   error_size) < 0 ||
+	    vnfs_workload_set(workload, VNFS_SOURCE_KUBERNETES, job, part, error, error_size) < 0)
+		return -1;
+	return 1;
+}
+
+int vnfs_identify_container(const char *path, const struct vnfs_runtime_state_dir *dirs,
+			    size_t count, struct vnfs_workload *workload, char *error,
+			    size_t error_size)
+{
+	struct vnfs_container_cgroup cgroup;
+	struct vnfs_oci_config *config;
+	int result = 0;
+
+	if (vnfs_container_cgroup_parse(path, &cgroup) != VNFS_CGROUP_CONTAINER ||
+	    !cgroup.kubernetes)
+		return 0;
+	config = malloc(sizeof(*config)); /* 10 KiB: not on a collector's stack */
+	if (config == NULL) {
+		snprintf(error, error_size, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < count && result == 0; i++) {
+		char *text = NULL;
+		size_t length = 0;
+
+		if (cgroup.runtime != VNFS_RUNTIME_UNKNOWN && dirs[i].runtime != cgroup.runtime)
+			continue;
+		result = read_config(&dirs[i], cgroup.container_id, &text, &length, error,
+				     error_size);
+		if (result == 1)
+			result = vnfs_oci_config_parse(text, length, dirs[i].annotations, NULL, 0,
+						       config, error, error_size) < 0
+					 ? -1
+					 : workload_of_config(config, &cgroup, path, workload, error,
+							      error_size);
+		free(text);
+	}
+	free(config);
+	return result;
+}

@@ -1,0 +1,80 @@
+/*
+ * containers.h — from a cgroup id the probes saw to the Kubernetes
+ * container it belongs to (DESIGN.md, decision 11): the one place that
+ * puts container_cgroup.h (what the path says) and oci_config.h (what the
+ * runtime wrote) together.
+ *
+ * The cgroup's name is not proof: with cgroup delegation a user may create
+ * directories named like a container's.  The identity comes from the
+ * runtime's own state, a root-owned directory that no one else may write,
+ * and only when the config the runtime wrote there names this very cgroup
+ * (its cgroupsPath), so that a cgroup a user made and named after someone
+ * else's container is not that container.
+ */
+#ifndef VNFS_CONTAINERS_H
+#define VNFS_CONTAINERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "helper/sources/container_cgroup.h"
+#include "helper/sources/oci_config.h"
+#include "lib/workload.h"
+
+/*
+ * Where each runtime keeps a running container's OCI config: its state
+ * directory, the path of config.json inside a container's directory
+ * (named by its id), and whose annotations that config holds.
+ */
+#define VNFS_RUNTIME_STATE_DIRS(X)                                                       \
+	X(CONTAINERD, "/run/containerd/io.containerd.runtime.v2.task/k8s.io", "config.json", \
+	  VNFS_OCI_ANNOTATIONS_CONTAINERD)                                                   \
+	X(CRIO, "/run/containers/storage/overlay-containers", "userdata/config.json",        \
+	  VNFS_OCI_ANNOTATIONS_CRIO)
+
+struct vnfs_runtime_state_dir {
+	enum vnfs_container_runtime runtime;
+	const char *directory;   /* absolute */
+	const char *config_file; /* relative to <directory>/<container id> */
+	enum vnfs_oci_annotations annotations;
+};
+
+/* The table above, in order, and its length. */
+extern const struct vnfs_runtime_state_dir vnfs_runtime_state_dirs[];
+extern const size_t vnfs_runtime_state_dir_count;
+
+/*
+ * The path, relative to the cgroup2 mount and starting with '/', of the
+ * cgroup whose id (its directory's kernfs file handle) is id; root_fd is
+ * the mount's directory.  Returns 0, or -1 with a message (the cgroup is
+ * gone, or the path does not fit in size).
+ */
+int vnfs_cgroup_path_of_id(int root_fd, uint64_t id, char *path, size_t size, char *error,
+			   size_t error_size);
+
+/*
+ * What cgroupsPath a runtime writes for the cgroup at path: path itself
+ * with the cgroupfs driver ("/kubepods/besteffort/pod<uid>/<id>"), or
+ * systemd's "slice:prefix:id" ("kubepods-besteffort-pod<uid>.slice:
+ * cri-containerd:<id>") for a path that ends in "<prefix>-<id>.scope"
+ * under the slices that name implies.  Returns whether the two name the
+ * same cgroup.
+ */
+bool vnfs_cgroups_path_names(const char *cgroups_path, const char *path);
+
+/*
+ * The Kubernetes container, or pod, of the cgroup at path: its workload
+ * (source Kubernetes, job "namespace/pod", part the container's name, ""
+ * for the pod's sandbox) in *workload.  dirs (count of them) are where to
+ * look; the runtime the path names first, all of them when it names none
+ * (Kubernetes' cgroupfs driver).  Returns 1 when identified, 0 when path is
+ * no container, or is one that no runtime's state names as its own (a
+ * podman or docker container, a cgroup made to look like one, a container
+ * already gone), -1 with a message when a state directory or config is not
+ * one to trust or read.
+ */
+int vnfs_identify_container(const char *path, const struct vnfs_runtime_state_dir *dirs,
+			    size_t count, struct vnfs_workload *workload, char *error,
+			    size_t error_size);
+
+#endif /* VNFS_CONTAINERS_H */

@@ -1,0 +1,263 @@
+/*
+ * test_containers.c — helper/sources/containers.c: a cgroup id's path in a
+ * real cgroup2 hierarchy, systemd's cgroupsPath form, and a container
+ * identified from a state directory laid out as containerd's and CRI-O's
+ * are, trusted only when root's and naming the very cgroup.
+ *
+ * Runs as root (the suite does) with a cgroup2 hierarchy mounted: without
+ * one the test fails, it does not skip.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <mntent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helper/sources/containers.h"
+#include "oci_config_fixtures.h"
+
+#define SYSTEMD_POD_SLICE                                                            \
+	"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1c4b9f0e_5a3d_4b8e_" \
+	"9f1a_2b3c4d5e6f70.slice"
+#define SYSTEMD_CONTAINER SYSTEMD_POD_SLICE "/cri-containerd-" FIXTURE_CONTAINER_ID ".scope"
+#define CRIO_CONTAINER                                                            \
+	"/kubepods/burstable/pod5d1b7e7c0a8f0e8d3c1b3e8a6b5f5d0e/crio-" FIXTURE_CONTAINER_ID
+
+/* The cgroup2 mount's directory, or the test fails. */
+static void cgroup2_mount(char *path, size_t size)
+{
+	FILE *mounts = setmntent("/proc/self/mounts", "re");
+	struct mntent *mount;
+
+	path[0] = '\0';
+	assert_non_null(mounts);
+	while ((mount = getmntent(mounts)) != NULL && path[0] == '\0')
+		if (strcmp(mount->mnt_type, "cgroup2") == 0)
+			snprintf(path, size, "%s", mount->mnt_dir);
+	endmntent(mounts);
+	if (path[0] == '\0')
+		fail_msg("no cgroup2 hierarchy is mounted: this test needs one");
+}
+
+static void make_path(const char *path)
+{
+	char partial[4096];
+
+	for (const char *slash = strchr(path + 1, '/');; slash = strchr(slash + 1, '/')) {
+		size_t length = slash != NULL ? (size_t)(slash - path) : strlen(path);
+
+		snprintf(partial, sizeof(partial), "%.*s", (int)length, path);
+		if (mkdir(partial, 0755) != 0)
+			assert_int_equal(access(partial, F_OK), 0);
+		if (slash == NULL)
+			return;
+	}
+}
+
+/* A cgroup made in the real hierarchy: its id is its directory's inode,
+ * and that id's path is the path made. */
+static void test_path_of_id(void **state)
+{
+	char mount[512], relative[256], made[1024], path[1024], error[256];
+	struct stat status;
+	int root;
+
+	(void)state;
+	cgroup2_mount(mount, sizeof(mount));
+	snprintf(relative, sizeof(relative), "/vnfs-test-%d/kubepods/besteffort", (int)getpid());
+	snprintf(made, sizeof(made), "%s%s", mount, relative);
+	make_path(made);
+	assert_int_equal(stat(made, &status), 0);
+	root = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(root >= 0);
+	assert_int_equal(vnfs_cgroup_path_of_id(root, status.st_ino, path, sizeof(path), error,
+						sizeof(error)),
+			 0);
+	assert_string_equal(path, relative);
+	/* Too small a buffer is a message, not a cut path. */
+	assert_int_equal(vnfs_cgroup_path_of_id(root, status.st_ino, path, 8, error, sizeof(error)),
+			 -1);
+	assert_int_equal(rmdir(made), 0);
+	*strrchr(made, '/') = '\0';
+	assert_int_equal(rmdir(made), 0);
+	*strrchr(made, '/') = '\0';
+	assert_int_equal(rmdir(made), 0);
+	/* A cgroup gone has no path. */
+	assert_int_equal(vnfs_cgroup_path_of_id(root, status.st_ino, path, sizeof(path), error,
+						sizeof(error)),
+			 -1);
+	close(root);
+}
+
+static void test_cgroups_path_forms(void **state)
+{
+	(void)state;
+	assert_true(vnfs_cgroups_path_names(
+		"kubepods-besteffort-pod1c4b9f0e_5a3d_4b8e_9f1a_2b3c4d5e6f70.slice:cri-containerd:"
+		FIXTURE_CONTAINER_ID,
+		SYSTEMD_CONTAINER));
+	/* Guaranteed pods sit right under kubepods.slice. */
+	assert_true(vnfs_cgroups_path_names("kubepods-podabc.slice:crio:x",
+					    "/kubepods.slice/kubepods-podabc.slice/crio-x.scope"));
+	assert_true(vnfs_cgroups_path_names("-.slice:docker:x", "/docker-x.scope"));
+	assert_true(vnfs_cgroups_path_names(CRIO_CONTAINER, CRIO_CONTAINER));
+	assert_false(vnfs_cgroups_path_names(CRIO_CONTAINER, CRIO_CONTAINER "/x"));
+	assert_false(vnfs_cgroups_path_names("kubepods-podabc.slice:crio:x",
+					     "/kubepods-podabc.slice/crio-x.scope"));
+	assert_false(vnfs_cgroups_path_names("kubepods.slice:crio", "/kubepods.slice/crio-.scope"));
+	assert_false(vnfs_cgroups_path_names("kubepods:crio:x", "/kubepods/crio-x.scope"));
+	assert_false(vnfs_cgroups_path_names("a.slice:b:c:d", "/a.slice/b-c:d.scope"));
+	assert_false(vnfs_cgroups_path_names("", "/"));
+}
+
+struct state_dir {
+	char top[64];     /* the runtime's state directory */
+	char config[512]; /* <top>/<id>/<file> */
+};
+
+/* top/<id>/<file> holding text, every directory root's and 0700. */
+static void make_state(struct state_dir *dir, const char *file, const char *text)
+{
+	char path[512];
+	FILE *out;
+
+	snprintf(dir->top, sizeof(dir->top), "/tmp/vnfs-test-state-XXXXXX");
+	assert_non_null(mkdtemp(dir->top));
+	snprintf(dir->config, sizeof(dir->config), "%s/%s/%s", dir->top, FIXTURE_CONTAINER_ID,
+		 file);
+	snprintf(path, sizeof(path), "%s", dir->config);
+	*strrchr(path, '/') = '\0';
+	make_path(path);
+	out = fopen(dir->config, "w");
+	assert_non_null(out);
+	assert_true(fputs(text, out) >= 0);
+	assert_int_equal(fclose(out), 0);
+}
+
+static void remove_state(const struct state_dir *dir)
+{
+	char command[128];
+
+	snprintf(command, sizeof(command), "rm -rf '%s'", dir->top);
+	assert_int_equal(system(command), 0);
+}
+
+static void test_containerd_container(void **state)
+{
+	struct state_dir dir;
+	struct vnfs_runtime_state_dir table;
+	struct vnfs_workload workload;
+	char error[256] = "";
+
+	(void)state;
+	make_state(&dir, "config.json", containerd_container);
+	table = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_CONTAINERD, dir.top, "config.json",
+						 VNFS_OCI_ANNOTATIONS_CONTAINERD };
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, &workload, error,
+						 sizeof(error)),
+			 1);
+	assert_int_equal(workload.source, VNFS_SOURCE_KUBERNETES);
+	assert_string_equal(workload.job, "analysis/writer-7d9c5b8f4-x2kqz");
+	assert_string_equal(workload.part, "writer");
+
+	/* A cgroup named after the container elsewhere is not it: its config
+	 * names the systemd one. */
+	assert_int_equal(vnfs_identify_container("/kubepods/besteffort/pod" FIXTURE_POD_UID "/"
+						 FIXTURE_CONTAINER_ID,
+						 &table, 1, &workload, error, sizeof(error)),
+			 0);
+	/* Not a container, or a runtime whose state is not this one's. */
+	assert_int_equal(vnfs_identify_container("/system.slice/slurmstepd.scope/job_42/step_0",
+						 &table, 1, &workload, error, sizeof(error)),
+			 0);
+	assert_int_equal(vnfs_identify_container("/machine.slice/libpod-" FIXTURE_CONTAINER_ID
+						 ".scope",
+						 &table, 1, &workload, error, sizeof(error)),
+			 0);
+	table.runtime = VNFS_RUNTIME_CRIO;
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, &workload, error,
+						 sizeof(error)),
+			 0);
+	remove_state(&dir);
+	/* The container gone: its state is too. */
+	table.runtime = VNFS_RUNTIME_CONTAINERD;
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, &workload, error,
+						 sizeof(error)),
+			 0);
+}
+
+static void test_crio_container_in_a_subdirectory(void **state)
+{
+	struct state_dir dir;
+	struct vnfs_runtime_state_dir table;
+	struct vnfs_workload workload;
+	char error[256] = "";
+
+	(void)state;
+	make_state(&dir, "userdata/config.json", crio_container);
+	table = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_CRIO, dir.top, "userdata/config.json",
+						 VNFS_OCI_ANNOTATIONS_CRIO };
+	assert_int_equal(vnfs_identify_container(CRIO_CONTAINER, &table, 1, &workload, error,
+						 sizeof(error)),
+			 1);
+	assert_string_equal(workload.job, "kube-system/indexer-0");
+	assert_string_equal(workload.part, "indexer");
+	remove_state(&dir);
+}
+
+/* A state directory someone else may write, or a link in place of the
+ * container's directory, is refused: its config is nobody's word. */
+static void test_untrusted_state_is_refused(void **state)
+{
+	struct state_dir dir;
+	struct vnfs_runtime_state_dir table;
+	struct vnfs_workload workload;
+	char error[512] = "", path[600], moved[600];
+
+	(void)state;
+	make_state(&dir, "config.json", containerd_container);
+	table = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_CONTAINERD, dir.top, "config.json",
+						 VNFS_OCI_ANNOTATIONS_CONTAINERD };
+	snprintf(path, sizeof(path), "%s/%s", dir.top, FIXTURE_CONTAINER_ID);
+	assert_int_equal(chmod(path, 0777), 0);
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, &workload, error,
+						 sizeof(error)),
+			 -1);
+	assert_non_null(strstr(error, "owned by uid 0 with mode 777: a runtime's state must be "
+				      "root's and written by no one else"));
+	assert_int_equal(chmod(path, 0700), 0);
+	assert_int_equal(chown(path, 1000, 0), 0);
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, &workload, error,
+						 sizeof(error)),
+			 -1);
+	assert_non_null(strstr(error, "owned by uid 1000"));
+	assert_int_equal(chown(path, 0, 0), 0);
+	snprintf(moved, sizeof(moved), "%s/elsewhere", dir.top);
+	assert_int_equal(rename(path, moved), 0);
+	assert_int_equal(symlink(moved, path), 0);
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, &workload, error,
+						 sizeof(error)),
+			 -1);
+	remove_state(&dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_path_of_id),
+		cmocka_unit_test(test_cgroups_path_forms),
+		cmocka_unit_test(test_containerd_container),
+		cmocka_unit_test(test_crio_container_in_a_subdirectory),
+		cmocka_unit_test(test_untrusted_state_is_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
