@@ -228,6 +228,53 @@ check "job 42 answered from the history, every step finished" \
 	jq -e '.job.steps | length > 0 and all(.finished)' <<< "$from_history"
 check_eq "job 42's write bytes from the history" "$(op "$from_history" write bytes)" $((8 * MIB))
 
+# Another source's workload, registered by vnfs-register as a scheduler's or
+# runtime's hook would: a Kubernetes pod's container, counted, queried,
+# exported, finished and reported by its own identity, beside Slurm's jobs.
+mark kubernetes
+REGISTER=$BUILD/vnfs-register POD=ml/resnet-7f9c
+mkdir -p "$CGROUP/pod-trainer"
+registered=$("$REGISTER" --socket $SOCKET --source kubernetes --job $POD --part trainer \
+	--cgroup "$CGROUP/pod-trainer" --tag PROJECT_NAME=gamma)
+check_eq "vnfs-register registers the container (exit status)" $? 0
+check "vnfs-register names it" \
+	grep -qx "registered kubernetes pod $POD container trainer in slot [0-9]*" <<< "$registered"
+"$REGISTER" --socket $SOCKET --source kubernetes --job resnet --cgroup "$CGROUP/pod-trainer" \
+	2> $VNFS_OUT/register-bad.err
+check_eq "vnfs-register: a pod not namespace/name is a usage error" $? 2
+check "... and says why" grep -q 'a Kubernetes pod is namespace/name' $VNFS_OUT/register-bad.err
+as_user vnfstest "$REGISTER" --socket $SOCKET --source kubernetes --job ml/other --part x \
+	--cgroup "$CGROUP/pod-trainer" 2> $VNFS_OUT/register-user.err
+check_eq "vnfs-register as a user: refused by the helper" $? 1
+check "... permission denied" grep -q 'permission denied' $VNFS_OUT/register-user.err
+in_cgroup "$CGROUP/pod-trainer" "$WORKLOAD" write "$(nfs_mount_of 4.2)/pod-trainer" 3 > /dev/null
+check "the container's workload ran" [ $? = 0 ]
+pod=$(send "{\"v\":1,\"type\":\"query\",\"source\":\"kubernetes\",\"job\":\"$POD\"}")
+echo "$pod" > $VNFS_OUT/query-pod.json
+check_eq "pod $POD write bytes" "$(op "$pod" write bytes)" $((3 * MIB))
+check_eq "pod $POD write calls" "$(op "$pod" write count)" 3
+check_eq "pod $POD fsync" "$(op "$pod" fsync count)" 1
+check_eq "pod $POD: one container, trainer" "$(jq -c '[.job.steps[] | [.source, .job, .part]]' <<< "$pod")" \
+	"[[\"kubernetes\",\"$POD\",\"trainer\"]]"
+# metric_has LINE_START: the exposition has a sample line starting so
+metric_has() { curl -s http://127.0.0.1:9716/metrics | grep -q "^$1"; }
+until_ok 10 metric_has "vnfs_write_bytes_total{pod=\"$POD\",container=\"trainer\",user=\"root\"} $((3 * MIB))\$"
+check "the container's series carry pod and container labels, with its bytes" \
+	metric_has "vnfs_write_bytes_total{pod=\"$POD\",container=\"trainer\",user=\"root\"} $((3 * MIB))\$"
+check_eq "vnfs-register --end" "$("$REGISTER" --socket $SOCKET --end --source kubernetes --job $POD --part trainer)" \
+	"ended kubernetes pod $POD container trainer"
+check_eq "vnfs-register --finish" "$("$REGISTER" --socket $SOCKET --finish --source kubernetes --job $POD)" \
+	"finished kubernetes pod $POD"
+check_eq "the history holds the container by its identity, Slurm's numbers NULL" \
+	"$(sqlite3 $RUN/history.db "SELECT count(*) FROM steps WHERE source = 'kubernetes' AND job = '$POD' AND part = 'trainer' AND job_id IS NULL AND finished = 1")" 1
+check_eq "vnfs-report -j kubernetes:$POD" \
+	"$("$BUILD/vnfs-report" --database $RUN/history.db --socket $SOCKET -j kubernetes:$POD -X -P -n -o JobID,User)" \
+	"kubernetes:$POD|root"
+check_eq "vnfs-report --json: the pod's write bytes" \
+	"$("$BUILD/vnfs-report" --database $RUN/history.db --socket $SOCKET -j kubernetes:$POD --json | jq '.jobs[0].operations.write.bytes')" \
+	$((3 * MIB))
+check "Slurm's job 42 is not the pod" bash -c "! '$BUILD/vnfs-report' --database $RUN/history.db -j 42 -P -n -o JobID | grep -q kubernetes"
+
 kill -TERM "$HELPER_PID"
 wait "$HELPER_PID"
 check_eq "helper exit status after SIGTERM" $? 0
