@@ -63,7 +63,7 @@ struct vnfs_registry {
 	uint32_t max_steps_per_job;  /* running + ended steps of one job */
 	uint32_t max_steps_per_user; /* running + ended steps of one uid */
 	/* VNFS_MAX_STEPS of them, index = slot: calloc'd, so that the pages of
-	 * slots never used are never touched (2.5 MiB in all; a node running
+	 * slots never used are never touched (1.9 MiB in all; a node running
 	 * a hundred steps keeps a tenth of it resident). */
 	struct vnfs_step *steps;
 };
