@@ -10,6 +10,7 @@
  * may ignore, never a wait beyond --timeout.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,11 +21,13 @@
 #include "lib/protocol.h"
 #include "lib/tags.h"
 #include "lib/workload.h"
+#include "register/oci_hook.h"
 
 /* Exit statuses: as vnfs-report's and sacct's. */
 enum { EXIT_DONE = 0, EXIT_REFUSED = 1, EXIT_USAGE = 2 };
 
 struct options {
+	bool oci_hook; /* --oci-hook: the request comes from the runtime's state */
 	enum vnfs_request_type type;
 	const char *source, *job, *part;
 	const char *socket_path;
@@ -39,6 +42,7 @@ static void usage(FILE *out)
 		"                     [--uid UID] [--tag NAME=VALUE]...\n"
 		"       vnfs-register --end --source NAME --job JOB [--part PART]\n"
 		"       vnfs-register --finish --source NAME --job JOB [--report-dir DIR]\n"
+		"       vnfs-register --oci-hook   (as a container runtime's hook)\n"
 		"Tells vnfs-helper that the cgroup PATH belongs to a workload (a job, or one\n"
 		"part of it), that the part ended, or that the job finished.  Root only.\n"
 		"\n"
@@ -51,6 +55,8 @@ static void usage(FILE *out)
 		"  --end               the part ended: its final counts are read\n"
 		"  --finish            the job finished: its report is written, its slots freed\n"
 		"  --report-dir DIR    with --finish: where its report files go\n"
+		"  --oci-hook          an OCI createRuntime or poststop hook: register or end the\n"
+		"                      Kubernetes container whose state is on standard input\n"
 		"  --socket PATH       the helper's socket (default " VNFS_DEFAULT_SOCKET ")\n"
 		"  --timeout MS        give up after MS milliseconds (default 5000)\n"
 		"  -h, --help          this text\n"
@@ -120,6 +126,7 @@ static int parse_option(int option, char *value, struct options *options)
 		snprintf(request->report_dir, sizeof(request->report_dir), "%s", value);
 		return 0;
 	case 'S': options->socket_path = value; return 0;
+	case 'O': options->oci_hook = true; return 0;
 	case 'T':
 		if (parse_number(value, 600000, &number) < 0 || number == 0)
 			return bad_usage("--timeout: '%s' is no number of milliseconds from 1 to "
@@ -166,6 +173,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 		{ "end", no_argument, NULL, 'e' },
 		{ "finish", no_argument, NULL, 'f' },
 		{ "report-dir", required_argument, NULL, 'r' },
+		{ "oci-hook", no_argument, NULL, 'O' },
 		{ "socket", required_argument, NULL, 'S' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
@@ -182,7 +190,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 			return -1;
 	if (optind < argc)
 		return bad_usage("unexpected argument '%s'", argv[optind]);
-	return make_request(options);
+	return options->oci_hook ? 0 : make_request(options);
 }
 
 int main(int argc, char **argv)
@@ -193,6 +201,8 @@ int main(int argc, char **argv)
 
 	if (parse_options(argc, argv, &options) < 0)
 		return EXIT_USAGE;
+	if (options.oci_hook)
+		return vnfs_register_oci_hook(options.socket_path, options.timeout_ms);
 	vnfs_workload_describe(&options.request.workload, name, sizeof(name));
 	if (vnfs_client_call(options.socket_path, &options.request, options.timeout_ms, &reply,
 			     error, sizeof(error)) < 0) {

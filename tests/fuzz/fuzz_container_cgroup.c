@@ -1,6 +1,6 @@
 /*
  * fuzz_container_cgroup.c — libFuzzer target for
- * helper/sources/container_cgroup.c, which reads cgroup paths: names that,
+ * lib/containers/container_cgroup.c, which reads cgroup paths: names that,
  * with cgroup delegation or rootless podman, a user chooses.
  *
  * The input is one path (cut at its first NUL, as a C string would be).
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "helper/sources/container_cgroup.h"
+#include "lib/containers/container_cgroup.h"
 
 #define TERMINATED(field) (memchr((field), '\0', sizeof(field)) != NULL)
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_oci_config.c — libFuzzer target for helper/sources/oci_config.c's
+ * fuzz_oci_config.c — libFuzzer target for lib/containers/oci_config.c's
  * parser of config.json, whose annotations and environment began as a
  * user's pod spec and which a root daemon reads.
  *
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "helper/sources/oci_config.h"
+#include "lib/containers/oci_config.h"
 #include "lib/workload.h"
 
 #define TERMINATED(field) (memchr((field), '\0', sizeof(field)) != NULL)

@@ -1,6 +1,6 @@
 /*
  * test_container_cgroup.c — what cgroup paths say about containers
- * (helper/sources/container_cgroup.c): every pattern with the exact fields
+ * (lib/containers/container_cgroup.c): every pattern with the exact fields
  * it yields, and near-misses of each, which must not be containers.
  */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "helper/sources/container_cgroup.h"
+#include "lib/containers/container_cgroup.h"
 
 #define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define SHORT_ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde"

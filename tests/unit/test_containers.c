@@ -1,5 +1,5 @@
 /*
- * test_containers.c — helper/sources/containers.c: a cgroup id's path in a
+ * test_containers.c — lib/containers/containers.c: a cgroup id's path in a
  * real cgroup2 hierarchy, systemd's cgroupsPath form, and a container
  * identified from a state directory laid out as containerd's and CRI-O's
  * are, trusted only when root's and naming the very cgroup.
@@ -21,7 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "helper/sources/containers.h"
+#include "lib/containers/containers.h"
+#include "lib/containers/oci_state.h"
 #include "oci_config_fixtures.h"
 
 #define SYSTEMD_POD_SLICE                                                            \
@@ -249,6 +250,57 @@ static void test_untrusted_state_is_refused(void **state)
 	remove_state(&dir);
 }
 
+static void expect_state_refused(const char *text, const char *message)
+{
+	struct vnfs_oci_state state;
+	char error[256] = "";
+
+	assert_int_equal(vnfs_oci_state_parse(text, strlen(text), &state, error, sizeof(error)), -1);
+	assert_string_equal(error, message);
+	assert_string_equal(state.id, "");
+}
+
+/* The state a runtime hands its hooks: what each field may be. */
+static void test_oci_state(void **state)
+{
+	static const char creating[] =
+		"{\"ociVersion\":\"1.0.2\",\"id\":\"" FIXTURE_CONTAINER_ID "\",\"status\":"
+		"\"creating\",\"pid\":4242,\"bundle\":\"/run/bundles/x\",\"annotations\":"
+		"{\"io.kubernetes.cri.container-type\":\"container\"}}";
+	struct vnfs_oci_state parsed;
+	char error[256];
+
+	(void)state;
+	assert_int_equal(vnfs_oci_state_parse(creating, strlen(creating), &parsed, error,
+					      sizeof(error)),
+			 0);
+	assert_string_equal(parsed.id, FIXTURE_CONTAINER_ID);
+	assert_int_equal(parsed.status, VNFS_OCI_STATUS_CREATING);
+	assert_int_equal(parsed.pid, 4242);
+	assert_string_equal(parsed.bundle, "/run/bundles/x");
+	static const char stopped[] = "{\"id\":\"a\",\"status\":\"stopped\",\"bundle\":\"/b\"}";
+	assert_int_equal(vnfs_oci_state_parse(stopped, strlen(stopped), &parsed, error,
+					      sizeof(error)),
+			 0);
+	assert_int_equal(parsed.status, VNFS_OCI_STATUS_STOPPED);
+	assert_int_equal(parsed.pid, 0);
+
+	expect_state_refused("{\"id\":\"a\",\"status\":\"creating\",\"bundle\":\"/b\"}",
+			     "field 'pid' must be an integer from 0 to 4294967295");
+	expect_state_refused("{\"id\":\"a\",\"status\":\"creating\",\"pid\":0,"
+			     "\"bundle\":\"/b\"}",
+			     "field 'pid' must name a process");
+	expect_state_refused("{\"id\":\"a\",\"status\":\"paused\",\"pid\":1,\"bundle\":\"/b\"}",
+			     "field 'status' must be creating, created, running or stopped");
+	expect_state_refused("{\"id\":\"a\",\"status\":\"created\",\"pid\":1,\"bundle\":\"b\"}",
+			     "field 'bundle' must be an absolute path");
+	expect_state_refused("{\"id\":7,\"status\":\"created\",\"pid\":1,\"bundle\":\"/b\"}",
+			     "field 'id' must be a string");
+	expect_state_refused("[1]", "the state must be a JSON object");
+	expect_state_refused("{\"id\":\"a\"", "truncated JSON: the message ends before the "
+						"object is complete");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_containerd_container),
 		cmocka_unit_test(test_crio_container_in_a_subdirectory),
 		cmocka_unit_test(test_untrusted_state_is_refused),
+		cmocka_unit_test(test_oci_state),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,6 @@
 /*
  * test_oci_config.c — a container's identity from its OCI config.json
- * (helper/sources/oci_config.c): the exact fields of containerd's and
+ * (lib/containers/oci_config.c): the exact fields of containerd's and
  * CRI-O's real files, the rules between the two annotation families,
  * hostile documents, and the safe read of the file.
  */
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "helper/sources/oci_config.h"
+#include "lib/containers/oci_config.h"
 #include "lib/workload.h"
 #include "tests/unit/oci_config_fixtures.h"
 

@@ -14,7 +14,7 @@
 
 #include <json-c/json.h>
 
-#include "helper/sources/oci_config.h"
+#include "lib/containers/oci_config.h"
 #include "lib/log.h"
 #include "lib/tags.h"
 #include "lib/workload.h"

@@ -16,9 +16,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
-#include "helper/sources/container_cgroup.h"
-#include "helper/sources/oci_config.h"
+#include "lib/containers/container_cgroup.h"
+#include "lib/containers/oci_config.h"
 #include "lib/workload.h"
 
 /*
@@ -51,6 +52,14 @@ extern const size_t vnfs_runtime_state_dir_count;
  */
 int vnfs_cgroup_path_of_id(int root_fd, uint64_t id, char *path, size_t size, char *error,
 			   size_t error_size);
+
+/* The cgroup2 hierarchy's mount point (/sys/fs/cgroup, or .../unified on
+ * a hybrid host) into path.  Returns 0, or -1 when none is mounted. */
+int vnfs_cgroup2_mount(char *path, size_t size);
+
+/* The cgroup v2 path (relative to the mount) of process pid, from
+ * /proc/PID/cgroup's "0::" line.  Returns 0, or -1 with a message. */
+int vnfs_cgroup_of_pid(pid_t pid, char *path, size_t size, char *error, size_t error_size);
 
 /*
  * What cgroupsPath a runtime writes for the cgroup at path: path itself

@@ -3,10 +3,11 @@
  * state (see containers.h).
  */
 /* open_by_handle_at needs _GNU_SOURCE: configure.ac's AC_USE_SYSTEM_EXTENSIONS */
-#include "helper/sources/containers.h"
+#include "lib/containers/containers.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,48 @@ const struct vnfs_runtime_state_dir vnfs_runtime_state_dirs[] = {
 };
 const size_t vnfs_runtime_state_dir_count =
 	sizeof(vnfs_runtime_state_dirs) / sizeof(vnfs_runtime_state_dirs[0]);
+
+int vnfs_cgroup2_mount(char *path, size_t size)
+{
+	FILE *mounts = setmntent("/proc/self/mounts", "re");
+	struct mntent *mount;
+	int result = -1;
+
+	while (mounts != NULL && result < 0 && (mount = getmntent(mounts)) != NULL)
+		if (strcmp(mount->mnt_type, "cgroup2") == 0 &&
+		    (size_t)snprintf(path, size, "%s", mount->mnt_dir) < size)
+			result = 0;
+	if (mounts != NULL)
+		endmntent(mounts);
+	return result;
+}
+
+int vnfs_cgroup_of_pid(pid_t pid, char *path, size_t size, char *error, size_t error_size)
+{
+	char name[64], line[VNFS_CONTAINER_CGROUP_PATH_MAX + 8];
+	FILE *file;
+	int result = -1;
+
+	snprintf(name, sizeof(name), "/proc/%d/cgroup", (int)pid);
+	file = fopen(name, "re");
+	if (file == NULL) {
+		snprintf(error, error_size, "%s: %s", name, strerror(errno));
+		return -1;
+	}
+	while (result < 0 && fgets(line, sizeof(line), file) != NULL) {
+		size_t length = strcspn(line, "\n");
+
+		line[length] = '\0';
+		if (strncmp(line, "0::/", 4) == 0 && length - 3 < size) {
+			memcpy(path, line + 3, length - 2);
+			result = 0;
+		}
+	}
+	fclose(file);
+	if (result < 0)
+		snprintf(error, error_size, "%s: no cgroup v2 path", name);
+	return result;
+}
 
 /* What /proc/self/fd/fd points to, into path.  Returns 0, or -1. */
 static int fd_path(int fd, char *path, size_t size)

@@ -62,7 +62,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "helper/sources/container_cgroup.h"
+#include "lib/containers/container_cgroup.h"
 #include "lib/tags.h"
 
 /* The largest config.json read: real ones are 10-30 KB. */

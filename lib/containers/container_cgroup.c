@@ -19,7 +19,7 @@
  */
 #include <string.h>
 
-#include "helper/sources/container_cgroup.h"
+#include "lib/containers/container_cgroup.h"
 
 enum cgroup_driver { DRIVER_SYSTEMD, DRIVER_CGROUPFS };
 
