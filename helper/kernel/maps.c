@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "helper/kernel/probes_state.h"
+#include "lib/containers/containers.h" /* the cgroup2 mount, a cgroup by id */
 #include "lib/log.h"
 
 #include "bpf/vnfs.skel.h"
@@ -263,19 +263,13 @@ static bool has_comm(const struct vnfs_unattributed_key *key, const char *comm)
  * mounted: /sys/fs/cgroup, .../unified on hybrid systems), or -1. */
 static int cgroup_root(struct vnfs_probes *probes)
 {
-	struct mntent *mount;
-	FILE *mounts;
+	char mount[1024];
 
 	if (probes->cgroup_root_tried)
 		return probes->cgroup_root_fd;
 	probes->cgroup_root_tried = true;
-	mounts = setmntent("/proc/self/mounts", "re");
-	while (mounts && probes->cgroup_root_fd < 0 && (mount = getmntent(mounts)) != NULL)
-		if (strcmp(mount->mnt_type, "cgroup2") == 0)
-			probes->cgroup_root_fd =
-				open(mount->mnt_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (mounts)
-		endmntent(mounts);
+	if (vnfs_cgroup2_mount(mount, sizeof(mount)) == 0)
+		probes->cgroup_root_fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (probes->cgroup_root_fd < 0)
 		vnfs_warning("no cgroup2 hierarchy found: unattributed rows expire only when idle");
 	return probes->cgroup_root_fd;
@@ -285,18 +279,11 @@ static int cgroup_root(struct vnfs_probes *probes)
  * be told.  A cgroup2 id is the file handle of its directory (kernfs). */
 static int cgroup_is_gone(struct vnfs_probes *probes, uint64_t id)
 {
-	union {
-		struct file_handle handle;
-		char space[sizeof(struct file_handle) + sizeof(uint64_t)];
-	} buffer;
 	int root = cgroup_root(probes), fd;
 
 	if (root < 0 || id == 0)
 		return 0;
-	buffer.handle.handle_bytes = sizeof(uint64_t);
-	buffer.handle.handle_type = FILEID_KERNFS;
-	memcpy(buffer.handle.f_handle, &id, sizeof(id));
-	fd = open_by_handle_at(root, &buffer.handle, O_RDONLY | O_CLOEXEC);
+	fd = vnfs_cgroup_open_by_id(root, id);
 	if (fd >= 0) {
 		close(fd);
 		return 0;

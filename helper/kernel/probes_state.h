@@ -28,10 +28,6 @@ struct vnfs_bpf;
 #define STEP_ACTIVITY_MAPPING_SIZE (sizeof(__u64) * VNFS_MAX_STEPS)
 _Static_assert(STEP_ACTIVITY_MAPPING_SIZE % 4096 == 0, "step_activity fills whole pages");
 
-/* include/linux/exportfs.h, not in the UAPI headers: the file handle type
- * of a kernfs node, whose 64-bit id is a cgroup2 cgroup's id. */
-#define FILEID_KERNFS 0xfe
-
 /* The unattributed_entries map as mmapped: one page (the kernel rounds an
  * mmapable array up to whole pages). */
 #define UNATTRIBUTED_ENTRIES_MAPPING_SIZE 4096

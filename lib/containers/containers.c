@@ -14,7 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A cgroup2 directory's file handle type: kernfs's, its 64-bit id. */
+/* include/linux/exportfs.h's FILEID_KERNFS, not in the UAPI headers: the
+ * file handle type of a kernfs node, whose 64-bit id is a cgroup2 id. */
 #define HANDLE_KERNFS 0xfe
 
 const struct vnfs_runtime_state_dir vnfs_runtime_state_dirs[] = {
@@ -82,21 +83,26 @@ static int fd_path(int fd, char *path, size_t size)
 	return 0;
 }
 
-int vnfs_cgroup_path_of_id(int root_fd, uint64_t id, char *path, size_t size, char *error,
-			   size_t error_size)
+int vnfs_cgroup_open_by_id(int root_fd, uint64_t id)
 {
 	union {
 		struct file_handle handle;
 		char space[sizeof(struct file_handle) + sizeof(uint64_t)];
 	} buffer;
-	char root[VNFS_CONTAINER_CGROUP_PATH_MAX], full[VNFS_CONTAINER_CGROUP_PATH_MAX];
-	size_t root_length;
-	int fd, status;
 
 	buffer.handle.handle_bytes = sizeof(uint64_t);
 	buffer.handle.handle_type = HANDLE_KERNFS;
 	memcpy(buffer.handle.f_handle, &id, sizeof(id));
-	fd = open_by_handle_at(root_fd, &buffer.handle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return open_by_handle_at(root_fd, &buffer.handle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+int vnfs_cgroup_path_of_id(int root_fd, uint64_t id, char *path, size_t size, char *error,
+			   size_t error_size)
+{
+	char root[VNFS_CONTAINER_CGROUP_PATH_MAX], full[VNFS_CONTAINER_CGROUP_PATH_MAX];
+	size_t root_length;
+	int fd = vnfs_cgroup_open_by_id(root_fd, id), status;
+
 	if (fd < 0) {
 		snprintf(error, error_size, "cgroup %llu: %s", (unsigned long long)id,
 			 strerror(errno));

@@ -44,6 +44,11 @@ struct vnfs_runtime_state_dir {
 extern const struct vnfs_runtime_state_dir vnfs_runtime_state_dirs[];
 extern const size_t vnfs_runtime_state_dir_count;
 
+/* Opens the directory of the cgroup whose id is id (its kernfs file
+ * handle) under root_fd, the cgroup2 mount; O_RDONLY, O_DIRECTORY.
+ * Returns the fd, or -1 with errno (ESTALE or ENOENT: the cgroup is gone). */
+int vnfs_cgroup_open_by_id(int root_fd, uint64_t id);
+
 /*
  * The path, relative to the cgroup2 mount and starting with '/', of the
  * cgroup whose id (its directory's kernfs file handle) is id; root_fd is

@@ -14,7 +14,6 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
-#include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,16 +34,7 @@
 /* The cgroup2 mount's directory, or the test fails. */
 static void cgroup2_mount(char *path, size_t size)
 {
-	FILE *mounts = setmntent("/proc/self/mounts", "re");
-	struct mntent *mount;
-
-	path[0] = '\0';
-	assert_non_null(mounts);
-	while ((mount = getmntent(mounts)) != NULL && path[0] == '\0')
-		if (strcmp(mount->mnt_type, "cgroup2") == 0)
-			snprintf(path, size, "%s", mount->mnt_dir);
-	endmntent(mounts);
-	if (path[0] == '\0')
+	if (vnfs_cgroup2_mount(path, size) < 0)
 		fail_msg("no cgroup2 hierarchy is mounted: this test needs one");
 }
 
