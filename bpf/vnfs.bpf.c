@@ -418,6 +418,7 @@ new_unattributed_row(struct vnfs_unattributed_key *key)
 __noinline int count_unattributed(__u64 cgroup_id, const struct vnfs_pending_call *call)
 {
 	struct vnfs_unattributed_key key = { .cgroup_id = cgroup_id };
+	struct vnfs_unattributed_operation *operation;
 	struct vnfs_unattributed_stats *stats;
 
 	if (!call) /* the verifier cannot know a global function's callers */
@@ -429,13 +430,14 @@ __noinline int count_unattributed(__u64 cgroup_id, const struct vnfs_pending_cal
 		stats = new_unattributed_row(&key);
 	if (!stats || call->operation >= VNFS_OP_COUNT)
 		return 0;
-	__sync_fetch_and_add(&stats->count[call->operation], 1);
+	operation = &stats->operations[call->operation];
+	__sync_fetch_and_add(&operation->count, 1);
 	if (call->error)
-		__sync_fetch_and_add(&stats->errors, 1);
-	if (call->operation == VNFS_OP_WRITE)
-		__sync_fetch_and_add(&stats->write_bytes, call->bytes);
-	else if (call->bytes)
-		__sync_fetch_and_add(&stats->read_bytes, call->bytes);
+		__sync_fetch_and_add(&operation->errors, 1);
+	if (call->bytes)
+		__sync_fetch_and_add(&operation->bytes, call->bytes);
+	if (call->timed)
+		__sync_fetch_and_add(&operation->time_ns, call->duration_ns);
 	return 0;
 }
 
@@ -926,6 +928,57 @@ int drain_at_exit(void *ctx)
 
 	if (state)
 		drain_pending(state);
+	return 0;
+}
+
+/* Adds one unattributed row to a step (see struct vnfs_unattributed_fold in
+ * vnfs.h): run by the helper, never by the kernel's own events. */
+SEC("syscall")
+int fold_unattributed(struct vnfs_unattributed_fold *fold)
+{
+	struct vnfs_breakdown_key key = { .device = 0 };
+	struct vnfs_breakdown_stats *breakdown;
+	struct vnfs_step_stats *stats;
+	__u32 slot = fold->slot;
+	__u64 calls = 0, *created;
+
+	stats = bpf_map_lookup_elem(&step_stats, &slot);
+	if (!stats)
+		return -1;
+	key.slot = slot;
+	__builtin_memcpy(key.comm, fold->comm, sizeof(key.comm));
+	breakdown = bpf_map_lookup_elem(&breakdown_stats, &key);
+	created = bpf_map_lookup_elem(&breakdown_entries, &slot);
+	if (!breakdown && created)
+		breakdown = insert_counted(&breakdown_stats, &key, &breakdown_zero, created,
+					   VNFS_HEALTH_BREAKDOWN_FULL);
+	/* Unrolled: the verifier lets a program read its context only at
+	 * constant offsets. */
+#pragma clang loop unroll(full)
+	for (__u32 op = 0; op < VNFS_OP_COUNT; op++) {
+		const struct vnfs_unattributed_operation *row = &fold->stats.operations[op];
+		struct vnfs_operation_stats *operation = &stats->operations[op];
+
+		__sync_fetch_and_add(&operation->count, row->count);
+		__sync_fetch_and_add(&operation->errors, row->errors);
+		__sync_fetch_and_add(&operation->bytes, row->bytes);
+		__sync_fetch_and_add(&operation->time_ns, row->time_ns);
+		calls += row->count;
+		if (!breakdown)
+			continue;
+		if (op == VNFS_OP_READ || op == VNFS_OP_MMAP_READ) {
+			__sync_fetch_and_add(&breakdown->read_ops, row->count);
+			__sync_fetch_and_add(&breakdown->read_bytes, row->bytes);
+		} else if (op == VNFS_OP_WRITE) {
+			__sync_fetch_and_add(&breakdown->write_ops, row->count);
+			__sync_fetch_and_add(&breakdown->write_bytes, row->bytes);
+		} else {
+			__sync_fetch_and_add(&breakdown->other_ops, row->count);
+		}
+		__sync_fetch_and_add(&breakdown->errors, row->errors);
+		__sync_fetch_and_add(&breakdown->time_ns, row->time_ns);
+	}
+	mark_activity(slot, calls);
 	return 0;
 }
 

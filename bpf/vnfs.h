@@ -47,7 +47,10 @@
  * step registry's name too; pins are found by name).  A map's
  * flags are part of its definition: libbpf reuses a pinned map only if
  * type, sizes and flags all match, so a v6 helper must replace v5 pins. */
-#define VNFS_ABI_VERSION 6
+/* 7: unattributed_stats counts errors, bytes and time per operation (was:
+ * count per operation, errors and bytes in all), so that a row can be
+ * folded into a step that identifies its cgroup late (issue 15). */
+#define VNFS_ABI_VERSION 7
 
 /* Map capacities (VNFS_MAX_STEPS and VNFS_MAX_BREAKDOWN_ENTRIES: step_stats.h). */
 #define VNFS_MAX_REGISTERED_CGROUPS (2 * VNFS_MAX_STEPS)
@@ -179,11 +182,36 @@ struct vnfs_unattributed_key {
 	__u32 pad;
 };
 
-struct vnfs_unattributed_stats {
-	__u64 count[VNFS_OP_COUNT];
+/* Per operation, as a step counts it but for the histograms: a cgroup the
+ * helper identifies only after its first calls (a container it discovers,
+ * helper/discover/) gets these rows folded into its step exactly as they
+ * were counted (fold_unattributed below). */
+struct vnfs_unattributed_operation {
+	__u64 count;
 	__u64 errors;
-	__u64 read_bytes;
-	__u64 write_bytes;
+	__u64 bytes;   /* read, write, mmap_read only */
+	__u64 time_ns; /* sum of the timed calls' durations */
+};
+
+struct vnfs_unattributed_stats {
+	struct vnfs_unattributed_operation operations[VNFS_OP_COUNT];
+};
+
+/*
+ * The context of fold_unattributed, a BPF_PROG_TYPE_SYSCALL program the
+ * helper runs (BPF_PROG_TEST_RUN) to add one unattributed row to a step:
+ * in the kernel, with the same atomic adds the probes use, because the step
+ * counts its cgroup's new calls meanwhile and a read-modify-write of the
+ * map value from user space would lose some of them.  The row's calls go
+ * to step_stats[slot] (no latency or size histogram: the row has none), to
+ * the breakdown row {slot, device 0 (mount unknown), comm}, and to
+ * step_activity[slot].
+ */
+struct vnfs_unattributed_fold {
+	__u32 slot;
+	__u32 pad;
+	char comm[VNFS_COMM_LEN];
+	struct vnfs_unattributed_stats stats;
 };
 
 /* health[index]: events the helper exports as self-metrics. */

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "helper/collect/collector.h"
+#include "helper/discover/discovery.h"
 #include "helper/control/requests.h"
 #include "helper/control/server.h"
 #include "helper/kernel/probes.h"
@@ -44,6 +45,7 @@ struct helper {
 	struct vnfs_probes *probes;
 	struct vnfs_steps steps;      /* every change of a step (registry + probes) */
 	struct vnfs_collector collector;
+	struct vnfs_discovery discovery; /* containers nobody registered */
 	struct vnfs_requests requests; /* what the socket server's requests reach */
 	struct vnfs_server *server;
 	char node[65];
@@ -200,6 +202,19 @@ static void reload(struct helper *helper, const char *path, int timer)
 		  path, helper->config.helper.interval_ms);
 }
 
+/* A pod the discovery saw go (helper/discover/discovery.h), finished as a
+ * FINISH request finishes a job: on the main thread, between intervals. */
+static int finish_discovered_job(void *collector, const struct vnfs_workload *job,
+				 int64_t now_ms, char *error, size_t error_size)
+{
+	struct vnfs_owned_job finished = { 0 };
+	int result = vnfs_collector_finish_job(collector, job, NULL, now_ms, &finished, error,
+					       error_size);
+
+	vnfs_owned_job_free(&finished);
+	return result;
+}
+
 /* The signals the main loop takes through its signalfd.  They are blocked
  * before any thread starts, so every thread inherits the mask and none of
  * them can be killed by a SIGTERM meant for the loop. */
@@ -236,8 +251,10 @@ static int run(struct helper *helper, const char *config_path)
 			break;
 		}
 		if (fds[1].revents & POLLIN) {
-			if (read(timer, &expirations, sizeof(expirations)) == sizeof(expirations))
+			if (read(timer, &expirations, sizeof(expirations)) == sizeof(expirations)) {
+				vnfs_discovery_run(&helper->discovery, report_now_ms());
 				vnfs_collector_collect(&helper->collector, report_now_ms());
+			}
 		}
 		if ((fds[0].revents & POLLIN) && read(signal_fd, &info, sizeof(info)) == sizeof(info)) {
 			if (info.ssi_signo == SIGHUP) {
@@ -341,6 +358,12 @@ static int start(struct helper *helper)
 		return -1;
 	}
 	take_sinks(&opened, &helper->collector);
+	if (vnfs_discovery_init(&helper->discovery, &helper->config, &helper->steps,
+				finish_discovered_job, &helper->collector, vnfs_runtime_state_dirs,
+				vnfs_runtime_state_dir_count, NULL) != 0) {
+		vnfs_error("out of memory setting up container discovery");
+		return -1;
+	}
 	if (vnfs_server_start(&helper->server, &server_options, vnfs_requests_handle,
 			      &helper->requests, error, sizeof(error)) != 0) {
 		vnfs_error("%s", error);
@@ -359,6 +382,7 @@ static void stop(struct helper *helper)
 {
 	if (helper->server != NULL)
 		vnfs_server_stop(helper->server);
+	vnfs_discovery_destroy(&helper->discovery);
 	vnfs_collector_destroy(&helper->collector);
 	vnfs_registry_destroy(&helper->registry);
 	if (helper->probes != NULL)

@@ -65,6 +65,7 @@ struct config_section {
 
 static const struct config_section config_sections[] = {
 	{ "helper", true, NULL },
+	{ "containers", true, NULL },
 	{ "sqlite", true, NULL },
 	{ "prometheus", true, NULL },
 	{ "jsonlog", true, NULL },
@@ -162,6 +163,11 @@ static const struct config_key config_keys[] = {
 	  .min = 1, .max = 1024 /* VNFS_MAX_STEPS */, .default_text = "256" },
 	{ "helper", "max_steps_per_user", parse_uint, FIELD(helper.max_steps_per_user),
 	  .min = 1, .max = 1024 /* VNFS_MAX_STEPS */, .default_text = "512" },
+
+	{ "containers", "discover", parse_bool, FIELD(containers.discover),
+	  .default_text = "true" },
+	{ "containers", "tag_variables", parse_tag_list,
+	  LIST(containers.tag_variables, containers.tag_variable_count), .default_text = "" },
 
 	{ "sqlite", "enabled", parse_bool, FIELD(sqlite.enabled), .default_text = "true" },
 	{ "sqlite", "path", parse_path, FIELD(sqlite.path),

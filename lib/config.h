@@ -63,6 +63,12 @@ struct vnfs_config {
 	} helper;
 
 	struct {
+		bool discover;               /* identify containers from their runtime's state */
+		size_t tag_variable_count;   /* container environment variables kept as tags */
+		char tag_variables[VNFS_CONFIG_MAX_LIST][65];
+	} containers;
+
+	struct {
 		bool enabled;
 		char path[VNFS_PATH_MAX];
 		uint32_t retention_days;     /* 0 = keep forever */

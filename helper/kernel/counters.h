@@ -51,6 +51,33 @@ typedef int (*vnfs_breakdown_fn)(const struct vnfs_breakdown_key *key,
 typedef int (*vnfs_unattributed_fn)(const struct vnfs_unattributed_key *key,
 				    const struct vnfs_unattributed_stats *stats, void *context);
 
+/* A row's totals over its operations (vnfs.h keeps them per operation).
+ * Read bytes are those of read and mmap_read: what the process brought in. */
+enum vnfs_unattributed_total {
+	VNFS_UNATTRIBUTED_CALLS,
+	VNFS_UNATTRIBUTED_ERRORS,
+	VNFS_UNATTRIBUTED_READ_BYTES,
+	VNFS_UNATTRIBUTED_WRITE_BYTES,
+};
+
+static inline uint64_t vnfs_unattributed_total(const struct vnfs_unattributed_stats *stats,
+					       enum vnfs_unattributed_total total)
+{
+	uint64_t sum = 0;
+
+	for (int op = 0; op < VNFS_OP_COUNT; op++) {
+		const struct vnfs_unattributed_operation *operation = &stats->operations[op];
+
+		if (total == VNFS_UNATTRIBUTED_CALLS)
+			sum += operation->count;
+		else if (total == VNFS_UNATTRIBUTED_ERRORS)
+			sum += operation->errors;
+		else if ((total == VNFS_UNATTRIBUTED_WRITE_BYTES) == (op == VNFS_OP_WRITE))
+			sum += operation->bytes;
+	}
+	return sum;
+}
+
 struct vnfs_counter_source {
 	void *context; /* passed to every operation */
 
@@ -108,6 +135,13 @@ struct vnfs_counter_source {
 	 * unregister_cgroup, so that its next step starts from nothing.
 	 * Returns 0 or -1. */
 	int (*reset_slot)(void *context, uint32_t slot);
+
+	/* Moves the calls counted unattributed for cgroup_id, which counts
+	 * into slot from now on, into slot: exactly once, each in one of the
+	 * two (helper/kernel/probes.h).  *calls gets how many moved.  Returns
+	 * 0, or -1 (the rows stay unattributed). */
+	int (*fold_unattributed)(void *context, uint64_t cgroup_id, uint32_t slot,
+				 uint64_t *calls);
 };
 
 #endif /* VNFS_COUNTERS_H */

@@ -245,15 +245,6 @@ static int by_unattributed_key(const void *left, const void *right)
 _Static_assert(offsetof(struct unattributed_row, key) == 0, "rows sort by their key");
 _Static_assert(offsetof(struct watched_row, key) == 0, "watched rows sort by their key");
 
-static uint64_t unattributed_calls(const struct vnfs_unattributed_stats *stats)
-{
-	uint64_t calls = 0;
-
-	for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
-		calls += stats->count[operation];
-	return calls;
-}
-
 static bool has_comm(const struct vnfs_unattributed_key *key, const char *comm)
 {
 	return key->cgroup_id == 0 && strncmp(key->comm, comm, VNFS_COMM_LEN) == 0;
@@ -294,11 +285,12 @@ static int cgroup_is_gone(struct vnfs_probes *probes, uint64_t id)
 static void add_unattributed_stats(struct vnfs_unattributed_stats *total,
 				   const struct vnfs_unattributed_stats *part)
 {
-	for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
-		total->count[operation] += part->count[operation];
-	total->errors += part->errors;
-	total->read_bytes += part->read_bytes;
-	total->write_bytes += part->write_bytes;
+	for (int op = 0; op < VNFS_OP_COUNT; op++) {
+		total->operations[op].count += part->operations[op].count;
+		total->operations[op].errors += part->operations[op].errors;
+		total->operations[op].bytes += part->operations[op].bytes;
+		total->operations[op].time_ns += part->operations[op].time_ns;
+	}
 }
 
 /* Adds 1 to a health counter the probes never write (no race with them). */
@@ -364,7 +356,7 @@ static int should_expire(struct vnfs_probes *probes, const struct unattributed_r
 	const struct watched_row *before = find_watched(probes, &row->key);
 
 	watch->key = row->key;
-	watch->calls = unattributed_calls(&row->stats);
+	watch->calls = vnfs_unattributed_total(&row->stats, VNFS_UNATTRIBUTED_CALLS);
 	watch->still_since_ms =
 		before && before->calls == watch->calls ? before->still_since_ms : now_ms;
 	*gone = false;
@@ -509,6 +501,114 @@ int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_H
 	return 0;
 }
 
+/* ---- folding a late-identified cgroup's unattributed rows ---- */
+
+/*
+ * Returns once every BPF program that was running when it was called has
+ * finished.  The kernel waits for an RCU grace period (synchronize_rcu)
+ * before an update of a map-in-map returns, so that the caller knows no
+ * program still uses the old inner map; the probes run under RCU, so that
+ * wait covers them too.  The maps are the helper's own, made on first use
+ * and never seen by a program.  Returns 0, or -1 with errno.
+ */
+static int wait_for_running_programs(struct vnfs_probes *probes)
+{
+	__u32 key = 0, inner;
+
+	if (probes->barrier_fd < 0) {
+		LIBBPF_OPTS(bpf_map_create_opts, options);
+		int inner_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "vnfs_barrier_in", sizeof(__u32),
+					      sizeof(__u32), 1, NULL);
+
+		if (inner_fd < 0)
+			return -1;
+		options.inner_map_fd = inner_fd;
+		probes->barrier_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "vnfs_barrier",
+						    sizeof(__u32), sizeof(__u32), 1, &options);
+		if (probes->barrier_fd < 0) {
+			close(inner_fd);
+			return -1;
+		}
+		probes->barrier_inner_fd = inner_fd;
+	}
+	inner = (__u32)probes->barrier_inner_fd;
+	return bpf_map_update_elem(probes->barrier_fd, &key, &inner, BPF_ANY);
+}
+
+/* Keeps the rows of one cgroup id out of a walk of every row. */
+struct cgroup_rows {
+	uint64_t cgroup_id;
+	struct unattributed_rows rows;
+};
+
+static int collect_cgroup_row(const void *key, const void *value, void *context)
+{
+	struct cgroup_rows *wanted = context;
+	const struct vnfs_unattributed_key *row_key = key;
+
+	if (row_key->cgroup_id != wanted->cgroup_id)
+		return 0;
+	return collect_unattributed(key, value, &wanted->rows);
+}
+
+/* Runs fold_unattributed (vnfs.bpf.c) on one row.  Returns 0 or -1. */
+static int run_fold(struct vnfs_probes *probes, uint32_t slot, const struct unattributed_row *row)
+{
+	struct vnfs_unattributed_fold fold = { .slot = slot, .stats = row->stats };
+	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = &fold, .ctx_size_in = sizeof(fold));
+
+	memcpy(fold.comm, row->key.comm, sizeof(fold.comm));
+	if (bpf_prog_test_run_opts(bpf_program__fd(probes->skeleton->progs.fold_unattributed),
+				   &run) != 0)
+		return -1;
+	return run.retval == 0 ? 0 : -1;
+}
+
+int vnfs_probes_fold_unattributed(struct vnfs_probes *probes, uint64_t cgroup_id, uint32_t slot,
+				  uint64_t *calls)
+{
+	struct cgroup_rows wanted = { .cgroup_id = cgroup_id };
+	int fd, status = 0;
+
+	*calls = 0;
+	if (!probes || !probes->can_fold || slot >= VNFS_MAX_STEPS) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	/* After it, a probe that had found the cgroup in no step has counted
+	 * its call: the rows below are whole, and nothing adds to them again. */
+	if (wait_for_running_programs(probes) != 0)
+		return -1;
+	fd = bpf_map__fd(probes->skeleton->maps.unattributed_stats);
+	if (for_each_entry(fd, sizeof(struct vnfs_unattributed_key),
+			   sizeof(struct vnfs_unattributed_stats), collect_cgroup_row, &wanted) != 0) {
+		free(wanted.rows.rows);
+		return -1;
+	}
+	for (size_t i = 0; i < wanted.rows.count && status == 0; i++) {
+		const struct unattributed_row *row = &wanted.rows.rows[i];
+
+		/* Added first, deleted after: a helper killed in between leaves
+		 * the calls in the step and in the node's unattributed rows too,
+		 * never in neither. */
+		if (run_fold(probes, slot, row) != 0) {
+			status = -1;
+			break;
+		}
+		*calls += vnfs_unattributed_total(&row->stats, VNFS_UNATTRIBUTED_CALLS);
+		if (bpf_map_delete_elem(fd, &row->key) != 0) {
+			vnfs_error("cgroup %llu: an unattributed row folded into slot %u could not "
+				   "be deleted: %s (its calls show twice)",
+				   (unsigned long long)cgroup_id, slot, strerror(errno));
+			continue;
+		}
+		if (probes->unattributed_entries)
+			__atomic_fetch_sub(probes->unattributed_entries, 1, __ATOMIC_RELAXED);
+	}
+	free(wanted.rows.rows);
+	return status;
+}
+
 /* ---- the collector's counter source ---- */
 
 /* The collector's view of the functions above (helper/kernel/counters.h): each
@@ -564,6 +664,12 @@ static int source_reset_slot(void *probes, uint32_t slot)
 	return vnfs_probes_reset_slot(probes, slot);
 }
 
+static int source_fold_unattributed(void *probes, uint64_t cgroup_id, uint32_t slot,
+				    uint64_t *calls)
+{
+	return vnfs_probes_fold_unattributed(probes, cgroup_id, slot, calls);
+}
+
 struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes)
 {
 	return (struct vnfs_counter_source){
@@ -578,5 +684,6 @@ struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes
 		.registered = source_registered,
 		.unregister_cgroup = source_unregister_cgroup,
 		.reset_slot = source_reset_slot,
+		.fold_unattributed = source_fold_unattributed,
 	};
 }

@@ -246,6 +246,7 @@ static int prepare_programs(struct vnfs_probes *probes)
 	struct vnfs_bpf *skeleton = probes->skeleton;
 
 	bpf_program__set_autoload(skeleton->progs.drain_at_exit, probes->exit_drain_link == NULL);
+	bpf_program__set_autoload(skeleton->progs.fold_unattributed, probes->can_fold);
 	for (size_t i = 0; i < VNFS_MAX_HOOKS; i++) {
 		struct bpf_program *fentry = hook_program(skeleton, "fentry", i);
 		struct bpf_program *fexit = hook_program(skeleton, "fexit", i);
@@ -355,6 +356,16 @@ static int attempt(struct vnfs_probes *probes, char *error, size_t error_size)
 	result = vnfs_bpf__load(probes->skeleton);
 	loading_probes = NULL;
 	vnfs_debug("load round: %.0f ms", milliseconds() - started);
+	if (result != 0 && probes->can_fold) {
+		/* The one program no hook needs goes first: loaded again without
+		 * it, the hooks are judged on their own. */
+		vnfs_warning("the kernel refused the program that folds a late-identified "
+			     "cgroup's first calls into its workload (%s): they stay "
+			     "unattributed", strerror(-result));
+		probes->can_fold = false;
+		release_attempt(probes);
+		return 1;
+	}
 	if (result != 0) {
 		bool fentry_planned = any_planned(probes, VNFS_ATTACH_FENTRY);
 
@@ -621,6 +632,10 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 	}
 	pthread_mutex_init(&probes->cgroup_slots_lock, NULL);
 	probes->cgroup_root_fd = -1;
+	probes->barrier_fd = probes->barrier_inner_fd = -1;
+	/* Without syscall programs (before 5.14) a cgroup identified late keeps
+	 * its first calls unattributed; everything else works the same. */
+	probes->can_fold = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1;
 	probes->mode = options->mode;
 	probes->pin = options->pin;
 	snprintf(probes->pin_dir, sizeof(probes->pin_dir), "%s",
@@ -702,6 +717,10 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 		munmap(probes->unattributed_entries, UNATTRIBUTED_ENTRIES_MAPPING_SIZE);
 	if (probes->cgroup_root_fd >= 0)
 		close(probes->cgroup_root_fd);
+	if (probes->barrier_fd >= 0)
+		close(probes->barrier_fd);
+	if (probes->barrier_inner_fd >= 0)
+		close(probes->barrier_inner_fd);
 	free(probes->watched);
 	vnfs_bpf__destroy(probes->skeleton);
 	kernel_btf_free(&probes->kernel_btf);

@@ -112,6 +112,21 @@ struct vnfs_unattributed_expiry {
 int vnfs_probes_expire_unattributed(struct vnfs_probes *probes, int64_t now_ms, int64_t idle_ms,
 				    struct vnfs_unattributed_expiry *result);
 
+/*
+ * Moves every unattributed row of cgroup_id into slot, which the cgroup
+ * counts into already (vnfs_probes_register_cgroup): for a cgroup the helper
+ * identified after its first calls.  It first waits until no probe that saw
+ * the cgroup in no step is still running, so that every call is counted
+ * exactly once: in the rows moved, or in the slot.  The calls keep their
+ * counts, errors, bytes and time per operation, not their place in the
+ * latency and size histograms (the rows have none), and go to the
+ * breakdown row of their process name on device 0 (their mount is not
+ * known).  *calls gets how many calls moved.  Returns 0, or -1 with errno
+ * (EOPNOTSUPP: this kernel runs no BPF_PROG_TYPE_SYSCALL program, 5.14+).
+ */
+int vnfs_probes_fold_unattributed(struct vnfs_probes *probes, uint64_t cgroup_id, uint32_t slot,
+				  uint64_t *calls);
+
 /* The BPF side's health counters (enum vnfs_health_counter). */
 int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_HEALTH_COUNTERS]);
 

@@ -75,6 +75,8 @@ struct vnfs_probes {
 	int64_t next_expiry_ms;        /* when the walk next looks for rows to expire */
 	int cgroup_root_fd;            /* cgroup2 root for open_by_handle_at, -1 none */
 	bool cgroup_root_tried;
+	bool can_fold;                 /* fold_unattributed loaded (a syscall program) */
+	int barrier_fd, barrier_inner_fd; /* see wait_for_running_programs; -1 until made */
 	pthread_mutex_t cgroup_slots_lock;
 	struct kernel_btf kernel_btf; /* while opening: the targets' BTF objects */
 };

@@ -426,7 +426,7 @@ static size_t unattributed_series(const struct vnfs_unattributed_record *record)
 {
 	size_t series = UNATTRIBUTED_FIXED_FAMILIES;
 	for (int op = 0; op < VNFS_OP_COUNT; op++)
-		if (record->stats.count[op])
+		if (record->stats.operations[op].count)
 			series++;
 	return series;
 }
@@ -774,14 +774,14 @@ static void render_unattributed(struct render *render, const struct vnfs_unattri
 		      "NFS operations of processes in no registered job step, by cgroup, uid and process.");
 	for (size_t i = 0; i < count; i++) {
 		for (int op = 0; op < VNFS_OP_COUNT; op++) {
-			if (!records[i].stats.count[op])
+			if (!records[i].stats.operations[op].count)
 				continue;
 			append_string(out, "vnfs_unattributed_operations_total");
 			append_unattributed_labels(out, &records[i]);
 			append_string(out, ",op=\"");
 			append_string(out, vnfs_operation_names[op]);
 			append(out, "\"", 1);
-			sample_end(out, records[i].stats.count[op]);
+			sample_end(out, records[i].stats.operations[op].count);
 		}
 	}
 	for (int family = 0; family < UNATTRIBUTED_FIXED_FAMILIES; family++) {
@@ -789,7 +789,9 @@ static void render_unattributed(struct render *render, const struct vnfs_unattri
 		for (size_t i = 0; i < count; i++) {
 			const struct vnfs_unattributed_stats *stats = &records[i].stats;
 			uint64_t values[UNATTRIBUTED_FIXED_FAMILIES] = {
-				stats->errors, stats->read_bytes, stats->write_bytes
+				vnfs_unattributed_total(stats, VNFS_UNATTRIBUTED_ERRORS),
+				vnfs_unattributed_total(stats, VNFS_UNATTRIBUTED_READ_BYTES),
+				vnfs_unattributed_total(stats, VNFS_UNATTRIBUTED_WRITE_BYTES),
 			};
 			append_string(out, fixed[family].name);
 			append_unattributed_labels(out, &records[i]);

@@ -5,6 +5,8 @@
 /* open_by_handle_at needs _GNU_SOURCE: configure.ac's AC_USE_SYSTEM_EXTENSIONS */
 #include "lib/containers/containers.h"
 
+#include "lib/log.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <mntent.h>
@@ -271,9 +273,33 @@ static int workload_of_config(const struct vnfs_oci_config *config,
 	return 1;
 }
 
+/* The variables of config the caller asked for, as tags: a value that is no
+ * tag value (it came from a user's pod spec) is left out, with a warning. */
+static void tags_of_config(const struct vnfs_oci_config *config, const char *const *names,
+			   const struct vnfs_workload *workload, struct vnfs_tag_list *tags)
+{
+	char problem[256], name[VNFS_WORKLOAD_DESCRIPTION_MAX];
+
+	vnfs_tags_init(tags);
+	for (size_t i = 0; i < config->env_count; i++) {
+		if (config->env[i].status == VNFS_OCI_ENV_UNSET)
+			continue;
+		if (config->env[i].status == VNFS_OCI_ENV_SET &&
+		    vnfs_tags_set(tags, names[i], config->env[i].value, problem,
+				  sizeof(problem)) == 0)
+			continue;
+		vnfs_warning("%s: its variable %s is not kept as a tag (%s)",
+			     vnfs_workload_describe(workload, name, sizeof(name)), names[i],
+			     config->env[i].status == VNFS_OCI_ENV_REFUSED
+				     ? "a NUL or too long"
+				     : problem);
+	}
+}
+
 int vnfs_identify_container(const char *path, const struct vnfs_runtime_state_dir *dirs,
-			    size_t count, struct vnfs_workload *workload, char *error,
-			    size_t error_size)
+			    size_t count, const char *const *tag_variables,
+			    size_t tag_variable_count, struct vnfs_workload *workload,
+			    struct vnfs_tag_list *tags, char *error, size_t error_size)
 {
 	struct vnfs_container_cgroup cgroup;
 	struct vnfs_oci_config *config;
@@ -296,11 +322,14 @@ int vnfs_identify_container(const char *path, const struct vnfs_runtime_state_di
 		result = read_config(&dirs[i], cgroup.container_id, &text, &length, error,
 				     error_size);
 		if (result == 1)
-			result = vnfs_oci_config_parse(text, length, dirs[i].annotations, NULL, 0,
-						       config, error, error_size) < 0
+			result = vnfs_oci_config_parse(text, length, dirs[i].annotations,
+						       tag_variables, tag_variable_count, config,
+						       error, error_size) < 0
 					 ? -1
 					 : workload_of_config(config, &cgroup, path, workload, error,
 							      error_size);
+		if (result == 1 && tags != NULL)
+			tags_of_config(config, tag_variables, workload, tags);
 		free(text);
 	}
 	free(config);

@@ -20,6 +20,7 @@
 
 #include "lib/containers/container_cgroup.h"
 #include "lib/containers/oci_config.h"
+#include "lib/tags.h"
 #include "lib/workload.h"
 
 /*
@@ -79,16 +80,21 @@ bool vnfs_cgroups_path_names(const char *cgroups_path, const char *path);
 /*
  * The Kubernetes container, or pod, of the cgroup at path: its workload
  * (source Kubernetes, job "namespace/pod", part the container's name, ""
- * for the pod's sandbox) in *workload.  dirs (count of them) are where to
- * look; the runtime the path names first, all of them when it names none
- * (Kubernetes' cgroupfs driver).  Returns 1 when identified, 0 when path is
+ * for the pod's sandbox) in *workload, and, when tags is not NULL, the
+ * variables of its environment named in tag_variables (tag_variable_count
+ * of them, at most VNFS_OCI_ENV_WANTED_MAX, tag names) that it sets, as
+ * tags (a value that is no tag value is left out, with a warning).  dirs
+ * (count of them) are where to look; the runtime the path names first, all
+ * of them when it names none (Kubernetes' cgroupfs driver).  Returns 1
+ * when identified, 0 when path is
  * no container, or is one that no runtime's state names as its own (a
  * podman or docker container, a cgroup made to look like one, a container
  * already gone), -1 with a message when a state directory or config is not
  * one to trust or read.
  */
 int vnfs_identify_container(const char *path, const struct vnfs_runtime_state_dir *dirs,
-			    size_t count, struct vnfs_workload *workload, char *error,
-			    size_t error_size);
+			    size_t count, const char *const *tag_variables,
+			    size_t tag_variable_count, struct vnfs_workload *workload,
+			    struct vnfs_tag_list *tags, char *error, size_t error_size);
 
 #endif /* VNFS_CONTAINERS_H */

@@ -233,11 +233,15 @@ static void take_scenario(struct input *in, struct scenario *s, int64_t now_ms)
 		u->cgroup_id = take_number(in, 2);
 		u->uid = (uint32_t)take_number(in, 2);
 		take_text(in, u->comm, sizeof(u->comm), false);
-		for (unsigned n = take_byte(in) % 4; n > 0; n--)
-			u->stats.count[take_byte(in) % VNFS_OP_COUNT] = take_number(in, 2);
-		u->stats.errors = take_number(in, 1);
-		u->stats.read_bytes = take_number(in, 2);
-		u->stats.write_bytes = take_number(in, 2);
+		for (unsigned n = take_byte(in) % 4; n > 0; n--) {
+			struct vnfs_unattributed_operation *operation =
+				&u->stats.operations[take_byte(in) % VNFS_OP_COUNT];
+
+			operation->count = take_number(in, 2);
+			operation->errors = take_number(in, 1);
+			operation->bytes = take_number(in, 2);
+			operation->time_ns = take_number(in, 2);
+		}
 	}
 	s->interval.unattributed = s->unattributed;
 	if (flags & 1) {

@@ -146,15 +146,16 @@ static int print_unattributed(const struct vnfs_unattributed_key *key,
 {
 	(void)context;
 	for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
-		if (stats->count[operation])
+		if (stats->operations[operation].count)
 			printf("unattributed %llu %u %.*s %s %llu\n",
 			       (unsigned long long)key->cgroup_id, key->uid, VNFS_COMM_LEN,
 			       key->comm, vnfs_operation_names[operation],
-			       (unsigned long long)stats->count[operation]);
+			       (unsigned long long)stats->operations[operation].count);
 	printf("unattributed_bytes %llu %u %.*s %llu %llu %llu\n",
 	       (unsigned long long)key->cgroup_id, key->uid, VNFS_COMM_LEN, key->comm,
-	       (unsigned long long)stats->errors, (unsigned long long)stats->read_bytes,
-	       (unsigned long long)stats->write_bytes);
+	       (unsigned long long)vnfs_unattributed_total(stats, VNFS_UNATTRIBUTED_ERRORS),
+	       (unsigned long long)vnfs_unattributed_total(stats, VNFS_UNATTRIBUTED_READ_BYTES),
+	       (unsigned long long)vnfs_unattributed_total(stats, VNFS_UNATTRIBUTED_WRITE_BYTES));
 	return 0;
 }
 

@@ -578,8 +578,8 @@ static void test_breakdown_rows_go_to_their_steps(void **state)
 	f->fake.unattributed[0].key.cgroup_id = 77;
 	f->fake.unattributed[0].key.uid = 1000;
 	strncpy(f->fake.unattributed[0].key.comm, "curl", sizeof(f->fake.unattributed[0].key.comm));
-	f->fake.unattributed[0].stats.count[VNFS_OP_READ] = 5;
-	f->fake.unattributed[0].stats.read_bytes = 5000;
+	f->fake.unattributed[0].stats.operations[VNFS_OP_READ].count = 5;
+	f->fake.unattributed[0].stats.operations[VNFS_OP_READ].bytes = 5000;
 	f->fake.unattributed_count = 1;
 	vnfs_collector_collect(&f->collector, T0 + 10000);
 
@@ -614,8 +614,8 @@ static void test_breakdown_rows_go_to_their_steps(void **state)
 	assert_int_equal(unattributed->cgroup_id, 77);
 	assert_int_equal(unattributed->uid, 1000);
 	assert_string_equal(unattributed->comm, "curl");
-	assert_int_equal(unattributed->stats.count[VNFS_OP_READ], 5);
-	assert_int_equal(unattributed->stats.read_bytes, 5000);
+	assert_int_equal(unattributed->stats.operations[VNFS_OP_READ].count, 5);
+	assert_int_equal(unattributed->stats.operations[VNFS_OP_READ].bytes, 5000);
 }
 
 /* The step records of report_dir/<job>/node1.json (report_dir is

@@ -152,7 +152,7 @@ static void test_containerd_container(void **state)
 	make_state(&dir, "config.json", containerd_container);
 	table = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_CONTAINERD, dir.top, "config.json",
 						 VNFS_OCI_ANNOTATIONS_CONTAINERD };
-	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, &workload, error,
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, NULL, 0, &workload, NULL, error,
 						 sizeof(error)),
 			 1);
 	assert_int_equal(workload.source, VNFS_SOURCE_KUBERNETES);
@@ -163,24 +163,24 @@ static void test_containerd_container(void **state)
 	 * names the systemd one. */
 	assert_int_equal(vnfs_identify_container("/kubepods/besteffort/pod" FIXTURE_POD_UID "/"
 						 FIXTURE_CONTAINER_ID,
-						 &table, 1, &workload, error, sizeof(error)),
+						 &table, 1, NULL, 0, &workload, NULL, error, sizeof(error)),
 			 0);
 	/* Not a container, or a runtime whose state is not this one's. */
 	assert_int_equal(vnfs_identify_container("/system.slice/slurmstepd.scope/job_42/step_0",
-						 &table, 1, &workload, error, sizeof(error)),
+						 &table, 1, NULL, 0, &workload, NULL, error, sizeof(error)),
 			 0);
 	assert_int_equal(vnfs_identify_container("/machine.slice/libpod-" FIXTURE_CONTAINER_ID
 						 ".scope",
-						 &table, 1, &workload, error, sizeof(error)),
+						 &table, 1, NULL, 0, &workload, NULL, error, sizeof(error)),
 			 0);
 	table.runtime = VNFS_RUNTIME_CRIO;
-	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, &workload, error,
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, NULL, 0, &workload, NULL, error,
 						 sizeof(error)),
 			 0);
 	remove_state(&dir);
 	/* The container gone: its state is too. */
 	table.runtime = VNFS_RUNTIME_CONTAINERD;
-	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, &workload, error,
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, NULL, 0, &workload, NULL, error,
 						 sizeof(error)),
 			 0);
 }
@@ -196,7 +196,7 @@ static void test_crio_container_in_a_subdirectory(void **state)
 	make_state(&dir, "userdata/config.json", crio_container);
 	table = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_CRIO, dir.top, "userdata/config.json",
 						 VNFS_OCI_ANNOTATIONS_CRIO };
-	assert_int_equal(vnfs_identify_container(CRIO_CONTAINER, &table, 1, &workload, error,
+	assert_int_equal(vnfs_identify_container(CRIO_CONTAINER, &table, 1, NULL, 0, &workload, NULL, error,
 						 sizeof(error)),
 			 1);
 	assert_string_equal(workload.job, "kube-system/indexer-0");
@@ -219,14 +219,14 @@ static void test_untrusted_state_is_refused(void **state)
 						 VNFS_OCI_ANNOTATIONS_CONTAINERD };
 	snprintf(path, sizeof(path), "%s/%s", dir.top, FIXTURE_CONTAINER_ID);
 	assert_int_equal(chmod(path, 0777), 0);
-	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, &workload, error,
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, NULL, 0, &workload, NULL, error,
 						 sizeof(error)),
 			 -1);
 	assert_non_null(strstr(error, "owned by uid 0 with mode 777: a runtime's state must be "
 				      "root's and written by no one else"));
 	assert_int_equal(chmod(path, 0700), 0);
 	assert_int_equal(chown(path, 1000, 0), 0);
-	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, &workload, error,
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, NULL, 0, &workload, NULL, error,
 						 sizeof(error)),
 			 -1);
 	assert_non_null(strstr(error, "owned by uid 1000"));
@@ -234,7 +234,7 @@ static void test_untrusted_state_is_refused(void **state)
 	snprintf(moved, sizeof(moved), "%s/elsewhere", dir.top);
 	assert_int_equal(rename(path, moved), 0);
 	assert_int_equal(symlink(moved, path), 0);
-	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, &workload, error,
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, NULL, 0, &workload, NULL, error,
 						 sizeof(error)),
 			 -1);
 	remove_state(&dir);

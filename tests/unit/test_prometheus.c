@@ -141,10 +141,12 @@ static void test_exact_samples(void **unused)
 	step.mount_count = 2;
 	step.mounts = mounts;
 
-	struct vnfs_unattributed_record stray = { .cgroup_id = 77, .uid = 0,
-		.stats = { .errors = 2, .read_bytes = 10 } };
+	struct vnfs_unattributed_record stray = { .cgroup_id = 77, .uid = 0 };
 	snprintf(stray.comm, sizeof(stray.comm), "rsync");
-	stray.stats.count[VNFS_OP_GETATTR] = 5;
+	stray.stats.operations[VNFS_OP_GETATTR].count = 5;
+	stray.stats.operations[VNFS_OP_GETATTR].errors = 2;
+	stray.stats.operations[VNFS_OP_READ].count = 1;
+	stray.stats.operations[VNFS_OP_READ].bytes = 10;
 
 	struct vnfs_helper_health health = { .collections = 12, .last_collection_ns = 2500000,
 		.active_slots = 1, .max_slots = 1024 };
@@ -227,7 +229,7 @@ static void test_exact_samples(void **unused)
 	assert_contains(text, "\nvnfs_helper_bounded_total{bound=\"unattributed_expired_rows\"} 3072\n");
 	assert_contains(text, "\nvnfs_helper_active_steps 1\n");
 	/* 21 for the read operation and bytes, 18 request size, 5 process, 10 mount, 4 stray */
-	assert_contains(text, "\nvnfs_helper_series 58\n");
+	assert_contains(text, "\nvnfs_helper_series 59\n");
 	assert_contains(text, "\nvnfs_helper_series_capped_total 0\n");
 
 	assert_promtool_accepts(text);
@@ -403,7 +405,7 @@ static void capped_interval_init(struct capped_interval *c)
 	c->steps[1].mount_count = 2;
 	c->stray.cgroup_id = 77;
 	snprintf(c->stray.comm, sizeof(c->stray.comm), "rsync");
-	c->stray.stats.count[VNFS_OP_GETATTR] = 5;
+	c->stray.stats.operations[VNFS_OP_GETATTR].count = 5;
 	c->interval = (struct vnfs_interval){ .time_ms = 2000, .step_count = 3, .steps = c->steps,
 		.unattributed_count = 1, .unattributed = &c->stray };
 }

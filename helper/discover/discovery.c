@@ -1,0 +1,387 @@
+/*
+ * discovery.c — Kubernetes containers found by the helper itself (see
+ * discovery.h): judging the cgroups of unattributed rows, registering the
+ * containers among them with their first calls folded in, ending them and
+ * finishing their pods when their cgroups are gone.
+ */
+#include "helper/discover/discovery.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+
+int vnfs_discovery_init(struct vnfs_discovery *discovery, const struct vnfs_config *config,
+			struct vnfs_steps *steps, vnfs_finish_job_fn finish_job,
+			void *finish_context, const struct vnfs_runtime_state_dir *dirs,
+			size_t count, const char *cgroup_mount)
+{
+	char mount[1024];
+
+	memset(discovery, 0, sizeof(*discovery));
+	discovery->cgroup_root_fd = -1;
+	discovery->steps = steps;
+	discovery->finish_job = finish_job;
+	discovery->finish_context = finish_context;
+	discovery->dirs = dirs;
+	discovery->dir_count = count;
+	for (size_t i = 0; i < config->containers.tag_variable_count; i++)
+		discovery->tag_variables[i] = config->containers.tag_variables[i];
+	discovery->tag_variable_count = config->containers.tag_variable_count;
+	if (!config->containers.discover)
+		return 0;
+	if (cgroup_mount == NULL && vnfs_cgroup2_mount(mount, sizeof(mount)) == 0)
+		cgroup_mount = mount;
+	if (cgroup_mount != NULL)
+		discovery->cgroup_root_fd =
+			open(cgroup_mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (discovery->cgroup_root_fd < 0) {
+		vnfs_warning("no cgroup2 hierarchy: containers are not discovered ([containers] "
+			     "discover)");
+		return 0;
+	}
+	discovery->pods = calloc(VNFS_DISCOVERY_MAX_PODS, sizeof(*discovery->pods));
+	if (discovery->pods == NULL) {
+		close(discovery->cgroup_root_fd);
+		discovery->cgroup_root_fd = -1;
+		return -1;
+	}
+	discovery->enabled = true;
+	return 0;
+}
+
+void vnfs_discovery_destroy(struct vnfs_discovery *discovery)
+{
+	if (discovery->steps == NULL) /* never set up: a start that failed before */
+		return;
+	if (discovery->cgroup_root_fd >= 0)
+		close(discovery->cgroup_root_fd);
+	free(discovery->judged);
+	free(discovery->pods);
+	memset(discovery, 0, sizeof(*discovery));
+	discovery->cgroup_root_fd = -1;
+}
+
+/* ---- the cgroups of unattributed rows ---- */
+
+/* A cgroup some unattributed row counts, and the uid of its first row. */
+struct seen_cgroup {
+	uint64_t id;
+	uint32_t uid;
+};
+
+struct seen_cgroups {
+	struct seen_cgroup *cgroups;
+	size_t count;
+};
+
+static int note_row(const struct vnfs_unattributed_key *key,
+		    const struct vnfs_unattributed_stats *stats, void *context)
+{
+	struct seen_cgroups *seen = context;
+
+	(void)stats;
+	/* Id 0 holds the per-uid [other] and [expired] rows: no cgroup's. */
+	if (key->cgroup_id == 0 || seen->count == VNFS_DISCOVERY_MAX_CGROUPS)
+		return 0;
+	seen->cgroups[seen->count++] = (struct seen_cgroup){ key->cgroup_id, key->uid };
+	return 0;
+}
+
+static int by_id(const void *left, const void *right)
+{
+	uint64_t a = *(const uint64_t *)left, b = *(const uint64_t *)right;
+
+	return a < b ? -1 : a > b;
+}
+
+_Static_assert(offsetof(struct seen_cgroup, id) == 0, "seen cgroups sort by id");
+_Static_assert(offsetof(struct vnfs_discovery_cgroup, id) == 0, "judged cgroups sort by id");
+
+/* The distinct cgroups of the unattributed rows, sorted; the first row's
+ * uid with each.  Returns how many, or -1 when the rows cannot be read. */
+static long seen_cgroups(struct vnfs_discovery *discovery, struct seen_cgroups *seen)
+{
+	const struct vnfs_counter_source *source = &discovery->steps->source;
+	size_t kept = 0;
+
+	if (source->for_each_unattributed(source->context, note_row, seen) != 0)
+		return -1;
+	qsort(seen->cgroups, seen->count, sizeof(*seen->cgroups), by_id);
+	for (size_t i = 0; i < seen->count; i++)
+		if (kept == 0 || seen->cgroups[kept - 1].id != seen->cgroups[i].id)
+			seen->cgroups[kept++] = seen->cgroups[i];
+	seen->count = kept;
+	return (long)kept;
+}
+
+static const struct vnfs_discovery_cgroup *last_verdict(const struct vnfs_discovery *discovery,
+							uint64_t id)
+{
+	return bsearch(&id, discovery->judged, discovery->judged_count,
+		       sizeof(*discovery->judged), by_id);
+}
+
+/* ---- registering a container ---- */
+
+/* Remembers the pod of a container at path (its parent cgroup), once. */
+static void await_pod(struct vnfs_discovery *discovery, const struct vnfs_workload *container,
+		      const char *path)
+{
+	struct vnfs_discovery_pod pod = { .job = *container };
+	const char *slash = strrchr(path, '/');
+
+	pod.job.part[0] = '\0';
+	if (slash == NULL || slash == path || (size_t)(slash - path) >= sizeof(pod.path))
+		return;
+	memcpy(pod.path, path, (size_t)(slash - path));
+	for (size_t i = 0; i < discovery->pod_count; i++)
+		if (vnfs_workload_compare(&discovery->pods[i].job, &pod.job) == 0)
+			return;
+	if (discovery->pod_count == VNFS_DISCOVERY_MAX_PODS) {
+		vnfs_warning("%s: more than %d pods awaited at once: it is not finished when its "
+			     "cgroup goes", pod.job.job, VNFS_DISCOVERY_MAX_PODS);
+		return;
+	}
+	discovery->pods[discovery->pod_count++] = pod;
+}
+
+/* Registers the container of step (identified) and folds its first calls
+ * in.  Returns its verdict. */
+static enum vnfs_discovery_verdict register_container(struct vnfs_discovery *discovery,
+						      const struct vnfs_step *step)
+{
+	const struct vnfs_counter_source *source = &discovery->steps->source;
+	char error[512], name[VNFS_WORKLOAD_DESCRIPTION_MAX];
+	uint64_t calls = 0;
+	uint32_t slot;
+
+	vnfs_workload_describe(&step->workload, name, sizeof(name));
+	if (vnfs_steps_register(discovery->steps, step, &slot, error, sizeof(error)) != 0) {
+		vnfs_warning("discovered %s, not registered: %s", name, error);
+		return VNFS_DISCOVERY_FAILED;
+	}
+	discovery->containers_registered++;
+	await_pod(discovery, &step->workload, step->cgroup_path);
+	if (source->fold_unattributed == NULL) {
+		errno = EOPNOTSUPP;
+		vnfs_warning("%s: its calls before it was discovered stay unattributed (%s)", name,
+			     strerror(errno));
+		return VNFS_DISCOVERY_REGISTERED;
+	}
+	if (source->fold_unattributed(source->context, step->cgroup_id, slot, &calls) != 0) {
+		vnfs_warning("%s: its calls before it was discovered stay unattributed (%s)", name,
+			     strerror(errno));
+		return VNFS_DISCOVERY_REGISTERED;
+	}
+	discovery->calls_folded += calls;
+	vnfs_info("discovered %s: its %llu calls before that are folded into it", name,
+		  (unsigned long long)calls);
+	return VNFS_DISCOVERY_REGISTERED;
+}
+
+/* Judges one cgroup not judged before.  Returns its verdict. */
+static enum vnfs_discovery_verdict judge(struct vnfs_discovery *discovery,
+					 const struct seen_cgroup *cgroup, int64_t now_ms)
+{
+	struct vnfs_step step = { .uid = cgroup->uid, .cgroup_id = cgroup->id };
+	char path[VNFS_CONTAINER_CGROUP_PATH_MAX], error[512];
+	int identified;
+
+	/* Gone (its rows expire with the others), or too long to be a
+	 * container's: no container, for good. */
+	if (vnfs_cgroup_path_of_id(discovery->cgroup_root_fd, cgroup->id, path, sizeof(path),
+				   error, sizeof(error)) != 0 ||
+	    strlen(path) >= sizeof(step.cgroup_path))
+		return VNFS_DISCOVERY_NOT_CONTAINER;
+	identified = vnfs_identify_container(path, discovery->dirs, discovery->dir_count,
+					     discovery->tag_variables,
+					     discovery->tag_variable_count, &step.workload,
+					     &step.tags, error, sizeof(error));
+	if (identified < 0) {
+		vnfs_warning("cgroup %s: not identified: %s", path, error);
+		return VNFS_DISCOVERY_FAILED;
+	}
+	if (identified == 0)
+		return VNFS_DISCOVERY_NOT_CONTAINER;
+	snprintf(step.cgroup_path, sizeof(step.cgroup_path), "%s", path);
+	step.start_time_ms = now_ms;
+	return register_container(discovery, &step);
+}
+
+/* Judges the cgroups of this pass's unattributed rows that the last pass
+ * did not (or failed to, a while ago), and keeps the verdicts. */
+static void judge_new_cgroups(struct vnfs_discovery *discovery, int64_t now_ms)
+{
+	struct seen_cgroups seen = { calloc(VNFS_DISCOVERY_MAX_CGROUPS, sizeof(*seen.cgroups)), 0 };
+	struct vnfs_discovery_cgroup *judged;
+
+	if (seen.cgroups == NULL || seen_cgroups(discovery, &seen) < 0) {
+		free(seen.cgroups);
+		return; /* the collector logs unreadable rows */
+	}
+	judged = calloc(seen.count ? seen.count : 1, sizeof(*judged));
+	if (judged == NULL) {
+		free(seen.cgroups);
+		return;
+	}
+	for (size_t i = 0; i < seen.count; i++) {
+		const struct vnfs_discovery_cgroup *before =
+			last_verdict(discovery, seen.cgroups[i].id);
+
+		if (before != NULL && (before->verdict != VNFS_DISCOVERY_FAILED ||
+				       now_ms - before->judged_ms < VNFS_DISCOVERY_RETRY_MS)) {
+			judged[i] = *before;
+			continue;
+		}
+		judged[i] = (struct vnfs_discovery_cgroup){
+			.id = seen.cgroups[i].id,
+			.verdict = judge(discovery, &seen.cgroups[i], now_ms),
+			.judged_ms = now_ms,
+		};
+	}
+	free(discovery->judged);
+	discovery->judged = judged; /* in id order, as seen */
+	discovery->judged_count = seen.count;
+	free(seen.cgroups);
+}
+
+/* ---- ends ---- */
+
+/* A Kubernetes step, copied out of the registry. */
+struct kubernetes_step {
+	struct vnfs_workload workload;
+	enum vnfs_step_state state;
+	uint64_t cgroup_id;
+	char cgroup_path[256];
+};
+
+struct kubernetes_steps {
+	struct kubernetes_step *steps;
+	size_t count;
+};
+
+static void note_kubernetes_step(const struct vnfs_step *step, uint32_t slot, void *context)
+{
+	struct kubernetes_steps *found = context;
+
+	(void)slot;
+	if (step->workload.source != VNFS_SOURCE_KUBERNETES || found->count == VNFS_MAX_STEPS)
+		return;
+	found->steps[found->count++] = (struct kubernetes_step){
+		.workload = step->workload,
+		.state = step->state,
+		.cgroup_id = step->cgroup_id,
+	};
+	snprintf(found->steps[found->count - 1].cgroup_path,
+		 sizeof(found->steps[found->count - 1].cgroup_path), "%s", step->cgroup_path);
+}
+
+/* 1 when the cgroup of id is gone, 0 when it exists or that is not known. */
+static int cgroup_gone(const struct vnfs_discovery *discovery, uint64_t id)
+{
+	int fd = vnfs_cgroup_open_by_id(discovery->cgroup_root_fd, id);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno == ESTALE || errno == ENOENT;
+}
+
+/* 1 when the directory at path (relative to the cgroup2 mount) is gone. */
+static int path_gone(const struct vnfs_discovery *discovery, const char *path)
+{
+	struct stat status;
+
+	if (path[0] != '/' || path[1] == '\0')
+		return 0;
+	return fstatat(discovery->cgroup_root_fd, path + 1, &status, AT_SYMLINK_NOFOLLOW) != 0 &&
+	       errno == ENOENT;
+}
+
+/* Ends each running Kubernetes step whose cgroup is gone; remembers the
+ * pods of the others (after a restart, the registry's are awaited again). */
+static void end_gone_steps(struct vnfs_discovery *discovery, struct kubernetes_steps *found,
+			   int64_t now_ms)
+{
+	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
+
+	for (size_t i = 0; i < found->count; i++) {
+		struct kubernetes_step *step = &found->steps[i];
+
+		if (step->state != VNFS_STEP_RUNNING)
+			continue;
+		if (step->workload.part[0] != '\0')
+			await_pod(discovery, &step->workload, step->cgroup_path);
+		if (cgroup_gone(discovery, step->cgroup_id) != 1)
+			continue;
+		if (vnfs_steps_end(discovery->steps, &step->workload, now_ms) == 0) {
+			vnfs_info("%s ended: its cgroup is gone",
+				  vnfs_workload_describe(&step->workload, name, sizeof(name)));
+			step->state = VNFS_STEP_ENDED;
+		}
+	}
+}
+
+static bool pod_running(const struct kubernetes_steps *found, const struct vnfs_workload *job)
+{
+	for (size_t i = 0; i < found->count; i++)
+		if (found->steps[i].state == VNFS_STEP_RUNNING &&
+		    strcmp(found->steps[i].workload.job, job->job) == 0)
+			return true;
+	return false;
+}
+
+/* Finishes each awaited pod whose cgroup is gone and that runs no step. */
+static void finish_gone_pods(struct vnfs_discovery *discovery,
+			     const struct kubernetes_steps *found, int64_t now_ms)
+{
+	char error[512], name[VNFS_WORKLOAD_DESCRIPTION_MAX];
+	size_t kept = 0;
+
+	for (size_t i = 0; i < discovery->pod_count; i++) {
+		struct vnfs_discovery_pod *pod = &discovery->pods[i];
+
+		if (pod_running(found, &pod->job) || path_gone(discovery, pod->path) != 1) {
+			discovery->pods[kept++] = *pod;
+			continue;
+		}
+		vnfs_workload_describe(&pod->job, name, sizeof(name));
+		/* A pod its hooks finished already is known no more: not news. */
+		if (discovery->finish_job(discovery->finish_context, &pod->job, now_ms, error,
+					  sizeof(error)) < 0) {
+			vnfs_debug("%s: its cgroup is gone; not finished: %s", name, error);
+		} else {
+			discovery->pods_finished++;
+			vnfs_info("%s finished: its cgroup is gone", name);
+		}
+	}
+	discovery->pod_count = kept;
+}
+
+static void follow_ends(struct vnfs_discovery *discovery, int64_t now_ms)
+{
+	struct kubernetes_steps found = { calloc(VNFS_MAX_STEPS, sizeof(*found.steps)), 0 };
+
+	if (found.steps == NULL)
+		return;
+	/* Copied out first: nothing is called under the registry's lock. */
+	vnfs_registry_visit(discovery->steps->registry, note_kubernetes_step, &found, NULL);
+	end_gone_steps(discovery, &found, now_ms);
+	finish_gone_pods(discovery, &found, now_ms);
+	free(found.steps);
+}
+
+void vnfs_discovery_run(struct vnfs_discovery *discovery, int64_t now_ms)
+{
+	if (!discovery->enabled)
+		return;
+	judge_new_cgroups(discovery, now_ms);
+	follow_ends(discovery, now_ms);
+}

@@ -1,0 +1,109 @@
+/*
+ * discovery.h — the workloads the helper finds by itself: Kubernetes pods
+ * and containers that nobody registered (DESIGN.md, decision 11).
+ *
+ * A task in no registered cgroup is counted per cgroup id as unattributed
+ * (bpf/vnfs.h).  Each interval the discovery looks at the cgroups of those
+ * rows it has not judged yet: a cgroup the container runtime's own state
+ * names as a Kubernetes container (lib/containers/containers.h: root-owned
+ * state that names this very cgroup) is registered as that container, and
+ * the calls it made before are folded into it, each exactly once
+ * (vnfs_counter_source.fold_unattributed).  So a container is accounted
+ * from its first call, as if its runtime had registered it, without a
+ * hook, an API server or kubelet.
+ *
+ * Its end is seen the same way: a Kubernetes step whose cgroup is gone has
+ * ended, and a pod whose own cgroup (the parent of its containers') is gone
+ * and none of whose steps runs has finished: its final read, summary
+ * record, history row and report files, as a FINISH gives a Slurm job.
+ * Steps of source Kubernetes that a hook registered (vnfs-register
+ * --oci-hook) are ended and finished the same way when the hook did not.
+ *
+ * Runs on the main thread between intervals, before the collector's read:
+ * it takes no lock of its own and calls the registry and the collector,
+ * which take theirs.
+ */
+#ifndef VNFS_DISCOVERY_H
+#define VNFS_DISCOVERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "helper/steps/steps.h"
+#include "lib/config.h"
+#include "lib/containers/containers.h"
+
+/* Cgroups a pass judges at most (unattributed rows hold at most 4,096). */
+#define VNFS_DISCOVERY_MAX_CGROUPS 4096
+/* Pods whose end is awaited at once. */
+#define VNFS_DISCOVERY_MAX_PODS 1024
+/* A cgroup whose identification failed (state not to trust, registry full)
+ * is tried again after this long, so that the log names it once a minute
+ * at most. */
+#define VNFS_DISCOVERY_RETRY_MS (60 * 1000)
+
+enum vnfs_discovery_verdict {
+	VNFS_DISCOVERY_NOT_CONTAINER, /* no Kubernetes container: stays unattributed */
+	VNFS_DISCOVERY_REGISTERED,    /* registered (its rows are gone after the fold) */
+	VNFS_DISCOVERY_FAILED,        /* tried again after VNFS_DISCOVERY_RETRY_MS */
+};
+
+struct vnfs_discovery_cgroup {
+	uint64_t id;
+	enum vnfs_discovery_verdict verdict;
+	int64_t judged_ms;
+};
+
+/* A pod with a step on this node, whose end is awaited. */
+struct vnfs_discovery_pod {
+	struct vnfs_workload job; /* part "" */
+	char path[256];           /* its cgroup, relative to the cgroup2 mount */
+};
+
+/* Finishes job (its final read, records, report files: the collector's
+ * vnfs_collector_finish_job in the helper).  Returns 0, or -1 with a
+ * message. */
+typedef int (*vnfs_finish_job_fn)(void *context, const struct vnfs_workload *job,
+				  int64_t now_ms, char *error, size_t error_size);
+
+struct vnfs_discovery {
+	bool enabled;
+	struct vnfs_steps *steps;
+	vnfs_finish_job_fn finish_job;
+	void *finish_context;
+	const struct vnfs_runtime_state_dir *dirs; /* vnfs_runtime_state_dirs, or a test's */
+	size_t dir_count;
+	const char *tag_variables[VNFS_CONFIG_MAX_LIST];
+	size_t tag_variable_count;
+	int cgroup_root_fd; /* the cgroup2 mount, -1 without one */
+	struct vnfs_discovery_cgroup *judged; /* the last pass's, sorted by id */
+	size_t judged_count;
+	struct vnfs_discovery_pod *pods;
+	size_t pod_count;
+	/* Counts since start, for STATUS and the log. */
+	uint64_t containers_registered;
+	uint64_t calls_folded;
+	uint64_t pods_finished;
+};
+
+/*
+ * Sets discovery up from config ([containers] discover, tag_variables;
+ * the names are read from config, which must outlive discovery), finishing
+ * pods with finish_job(finish_context, ...), looking in dirs (count of them) for the runtimes' state, under the
+ * cgroup2 hierarchy mounted at cgroup_mount (NULL: the system's).  Disabled
+ * by the config or without a cgroup2 hierarchy (logged).  Returns 0, or -1
+ * when out of memory.
+ */
+int vnfs_discovery_init(struct vnfs_discovery *discovery, const struct vnfs_config *config,
+			struct vnfs_steps *steps, vnfs_finish_job_fn finish_job,
+			void *finish_context, const struct vnfs_runtime_state_dir *dirs,
+			size_t count, const char *cgroup_mount);
+void vnfs_discovery_destroy(struct vnfs_discovery *discovery);
+
+/* One pass at now_ms (the wall clock's milliseconds, as records have it):
+ * identify new cgroups, end the steps whose cgroup is gone, finish the pods
+ * whose cgroup is gone. */
+void vnfs_discovery_run(struct vnfs_discovery *discovery, int64_t now_ms);
+
+#endif /* VNFS_DISCOVERY_H */
