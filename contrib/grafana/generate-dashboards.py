@@ -9,10 +9,12 @@ edit this file and run it, then commit both:
     contrib/grafana/generate-dashboards.py        # rewrites contrib/grafana/*.json
 
 The metric families and labels are those of helper/outputs/metrics.c (docs/METRICS.md):
-step series carry job_id, step_id, user (and tag_<NAME> labels); Prometheus
-adds instance.  Counters hold the step's total since it was registered, so a
-job's total in a time range is last_over_time() summed over its steps and
-nodes, exact even when the job ended inside the range.
+Slurm step series carry job_id, step_id, user (and tag_<NAME> labels), a
+Kubernetes container's pod ("NAMESPACE/NAME") and container in place of
+job_id and step_id; Prometheus adds instance.  Counters hold the step's
+total since it was registered, so a job's total in a time range is
+last_over_time() summed over its steps and nodes, exact even when the job
+ended inside the range.
 
 tests/guest/suites/dashboards.sh runs every query below against a real
 Prometheus scraping a real helper, with the template variables filled in.
@@ -29,6 +31,16 @@ RANGE = "$__range"
 STEP_FILTER = 'instance=~"$instance", user=~"$user", job_id=~"$job_id"'
 USER_FILTER = 'instance=~"$instance", user=~"$user"'
 
+# A Kubernetes pod's namespace is no label of its own: it is the part of pod
+# before "/", taken out by this expression both in PromQL (label_replace,
+# which anchors it) and in the namespace variable (Grafana's regex, anchored
+# there).
+NAMESPACE_OF_POD = "([^/]+)/.*"
+# The pods of the chosen namespaces (which leaves Slurm's series out: they
+# have no pod), then the chosen pods and containers.
+POD_FILTER = ('instance=~"$instance", pod=~"$namespace/.*", pod=~"$pod", '
+              'container=~"$container"')
+
 
 # ---- template variables ------------------------------------------------------
 
@@ -40,13 +52,13 @@ def datasource_variable():
     }
 
 
-def query_variable(name, label, query, multi=True, include_all=True):
+def query_variable(name, label, query, multi=True, include_all=True, sort=3):
     variable = {
         "name": name, "label": label, "type": "query", "datasource": DATASOURCE,
         "definition": query,
         "query": {"query": query, "refId": "PrometheusVariableQueryEditor-VariableQuery"},
         "current": {}, "hide": 0, "includeAll": include_all, "multi": multi,
-        "options": [], "refresh": 2, "regex": "", "sort": 3,
+        "options": [], "refresh": 2, "regex": "", "sort": sort,
     }
     if include_all:
         variable["allValue"] = ".*"
@@ -76,6 +88,28 @@ def job_variable(name="job_id", label="Job", multi=True):
         name, label,
         'label_values(vnfs_operations_total{instance=~"$instance", user=~"$user"}, job_id)',
         multi=multi, include_all=multi)
+
+
+def namespace_variable():
+    variable = query_variable("namespace", "Namespace",
+                              'label_values(vnfs_operations_total{instance=~"$instance"}, pod)', sort=1)
+    # Grafana's form of a regular expression, /.../, its slashes escaped.
+    escaped = NAMESPACE_OF_POD.replace("/", "\\/")
+    variable["regex"] = f"/^{escaped}$/"
+    return variable
+
+
+def pod_variable():
+    return query_variable(
+        "pod", "Pod",
+        'label_values(vnfs_operations_total{instance=~"$instance", pod=~"$namespace/.*"}, pod)', sort=1)
+
+
+def container_variable():
+    return query_variable(
+        "container", "Container",
+        'label_values(vnfs_operations_total{instance=~"$instance", pod=~"$namespace/.*", '
+        'pod=~"$pod"}, container)', sort=1)
 
 
 # ---- panels ------------------------------------------------------------------
@@ -164,6 +198,19 @@ def rate_sum(family, filter_text, by):
     return f"sum by ({by}) (rate({family}{{{filter_text}}}[{RATE}]))"
 
 
+def with_namespace(expr):
+    """expr's series with a namespace label, taken from their pod."""
+    return f'label_replace({expr}, "namespace", "$1", "pod", "{NAMESPACE_OF_POD}")'
+
+
+def namespace_total(family, filter_text):
+    return f"sum by (namespace) ({with_namespace(f'last_over_time({family}{{{filter_text}}}[{RANGE}])')})"
+
+
+def namespace_rate(family, filter_text):
+    return f"sum by (namespace) ({with_namespace(f'rate({family}{{{filter_text}}}[{RATE}])')})"
+
+
 def quantile(q, filter_text, by):
     return (f"histogram_quantile({q}, sum by ({by}, le) "
             f"(rate(vnfs_operation_duration_seconds_bucket{{{filter_text}}}[{RATE}])))")
@@ -196,7 +243,7 @@ def layout(panels):
     return panels
 
 
-def dashboard(uid, title, description, variables, panels):
+def dashboard(uid, title, description, variables, panels, tags=("slurm",)):
     return {
         "__requires": [
             {"type": "grafana", "id": "grafana", "name": "Grafana", "version": "10.0.0"},
@@ -216,7 +263,7 @@ def dashboard(uid, title, description, variables, panels):
         "panels": layout(panels),
         "refresh": "30s",
         "schemaVersion": 38,
-        "tags": ["vnfs", "nfs", "slurm"],
+        "tags": ["vnfs", "nfs", *tags],
         "templating": {"list": [datasource_variable()] + variables},
         "time": {"from": "now-3h", "to": "now"},
         "timepicker": {},
@@ -486,6 +533,92 @@ def operations():
         ])
 
 
+def workload_columns(total):
+    """The Written, Read, Operations and Errors columns of a totals table,
+    each total(family)."""
+    return [("Written", total("vnfs_write_bytes_total"), "bytes"),
+            ("Read", total("vnfs_read_bytes_total"), "bytes"),
+            ("Operations", total("vnfs_operations_total"), "short"),
+            ("Errors", total("vnfs_operation_errors_total"), "short")]
+
+
+def kubernetes_stats(f):
+    whom = "the selected containers"
+    return [
+        stat("Bytes written", f"Bytes {whom} wrote to NFS in the time range.",
+             job_total("vnfs_write_bytes_total", f, ""), "bytes"),
+        stat("Bytes read", f"Bytes {whom} read from NFS with read() in the time range.",
+             job_total("vnfs_read_bytes_total", f, ""), "bytes"),
+        stat("NFS operations", "Operations of every kind in the time range.",
+             job_total("vnfs_operations_total", f, ""), "short"),
+        stat("Failed operations", "Operations that returned an error in the time range.",
+             job_total("vnfs_operation_errors_total", f, ""), "short"),
+    ]
+
+
+def kubernetes_tables(f):
+    pod_bytes = (f"{job_total('vnfs_write_bytes_total', f, 'pod')} + "
+                 f"{job_total('vnfs_read_bytes_total', f, 'pod')}")
+    namespaces = table("Namespaces", "Each namespace's totals in the time range, all its pods together.",
+                       workload_columns(lambda family: namespace_total(family, f)), sort_by="Written")
+    top = table("Top $top pods by bytes", "Bytes read and written in the time range, largest first.", [
+        ("Bytes", f"sort_desc(topk($top, {pod_bytes}))", "bytes")], sort_by="Bytes")
+    namespaces["width"] = top["width"] = 12
+    return [namespaces, top]
+
+
+def kubernetes_graphs(f):
+    return [
+        timeseries("Throughput per namespace", "Bytes read and written per second, by namespace.",
+                   [target(namespace_rate("vnfs_write_bytes_total", f), "{{namespace}} write", "A"),
+                    target(namespace_rate("vnfs_read_bytes_total", f), "{{namespace}} read", "B")], "Bps"),
+        timeseries("Throughput per pod", "Bytes read and written per second, by pod.",
+                   [target(rate_sum("vnfs_write_bytes_total", f, "pod"), "{{pod}} write", "A"),
+                    target(rate_sum("vnfs_read_bytes_total", f, "pod"), "{{pod}} read", "B")], "Bps"),
+        timeseries("Throughput per container", "Bytes read and written per second, by container.",
+                   [target(rate_sum("vnfs_write_bytes_total", f, "pod, container"),
+                           "{{pod}} {{container}} write", "A"),
+                    target(rate_sum("vnfs_read_bytes_total", f, "pod, container"),
+                           "{{pod}} {{container}} read", "B")], "Bps"),
+        timeseries("Write latency p99 per container", "99 % of each container's write calls took less.",
+                   [target(quantile(0.99, f + ', op="write"', "pod, container"),
+                           "{{pod}} {{container}}")], "s"),
+        timeseries("Operations per second per pod", "By pod and operation.",
+                   [target(rate_sum("vnfs_operations_total", f, "pod, op"), "{{pod}} {{op}}")],
+                   "ops", stack=True),
+        timeseries("Failed operations per second per pod", "Operations that returned an error, by pod.",
+                   [target(rate_sum("vnfs_operation_errors_total", f, "pod"), "{{pod}}")], "ops",
+                   stack=True),
+    ]
+
+
+def kubernetes_detail_tables(f):
+    return [
+        table("Pods", "Each pod's totals in the time range, all its containers together.",
+              workload_columns(lambda family: job_total(family, f, "pod")), sort_by="Written"),
+        table("Containers", "Each container's totals in the time range.",
+              workload_columns(lambda family: job_total(family, f, "pod, container, user")),
+              sort_by="Written"),
+        table("Operations per pod", "Count, errors and time of each operation in the time range.", [
+            ("Count", job_total("vnfs_operations_total", f, "pod, op"), "short"),
+            ("Errors", job_total("vnfs_operation_errors_total", f, "pod, op"), "short"),
+            ("Time", job_total("vnfs_operation_duration_seconds_sum", f, "pod, op"), "s"),
+        ], sort_by="Count"),
+    ]
+
+
+def kubernetes():
+    f = POD_FILTER
+    return dashboard(
+        "vnfs-kubernetes", "vnfs: Kubernetes pods",
+        "What Kubernetes workloads did to NFS, by namespace, pod and container "
+        "(containers registered by vnfs-register, e.g. as an OCI hook).",
+        [instance_variable(), namespace_variable(), pod_variable(), container_variable(),
+         custom_variable("top", "Pods shown", ["5", "10", "20", "50"], "10")],
+        kubernetes_stats(f) + kubernetes_tables(f) + kubernetes_graphs(f) + kubernetes_detail_tables(f),
+        tags=("kubernetes",))
+
+
 DASHBOARDS = {
     "vnfs-job-io.json": job_io,
     "vnfs-writes-by-process.json": writes_by_process,
@@ -493,6 +626,7 @@ DASHBOARDS = {
     "vnfs-users-jobs.json": users_jobs,
     "vnfs-compare-jobs.json": compare_jobs,
     "vnfs-operations.json": operations,
+    "vnfs-kubernetes.json": kubernetes,
 }
 
 

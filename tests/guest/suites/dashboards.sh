@@ -12,12 +12,16 @@
 #   2002 vnfstest  6 MiB or more written 1 MiB a round by nfs-workload  } in the
 #   2003 vnfstest  4 MiB or more written 1 MiB a round by "checkpointer" } same rounds
 #   2004 vnfstest  reader: 4 MiB in 4 KiB reads, one open of a missing file
-# with quiet gaps between the phases longer than the rate window.
+# with quiet gaps between the phases longer than the rate window, and two
+# Kubernetes pods (root's, registered by vnfs-register) beside 2002 and 2003:
+#   ml/resnet-7f9c    container trainer: 2 x 1 MiB writes + fsync
+#   data/etl-5d8b     container loader:  3 x 1 MiB writes + fsync
 source /vnfs/src/tests/guest/lib/guest.sh
 
 BUILD=${VNFS_BUILD:-/vnfs/src}
 HELPER=$BUILD/vnfs-helper
 SEND=$BUILD/tests/tools/vnfs-send
+REGISTER=$BUILD/vnfs-register
 WORKLOAD=$BUILD/tests/tools/nfs-workload
 RUN=/run/vnfs-dashboards
 SOCKET=$RUN/vnfs.sock
@@ -81,6 +85,10 @@ mkdir -p "$work/writer" "$work/reader" && chmod 1777 "$work" "$work/writer" "$wo
 chmod 0644 "$work/reader/data"
 guest_drop_caches
 cp "$WORKLOAD" /tmp/checkpointer
+# The containers' programs have names of their own, so that the process
+# panels' nfs-workload rows stay job 2001's and 2002's alone.
+cp "$WORKLOAD" /tmp/trainer
+cp "$WORKLOAD" /tmp/loader
 mark nfs_up
 
 if ! until_ok 90 curl -sf $PROMETHEUS/-/ready; then
@@ -110,6 +118,18 @@ in_job() { # in_job JOB USER COMMAND...: COMMAND as USER inside the job's cgroup
 	bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUP/job$job" \
 		setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups -- "$@"
 }
+# register_container POD CONTAINER: a Kubernetes container in the cgroup
+# $CGROUP/pod-CONTAINER, registered as a runtime's hook would.
+register_container() {
+	mkdir -p "$CGROUP/pod-$2" &&
+		"$REGISTER" --socket $SOCKET --source kubernetes --job "$1" --part "$2" \
+			--cgroup "$CGROUP/pod-$2" > /dev/null
+}
+in_container() { # in_container CONTAINER COMMAND...: COMMAND as root inside the container's cgroup
+	local container=$1
+	shift
+	bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUP/pod-$container" "$@"
+}
 user=$VNFS_TEST_USER
 user_id=$(id -u "$user")
 
@@ -117,6 +137,8 @@ check "register job 2001 (root)" register 2001 0 climate
 check "register job 2002 ($user)" register 2002 "$user_id" genome
 check "register job 2003 ($user)" register 2003 "$user_id" genome
 check "register job 2004 ($user)" register 2004 "$user_id" genome
+check "register pod ml/resnet-7f9c's container trainer" register_container ml/resnet-7f9c trainer
+check "register pod data/etl-5d8b's container loader" register_container data/etl-5d8b loader
 sleep 2
 start_time=$(date +%s)
 
@@ -129,6 +151,16 @@ sleep $QUIET
 # least 6 MiB for 2002 and 4 MiB for 2003), so that data is produced, not
 # hoped for from a timing window on a loaded machine.
 mkfifo $RUN/pace2002 $RUN/pace2003
+# The pods write while jobs 2002 and 2003 do, which takes longer (six rounds
+# or more, each waiting for a scrape), so they add no phase of their own.
+# 2.5 s between their 1 MiB writes (more than a collection interval plus a
+# scrape interval): scrapes see their counters grow, as rate() and the p99
+# latency panel need.  They are root's, as job 2001 is, but start a quiet
+# gap after it (see vnfs-users-jobs below).
+in_container trainer /tmp/trainer slow-write "$work/pod-trainer" 2 2500 > /dev/null &
+trainer=$!
+in_container loader /tmp/loader slow-write "$work/pod-loader" 3 2500 > /dev/null &
+loader=$!
 in_job 2002 "$user" "$WORKLOAD" paced-write "$work/job2002" < $RUN/pace2002 > /dev/null &
 first=$!
 in_job 2003 "$user" /tmp/checkpointer paced-write "$work/job2003" < $RUN/pace2003 > /dev/null &
@@ -163,6 +195,10 @@ wait $first
 check_eq "job 2002: paced writer (at the same time as 2003)" $? 0
 wait $second
 check_eq "job 2003: paced writer 'checkpointer' (at the same time as 2002)" $? 0
+wait $trainer
+check_eq "pod ml/resnet-7f9c: container trainer wrote 2 MiB (beside 2002 and 2003)" $? 0
+wait $loader
+check_eq "pod data/etl-5d8b: container loader wrote 3 MiB (beside 2002 and 2003)" $? 0
 sleep $QUIET
 check "job 2004: reader workload" in_job 2004 "$user" "$WORKLOAD" reader "$work/reader/data" "$work/reader"
 mark workloads_done
@@ -189,11 +225,12 @@ echo "queries evaluated over [$start_time, $end_time], \$__range=${range_seconds
 # fill TEMPLATE SCENARIO: the query with its variables replaced the way
 # Grafana replaces them; SCENARIO is "name=value ..." over the defaults.
 # Longest names first, so that $job_a is never taken for $job.
-variable_order="min_jobs instance job_id job_a job_b user comm top op"
+variable_order="min_jobs namespace container instance job_id job_a job_b user comm top pod op"
 fill() {
 	local query=$1 name assignment
 	declare -A values=([instance]='.*' [user]='.*' [job_id]='.*' [comm]='.*' [op]='.*'
-		[top]=10 [min_jobs]=2 [job_a]=2002 [job_b]=2003)
+		[top]=10 [min_jobs]=2 [job_a]=2002 [job_b]=2003
+		[namespace]='.*' [pod]='.*' [container]='.*')
 	for assignment in $2; do
 		values[${assignment%%=*}]=${assignment#*=}
 	done
@@ -214,9 +251,10 @@ declare -A scenarios=(
 	[vnfs-users-jobs]=";min_jobs=1"
 	[vnfs-compare-jobs]="job_a=2002 job_b=2003"
 	[vnfs-operations]="job_id=2004;job_id=2001;job_id=2002"
+	[vnfs-kubernetes]=";namespace=ml;pod=data/etl-5d8b;container=trainer;top=1"
 )
 dashboards=("$VNFS_SRC"/contrib/grafana/*.json)
-check "six dashboards to run (found ${#dashboards[@]})" test ${#dashboards[@]} -ge 6
+check "seven dashboards to run (found ${#dashboards[@]})" test ${#dashboards[@]} -ge 7
 for file in "${dashboards[@]}"; do
 	uid=$(jq -r .uid "$file")
 	[ -n "${scenarios[$uid]+set}" ] || fail "dashboard $uid ($file) has no scenario in this suite"
@@ -329,9 +367,12 @@ reader_errors=$(send '{"v":1,"type":"query","job":2004}' | jq '[.job.steps[].ope
 check_ge "job 2004: the helper counted the missing file's error" "${reader_errors:-0}" 1
 expect vnfs-job-io job_id=2004 "Failed operations" A "" "$reader_errors"
 expect vnfs-job-io job_id=2004 "Steps" B "job_id=2004 step_id=0 user=$user" $((4 * MIB))
-expect vnfs-job-io "job_id=.*" "Bytes written" A "" $(((8 + written2002 + written2003) * MIB))
+# job_id=~".*" (Grafana's All) also matches series without a job_id: the
+# pods' 2 + 3 MiB are in All's total, and their series are one more row of
+# Steps (no job_id or step_id, user root: both pods in one row).
+expect vnfs-job-io "job_id=.*" "Bytes written" A "" $(((8 + written2002 + written2003 + 5) * MIB))
 expect vnfs-job-io "job_id=.*" "Bytes read" A "" $((4 * MIB))
-expect_series vnfs-job-io "job_id=.*" "Steps" A 4
+expect_series vnfs-job-io "job_id=.*" "Steps" A 5
 
 expect vnfs-writes-by-process "" "Bytes written by process" A "comm=nfs-workload" $(((8 + written2002) * MIB))
 expect vnfs-writes-by-process "" "Bytes written by process" A "comm=checkpointer" $((written2003 * MIB))
@@ -348,6 +389,9 @@ expect vnfs-writes-by-job "" "Bytes written per job" C "job_id=2001" 1
 expect vnfs-writes-by-job "" "Bytes written per job" B "job_id=2002" $written2002
 expect_series vnfs-writes-by-job "user=$user" "Bytes written per job" A 3
 
+# The pods' series have no job_id: this dashboard sees all of root's pods
+# as one job (job_id ""), and they ran long after job 2001, so root still
+# had at most one job at once.
 expect vnfs-users-jobs "" "Most jobs at once, per user" A "user=$user" 2
 expect_series vnfs-users-jobs "" "Most jobs at once, per user" A 1
 expect vnfs-users-jobs "min_jobs=1" "Most jobs at once, per user" A "user=root" 1
@@ -369,6 +413,45 @@ expect vnfs-operations job_id=2001 "Operations in the time range" A "op=write" 8
 expect vnfs-operations job_id=2001 "Operations in the time range" A "op=fsync" 1
 expect vnfs-operations job_id=2001 "Operations in the time range" A "op=rename" 3
 expect vnfs-operations job_id=2001 "Operations in the time range" A "op=unlink" 10
+
+# The pods, by namespace, pod and container; Slurm's jobs (no pod label)
+# are in none of these panels.
+k8s=vnfs-kubernetes trainer_row="pod=ml/resnet-7f9c container=trainer user=root"
+loader_row="pod=data/etl-5d8b container=loader user=root"
+expect $k8s "" "Bytes written" A "" $((5 * MIB))
+expect $k8s "" "Bytes read" A "" 0
+expect $k8s "" "Failed operations" A "" 0
+expect $k8s "" "Namespaces" A "namespace=ml" $((2 * MIB))
+expect $k8s "" "Namespaces" A "namespace=data" $((3 * MIB))
+expect $k8s "" "Namespaces" B "namespace=data" 0
+expect $k8s "" "Namespaces" D "namespace=ml" 0
+expect_series $k8s "" "Namespaces" A 2
+expect $k8s "" "Pods" A "pod=ml/resnet-7f9c" $((2 * MIB))
+expect $k8s "" "Pods" A "pod=data/etl-5d8b" $((3 * MIB))
+expect $k8s "" "Pods" D "pod=data/etl-5d8b" 0
+expect_series $k8s "" "Pods" A 2
+expect $k8s "" "Containers" A "$trainer_row" $((2 * MIB))
+expect $k8s "" "Containers" A "$loader_row" $((3 * MIB))
+expect $k8s "" "Containers" B "$loader_row" 0
+expect_series $k8s "" "Containers" A 2
+expect $k8s "" "Operations per pod" A "pod=ml/resnet-7f9c op=write" 2
+expect $k8s "" "Operations per pod" A "pod=ml/resnet-7f9c op=fsync" 1
+expect $k8s "" "Operations per pod" A "pod=data/etl-5d8b op=write" 3
+expect $k8s "" "Operations per pod" A "pod=data/etl-5d8b op=fsync" 1
+expect $k8s "" "Operations per pod" B "pod=data/etl-5d8b op=write" 0
+expect $k8s "" "Top \$top pods by bytes" A "pod=data/etl-5d8b" $((3 * MIB))
+expect $k8s "" "Top \$top pods by bytes" A "pod=ml/resnet-7f9c" $((2 * MIB))
+expect_series $k8s top=1 "Top \$top pods by bytes" A 1
+expect $k8s top=1 "Top \$top pods by bytes" A "pod=data/etl-5d8b" $((3 * MIB))
+expect $k8s namespace=ml "Bytes written" A "" $((2 * MIB))
+expect $k8s namespace=ml "Pods" A "pod=ml/resnet-7f9c" $((2 * MIB))
+expect_series $k8s namespace=ml "Pods" A 1
+expect $k8s pod=data/etl-5d8b "Bytes written" A "" $((3 * MIB))
+expect $k8s pod=data/etl-5d8b "Containers" A "$loader_row" $((3 * MIB))
+expect_series $k8s pod=data/etl-5d8b "Containers" A 1
+expect $k8s container=trainer "Bytes written" A "" $((2 * MIB))
+expect $k8s container=trainer "Namespaces" A "namespace=ml" $((2 * MIB))
+expect_series $k8s container=trainer "Namespaces" A 1
 check_expectations
 # Percentiles come from rate(): only a job whose counters grew across
 # scrapes has them (2002 did, by the rounds above; 2001 was done within one
@@ -380,6 +463,37 @@ check "vnfs-operations: job 2002's p99 write latency is a finite positive durati
 check "vnfs-operations: the helper reports an attach method for every operation" jq -e \
 	'[.data.result[].metric.op] | unique | length >= 20' \
 	<<< "$(answer vnfs-operations job_id=2001 "Probe attach method" A)"
+# The pods' writes were 2.5 s apart, so rate() saw each container's grow.
+for container in trainer loader; do
+	check "vnfs-kubernetes: container $container's p99 write latency is a finite positive duration" jq -e \
+		--arg container $container '[.data.result[] | select(.metric.container == $container) |
+		.values[][1] | select(. != "NaN") | tonumber] | length > 0 and all(. > 0 and . < 20)' \
+		<<< "$(answer vnfs-kubernetes "" "Write latency p99 per container" A)"
+done
+
+# The Kubernetes dashboard's variables as Grafana gets their values:
+# label_values(SELECTOR, LABEL) is LABEL's values among the series SELECTOR
+# matches in the time range, and a variable's regex /.../ keeps each value's
+# first capture group (values it does not match are left out).
+variable_values() { # variable_values NAME SCENARIO: the values, sorted, one line
+	local file=$VNFS_SRC/contrib/grafana/vnfs-kubernetes.json definition regex label
+	definition=$(jq -r --arg name "$1" '.templating.list[] | select(.name == $name) | .definition' "$file")
+	regex=$(jq -r --arg name "$1" '.templating.list[] | select(.name == $name) | .regex' "$file")
+	[[ $definition =~ ^label_values\((.*),\ *([a-z_]+)\)$ ]] || { echo "not label_values: $definition"; return; }
+	label=${BASH_REMATCH[2]}
+	fill "${BASH_REMATCH[1]}" "$2"
+	curl -sfG "$PROMETHEUS/api/v1/label/$label/values" --data-urlencode "match[]=$filled" \
+		--data-urlencode "start=$start_time" --data-urlencode "end=$end_time" |
+		jq -r --arg regex "$regex" '.data[] | if $regex == "" then . else
+			($regex | ltrimstr("/") | rtrimstr("/")) as $re | match($re) | .captures[0].string // .string end' |
+		sort -u | paste -s -d ' '
+}
+check_eq "vnfs-kubernetes: the namespace variable's values" "$(variable_values namespace "")" "data ml"
+check_eq "vnfs-kubernetes: the pod variable's values in namespace ml" "$(variable_values pod namespace=ml)" \
+	"ml/resnet-7f9c"
+check_eq "vnfs-kubernetes: the container variable's values" "$(variable_values container "")" "loader trainer"
+check_eq "vnfs-kubernetes: the container variable's values in pod data/etl-5d8b" \
+	"$(variable_values container pod=data/etl-5d8b)" "loader"
 
 kill -TERM "$HELPER_PID" "$PROMETHEUS_PID"
 wait "$HELPER_PID"
