@@ -168,6 +168,8 @@ static const struct config_key config_keys[] = {
 	  .default_text = "true" },
 	{ "containers", "tag_variables", parse_tag_list,
 	  LIST(containers.tag_variables, containers.tag_variable_count), .default_text = "" },
+	{ "containers", "podman_storage", parse_optional_path, FIELD(containers.podman_storage),
+	  .default_text = "/var/lib/containers/storage" },
 
 	{ "sqlite", "enabled", parse_bool, FIELD(sqlite.enabled), .default_text = "true" },
 	{ "sqlite", "path", parse_path, FIELD(sqlite.path),

@@ -66,6 +66,7 @@ struct vnfs_config {
 		bool discover;               /* identify containers from their runtime's state */
 		size_t tag_variable_count;   /* container environment variables kept as tags */
 		char tag_variables[VNFS_CONFIG_MAX_LIST][65];
+		char podman_storage[VNFS_PATH_MAX]; /* podman's graphroot; "" = none */
 	} containers;
 
 	struct {

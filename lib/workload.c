@@ -4,6 +4,7 @@
  */
 #include "lib/workload.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -135,6 +136,38 @@ bool vnfs_kubernetes_subdomain_valid(const char *text)
 	}
 }
 
+bool vnfs_container_name_valid(const char *text)
+{
+	size_t length = strlen(text);
+
+	if (length == 0 || length > VNFS_CONTAINER_NAME_MAX || !isalnum((unsigned char)text[0]))
+		return false;
+	for (size_t i = 0; i < length; i++)
+		if (!isalnum((unsigned char)text[i]) && !strchr("_.-", text[i]))
+			return false;
+	return true;
+}
+
+/* A plain container's identity: its name, and its short id or "" for
+ * the container as a job. */
+static int check_container(const char *job, const char *part, char *error, size_t error_size)
+{
+	if (!vnfs_container_name_valid(job)) {
+		snprintf(error, error_size,
+			 "a container's name is a letter or digit, then letters, digits, '_', '.' "
+			 "or '-' (at most %d)",
+			 VNFS_CONTAINER_NAME_MAX);
+		return -1;
+	}
+	if (part[0] != '\0' && (strlen(part) != VNFS_CONTAINER_SHORT_ID_LENGTH ||
+				strspn(part, "0123456789abcdef") != VNFS_CONTAINER_SHORT_ID_LENGTH)) {
+		snprintf(error, error_size, "a container's id is %d lowercase hex digits",
+			 VNFS_CONTAINER_SHORT_ID_LENGTH);
+		return -1;
+	}
+	return 0;
+}
+
 /* A Kubernetes identity is spelled as Kubernetes checks it: the job
  * "namespace/name" (a DNS label, a DNS subdomain), the part a container's
  * name (a DNS label) or "" for the whole pod. */
@@ -211,6 +244,8 @@ int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source 
 		return -1;
 	if (source == VNFS_SOURCE_KUBERNETES && check_kubernetes(job, part, error, error_size) < 0)
 		return -1;
+	if (source == VNFS_SOURCE_CONTAINER && check_container(job, part, error, error_size) < 0)
+		return -1;
 	workload->source = source;
 	snprintf(workload->job, sizeof(workload->job), "%s", job);
 	snprintf(workload->part, sizeof(workload->part), "%s", part);
@@ -219,7 +254,7 @@ int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source 
 
 const char *vnfs_workload_describe(const struct vnfs_workload *workload, char *buf, size_t size)
 {
-	const char *source = vnfs_workload_source_name(workload->source);
+	const char *source = vnfs_workload_source_name(workload->source), *job_label;
 	bool has_part = workload->part[0] != '\0';
 
 	if (source == NULL || workload->source == VNFS_SOURCE_SLURM) {
@@ -228,8 +263,10 @@ const char *vnfs_workload_describe(const struct vnfs_workload *workload, char *b
 			 workload->part);
 		return buf;
 	}
-	snprintf(buf, size, "%s %s %s%s%s%s%s", source, sources[workload->source].job_label,
-		 workload->job, has_part ? " " : "",
+	/* "container trainer-7 ...", not "container container trainer-7 ...". */
+	job_label = sources[workload->source].job_label;
+	snprintf(buf, size, "%s%s%s %s%s%s%s%s", source, strcmp(source, job_label) ? " " : "",
+		 strcmp(source, job_label) ? job_label : "", workload->job, has_part ? " " : "",
 		 has_part ? sources[workload->source].part_label : "", has_part ? " " : "",
 		 workload->part);
 	return buf;

@@ -32,7 +32,9 @@
 	/* constant  name          job label  part label */    \
 	X(SLURM, "slurm", "job_id", "step_id")                \
 	/* a pod, "namespace/name", and one of its containers */ \
-	X(KUBERNETES, "kubernetes", "pod", "container")
+	X(KUBERNETES, "kubernetes", "pod", "container")             \
+	/* a podman or docker container: its name, its short id */ \
+	X(CONTAINER, "container", "container", "container_id")
 
 enum vnfs_workload_source {
 #define VNFS_WORKLOAD_SOURCE_ENUM(constant, name, job_label, part_label) \
@@ -99,6 +101,16 @@ void vnfs_workload_of_slurm_job(struct vnfs_workload *workload, uint32_t job_id)
 #define VNFS_KUBERNETES_SUBDOMAIN_MAX 253
 bool vnfs_kubernetes_label_valid(const char *text);
 bool vnfs_kubernetes_subdomain_valid(const char *text);
+
+/* A podman or docker container's name, as both engines check one: a letter
+ * or digit, then letters, digits, '_', '.' or '-' ([a-zA-Z0-9][a-zA-Z0-9_.-]*),
+ * here at most VNFS_CONTAINER_NAME_MAX bytes.  Its short id, the part of a
+ * CONTAINER workload, is the first VNFS_CONTAINER_SHORT_ID_LENGTH of its 64
+ * lowercase hex digits, as `podman ps` shows it: a name is reused from run
+ * to run, the id is not. */
+#define VNFS_CONTAINER_NAME_MAX 128
+#define VNFS_CONTAINER_SHORT_ID_LENGTH 12
+bool vnfs_container_name_valid(const char *text);
 
 /* The Slurm numbers back.  Returns 0, or -1 when workload is not a Slurm
  * step (another source, or text that is not Slurm's). */

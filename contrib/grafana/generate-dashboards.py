@@ -52,7 +52,7 @@ def datasource_variable():
     }
 
 
-def query_variable(name, label, query, multi=True, include_all=True, sort=3):
+def query_variable(name, label, query, multi=True, include_all=True, sort=3, all_value=".*"):
     variable = {
         "name": name, "label": label, "type": "query", "datasource": DATASOURCE,
         "definition": query,
@@ -61,7 +61,7 @@ def query_variable(name, label, query, multi=True, include_all=True, sort=3):
         "options": [], "refresh": 2, "regex": "", "sort": sort,
     }
     if include_all:
-        variable["allValue"] = ".*"
+        variable["allValue"] = all_value
     return variable
 
 
@@ -84,10 +84,12 @@ def user_variable():
 
 
 def job_variable(name="job_id", label="Job", multi=True):
+    # "All" is every Slurm job: ".+", since ".*" would also match the
+    # series that have no job_id (Kubernetes pods, vnfs-kubernetes.json's).
     return query_variable(
         name, label,
         'label_values(vnfs_operations_total{instance=~"$instance", user=~"$user"}, job_id)',
-        multi=multi, include_all=multi)
+        multi=multi, include_all=multi, all_value=".+")
 
 
 def namespace_variable():

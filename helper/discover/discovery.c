@@ -1,8 +1,9 @@
 /*
- * discovery.c — Kubernetes containers found by the helper itself (see
- * discovery.h): judging the cgroups of unattributed rows, registering the
- * containers among them with their first calls folded in, ending them and
- * finishing their pods when their cgroups are gone.
+ * discovery.c — containers found by the helper itself (see discovery.h):
+ * judging the cgroups of unattributed rows, registering the containers
+ * among them with their first calls folded in, ending them and finishing
+ * their pods (or themselves, a podman container) when their cgroups are
+ * gone.
  */
 #include "helper/discover/discovery.h"
 
@@ -16,6 +17,36 @@
 
 #include "lib/log.h"
 
+/* The runtimes' directories given, then podman's under its store. */
+static int add_dirs(struct vnfs_discovery *discovery, const struct vnfs_config *config,
+		    const struct vnfs_runtime_state_dir *dirs, size_t count)
+{
+	static const char *const drivers[] = {
+#define VNFS_STORAGE_DRIVER_NAME(name) name,
+		VNFS_STORAGE_DRIVERS(VNFS_STORAGE_DRIVER_NAME)
+#undef VNFS_STORAGE_DRIVER_NAME
+	};
+	const char *graphroot = config->containers.podman_storage;
+
+	_Static_assert(sizeof(drivers) / sizeof(drivers[0]) == VNFS_DISCOVERY_PODMAN_DIRS,
+		       "a directory per storage driver");
+	if (count > VNFS_DISCOVERY_MAX_DIRS - VNFS_DISCOVERY_PODMAN_DIRS)
+		return -1;
+	memcpy(discovery->dirs, dirs, count * sizeof(*dirs));
+	discovery->dir_count = count;
+	for (size_t i = 0; graphroot[0] != '\0' && i < VNFS_DISCOVERY_PODMAN_DIRS; i++) {
+		if (vnfs_podman_state_dir(graphroot, drivers[i], &discovery->dirs[count],
+					  discovery->podman_dirs[i],
+					  sizeof(discovery->podman_dirs[i])) != 0) {
+			vnfs_warning("[containers] podman_storage %s: too long a path: podman "
+				     "containers are not identified", graphroot);
+			break;
+		}
+		discovery->dir_count = ++count;
+	}
+	return 0;
+}
+
 int vnfs_discovery_init(struct vnfs_discovery *discovery, const struct vnfs_config *config,
 			struct vnfs_steps *steps, vnfs_finish_job_fn finish_job,
 			void *finish_context, const struct vnfs_runtime_state_dir *dirs,
@@ -28,8 +59,8 @@ int vnfs_discovery_init(struct vnfs_discovery *discovery, const struct vnfs_conf
 	discovery->steps = steps;
 	discovery->finish_job = finish_job;
 	discovery->finish_context = finish_context;
-	discovery->dirs = dirs;
-	discovery->dir_count = count;
+	if (add_dirs(discovery, config, dirs, count) != 0)
+		return -1;
 	for (size_t i = 0; i < config->containers.tag_variable_count; i++)
 		discovery->tag_variables[i] = config->containers.tag_variables[i];
 	discovery->tag_variable_count = config->containers.tag_variable_count;
@@ -167,7 +198,8 @@ static enum vnfs_discovery_verdict register_container(struct vnfs_discovery *dis
 		return VNFS_DISCOVERY_FAILED;
 	}
 	discovery->containers_registered++;
-	await_pod(discovery, &step->workload, step->cgroup_path);
+	if (step->workload.source == VNFS_SOURCE_KUBERNETES)
+		await_pod(discovery, &step->workload, step->cgroup_path);
 	if (source->fold_unattributed == NULL) {
 		errno = EOPNOTSUPP;
 		vnfs_warning("%s: its calls before it was discovered stay unattributed (%s)", name,
@@ -253,27 +285,30 @@ static void judge_new_cgroups(struct vnfs_discovery *discovery, int64_t now_ms)
 
 /* ---- ends ---- */
 
-/* A Kubernetes step, copied out of the registry. */
-struct kubernetes_step {
+/* A step of a source the discovery follows (Kubernetes, container),
+ * copied out of the registry. */
+struct followed_step {
 	struct vnfs_workload workload;
 	enum vnfs_step_state state;
 	uint64_t cgroup_id;
 	char cgroup_path[256];
 };
 
-struct kubernetes_steps {
-	struct kubernetes_step *steps;
+struct followed_steps {
+	struct followed_step *steps;
 	size_t count;
 };
 
-static void note_kubernetes_step(const struct vnfs_step *step, uint32_t slot, void *context)
+static void note_followed_step(const struct vnfs_step *step, uint32_t slot, void *context)
 {
-	struct kubernetes_steps *found = context;
+	struct followed_steps *found = context;
 
 	(void)slot;
-	if (step->workload.source != VNFS_SOURCE_KUBERNETES || found->count == VNFS_MAX_STEPS)
+	if ((step->workload.source != VNFS_SOURCE_KUBERNETES &&
+	     step->workload.source != VNFS_SOURCE_CONTAINER) ||
+	    found->count == VNFS_MAX_STEPS)
 		return;
-	found->steps[found->count++] = (struct kubernetes_step){
+	found->steps[found->count++] = (struct followed_step){
 		.workload = step->workload,
 		.state = step->state,
 		.cgroup_id = step->cgroup_id,
@@ -305,74 +340,88 @@ static int path_gone(const struct vnfs_discovery *discovery, const char *path)
 	       errno == ENOENT;
 }
 
-/* Ends each running Kubernetes step whose cgroup is gone; remembers the
- * pods of the others (after a restart, the registry's are awaited again). */
-static void end_gone_steps(struct vnfs_discovery *discovery, struct kubernetes_steps *found,
+/* Finishes job now (its cgroup is gone and it runs no step). */
+static void finish(struct vnfs_discovery *discovery, const struct vnfs_workload *job,
+		   int64_t now_ms)
+{
+	char error[512], name[VNFS_WORKLOAD_DESCRIPTION_MAX];
+
+	vnfs_workload_describe(job, name, sizeof(name));
+	/* A pod its hooks finished already is known no more: not news. */
+	if (discovery->finish_job(discovery->finish_context, job, now_ms, error,
+				  sizeof(error)) < 0) {
+		vnfs_debug("%s: its cgroup is gone; not finished: %s", name, error);
+		return;
+	}
+	discovery->pods_finished++;
+	vnfs_info("%s finished: its cgroup is gone", name);
+}
+
+/* Ends each running step whose cgroup is gone, and finishes a plain
+ * container's job with it; remembers the pods of the others (after a
+ * restart, the registry's are awaited again). */
+static void end_gone_steps(struct vnfs_discovery *discovery, struct followed_steps *found,
 			   int64_t now_ms)
 {
 	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
 	for (size_t i = 0; i < found->count; i++) {
-		struct kubernetes_step *step = &found->steps[i];
+		struct followed_step *step = &found->steps[i];
+		bool kubernetes = step->workload.source == VNFS_SOURCE_KUBERNETES;
 
 		if (step->state != VNFS_STEP_RUNNING)
 			continue;
-		if (step->workload.part[0] != '\0')
+		if (kubernetes && step->workload.part[0] != '\0')
 			await_pod(discovery, &step->workload, step->cgroup_path);
-		if (cgroup_gone(discovery, step->cgroup_id) != 1)
+		if (cgroup_gone(discovery, step->cgroup_id) != 1 ||
+		    vnfs_steps_end(discovery->steps, &step->workload, now_ms) != 0)
 			continue;
-		if (vnfs_steps_end(discovery->steps, &step->workload, now_ms) == 0) {
-			vnfs_info("%s ended: its cgroup is gone",
-				  vnfs_workload_describe(&step->workload, name, sizeof(name)));
-			step->state = VNFS_STEP_ENDED;
+		vnfs_info("%s ended: its cgroup is gone",
+			  vnfs_workload_describe(&step->workload, name, sizeof(name)));
+		step->state = VNFS_STEP_ENDED;
+		if (!kubernetes) {
+			struct vnfs_workload job = step->workload;
+
+			job.part[0] = '\0';
+			finish(discovery, &job, now_ms);
 		}
 	}
 }
 
-static bool pod_running(const struct kubernetes_steps *found, const struct vnfs_workload *job)
+static bool pod_running(const struct followed_steps *found, const struct vnfs_workload *job)
 {
 	for (size_t i = 0; i < found->count; i++)
 		if (found->steps[i].state == VNFS_STEP_RUNNING &&
-		    strcmp(found->steps[i].workload.job, job->job) == 0)
+		    vnfs_workload_same_job(&found->steps[i].workload, job))
 			return true;
 	return false;
 }
 
 /* Finishes each awaited pod whose cgroup is gone and that runs no step. */
 static void finish_gone_pods(struct vnfs_discovery *discovery,
-			     const struct kubernetes_steps *found, int64_t now_ms)
+			     const struct followed_steps *found, int64_t now_ms)
 {
-	char error[512], name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 	size_t kept = 0;
 
 	for (size_t i = 0; i < discovery->pod_count; i++) {
 		struct vnfs_discovery_pod *pod = &discovery->pods[i];
 
-		if (pod_running(found, &pod->job) || path_gone(discovery, pod->path) != 1) {
+		if (pod_running(found, &pod->job) || path_gone(discovery, pod->path) != 1)
 			discovery->pods[kept++] = *pod;
-			continue;
-		}
-		vnfs_workload_describe(&pod->job, name, sizeof(name));
-		/* A pod its hooks finished already is known no more: not news. */
-		if (discovery->finish_job(discovery->finish_context, &pod->job, now_ms, error,
-					  sizeof(error)) < 0) {
-			vnfs_debug("%s: its cgroup is gone; not finished: %s", name, error);
-		} else {
-			discovery->pods_finished++;
-			vnfs_info("%s finished: its cgroup is gone", name);
-		}
+		else
+			finish(discovery, &pod->job, now_ms);
 	}
 	discovery->pod_count = kept;
 }
 
 static void follow_ends(struct vnfs_discovery *discovery, int64_t now_ms)
 {
-	struct kubernetes_steps found = { calloc(VNFS_MAX_STEPS, sizeof(*found.steps)), 0 };
+	struct followed_steps found = { calloc(VNFS_MAX_STEPS, sizeof(*found.steps)), 0 };
 
 	if (found.steps == NULL)
 		return;
 	/* Copied out first: nothing is called under the registry's lock. */
-	vnfs_registry_visit(discovery->steps->registry, note_kubernetes_step, &found, NULL);
+	vnfs_registry_visit(discovery->steps->registry, note_followed_step, &found, NULL);
 	end_gone_steps(discovery, &found, now_ms);
 	finish_gone_pods(discovery, &found, now_ms);
 	free(found.steps);

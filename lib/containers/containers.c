@@ -1,11 +1,9 @@
 /*
- * containers.c — a cgroup's Kubernetes container, from the runtime's own
- * state (see containers.h).
+ * containers.c — a cgroup's container, Kubernetes' or podman's, from its
+ * runtime's own state (see containers.h).
  */
 /* open_by_handle_at needs _GNU_SOURCE: configure.ac's AC_USE_SYSTEM_EXTENSIONS */
 #include "lib/containers/containers.h"
-
-#include "lib/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,18 +14,35 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/containers/runtime_json.h"
+#include "lib/containers/storage_names.h"
+#include "lib/log.h"
+
 /* include/linux/exportfs.h's FILEID_KERNFS, not in the UAPI headers: the
  * file handle type of a kernfs node, whose 64-bit id is a cgroup2 id. */
 #define HANDLE_KERNFS 0xfe
 
 const struct vnfs_runtime_state_dir vnfs_runtime_state_dirs[] = {
 #define VNFS_RUNTIME_STATE_DIR_ROW(runtime, directory, file, annotations) \
-	{ VNFS_RUNTIME_##runtime, directory, file, annotations },
+	{ VNFS_RUNTIME_##runtime, directory, file, annotations, NULL },
 	VNFS_RUNTIME_STATE_DIRS(VNFS_RUNTIME_STATE_DIR_ROW)
 #undef VNFS_RUNTIME_STATE_DIR_ROW
 };
 const size_t vnfs_runtime_state_dir_count =
 	sizeof(vnfs_runtime_state_dirs) / sizeof(vnfs_runtime_state_dirs[0]);
+
+int vnfs_podman_state_dir(const char *graphroot, const char *driver,
+			  struct vnfs_runtime_state_dir *dir, char *directory, size_t size)
+{
+	int written = snprintf(directory, size, "%s/%s-containers", graphroot, driver);
+
+	if (graphroot[0] != '/' || written < 0 || (size_t)written >= size)
+		return -1;
+	*dir = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_PODMAN, directory,
+						"userdata/config.json",
+						VNFS_OCI_ANNOTATIONS_NONE, "containers.json" };
+	return 0;
+}
 
 int vnfs_cgroup2_mount(char *path, size_t size)
 {
@@ -296,6 +311,85 @@ static void tags_of_config(const struct vnfs_oci_config *config, const char *con
 	}
 }
 
+/*
+ * The name dir's engine gives container id, from its names file.
+ * Returns 1 with *workload (source container, part the short id), 0 when
+ * the file does not list it, -1 with a message.
+ */
+static int workload_of_names(const struct vnfs_runtime_state_dir *dir, const char *id,
+			     struct vnfs_workload *workload, char *error, size_t error_size)
+{
+	char name[VNFS_CONTAINER_NAME_MAX + 1], short_id[VNFS_CONTAINER_SHORT_ID_LENGTH + 1];
+	int fd = open_trusted(AT_FDCWD, dir->directory, dir->directory, error, error_size);
+	char *text = NULL;
+	size_t length = 0;
+	int result;
+
+	if (fd < 0)
+		return fd == -2 ? 0 : -1;
+	/* No names file (a store with no container yet): none of its. */
+	if (faccessat(fd, dir->names_file, F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
+		close(fd);
+		return 0;
+	}
+	result = vnfs_runtime_file_read(fd, dir->names_file, VNFS_STORAGE_NAMES_SIZE_MAX, &text,
+					&length, error, error_size);
+	close(fd);
+	if (result == 0)
+		result = vnfs_storage_container_name(text, length, id, name, sizeof(name), error,
+						     error_size);
+	free(text);
+	if (result != 1)
+		return result;
+	snprintf(short_id, sizeof(short_id), "%.*s", VNFS_CONTAINER_SHORT_ID_LENGTH, id);
+	return vnfs_workload_set(workload, VNFS_SOURCE_CONTAINER, name, short_id, error,
+				 error_size) < 0
+		       ? -1
+		       : 1;
+}
+
+/* Whether dir is where the container of cgroup may be described: a
+ * Kubernetes runtime's for a container under kubepods (of the runtime its
+ * path names, if it names one), a plain engine's of its own runtime for the
+ * others. */
+static bool may_describe(const struct vnfs_runtime_state_dir *dir,
+			 const struct vnfs_container_cgroup *cgroup)
+{
+	if (cgroup->kubernetes != (dir->names_file == NULL))
+		return false;
+	return cgroup->runtime == VNFS_RUNTIME_UNKNOWN || dir->runtime == cgroup->runtime;
+}
+
+/* The workload of the container of cgroup (at path) in dir, if dir knows
+ * it.  Returns 1 with *workload (and *tags), 0, or -1 with a message. */
+static int identify_in(const struct vnfs_runtime_state_dir *dir,
+		       const struct vnfs_container_cgroup *cgroup, const char *path,
+		       const char *const *tag_variables, size_t tag_variable_count,
+		       struct vnfs_oci_config *config, struct vnfs_workload *workload,
+		       struct vnfs_tag_list *tags, char *error, size_t error_size)
+{
+	char *text = NULL;
+	size_t length = 0;
+	int result = read_config(dir, cgroup->container_id, &text, &length, error, error_size);
+
+	if (result == 1 && vnfs_oci_config_parse(text, length, dir->annotations, tag_variables,
+						 tag_variable_count, config, error,
+						 error_size) < 0)
+		result = -1;
+	free(text);
+	if (result != 1)
+		return result;
+	if (dir->names_file == NULL)
+		result = workload_of_config(config, cgroup, path, workload, error, error_size);
+	else if (!vnfs_cgroups_path_names(config->cgroups_path, path))
+		result = 0; /* a cgroup named after the container, not its own */
+	else
+		result = workload_of_names(dir, cgroup->container_id, workload, error, error_size);
+	if (result == 1 && tags != NULL)
+		tags_of_config(config, tag_variables, workload, tags);
+	return result;
+}
+
 int vnfs_identify_container(const char *path, const struct vnfs_runtime_state_dir *dirs,
 			    size_t count, const char *const *tag_variables,
 			    size_t tag_variable_count, struct vnfs_workload *workload,
@@ -306,32 +400,18 @@ int vnfs_identify_container(const char *path, const struct vnfs_runtime_state_di
 	int result = 0;
 
 	if (vnfs_container_cgroup_parse(path, &cgroup) != VNFS_CGROUP_CONTAINER ||
-	    !cgroup.kubernetes)
+	    (!cgroup.kubernetes && cgroup.runtime != VNFS_RUNTIME_PODMAN))
 		return 0;
 	config = malloc(sizeof(*config)); /* 10 KiB: not on a collector's stack */
 	if (config == NULL) {
 		snprintf(error, error_size, "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < count && result == 0; i++) {
-		char *text = NULL;
-		size_t length = 0;
-
-		if (cgroup.runtime != VNFS_RUNTIME_UNKNOWN && dirs[i].runtime != cgroup.runtime)
-			continue;
-		result = read_config(&dirs[i], cgroup.container_id, &text, &length, error,
-				     error_size);
-		if (result == 1)
-			result = vnfs_oci_config_parse(text, length, dirs[i].annotations,
-						       tag_variables, tag_variable_count, config,
-						       error, error_size) < 0
-					 ? -1
-					 : workload_of_config(config, &cgroup, path, workload, error,
-							      error_size);
-		if (result == 1 && tags != NULL)
-			tags_of_config(config, tag_variables, workload, tags);
-		free(text);
-	}
+	for (size_t i = 0; i < count && result == 0; i++)
+		if (may_describe(&dirs[i], &cgroup))
+			result = identify_in(&dirs[i], &cgroup, path, tag_variables,
+					     tag_variable_count, config, workload, tags, error,
+					     error_size);
 	free(config);
 	return result;
 }

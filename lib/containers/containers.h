@@ -24,9 +24,9 @@
 #include "lib/workload.h"
 
 /*
- * Where each runtime keeps a running container's OCI config: its state
- * directory, the path of config.json inside a container's directory
- * (named by its id), and whose annotations that config holds.
+ * Where each Kubernetes runtime keeps a running container's OCI config:
+ * its state directory, the path of config.json inside a container's
+ * directory (named by its id), and whose annotations that config holds.
  */
 #define VNFS_RUNTIME_STATE_DIRS(X)                                                       \
 	X(CONTAINERD, "/run/containerd/io.containerd.runtime.v2.task/k8s.io", "config.json", \
@@ -34,12 +34,27 @@
 	X(CRIO, "/run/containers/storage/overlay-containers", "userdata/config.json",        \
 	  VNFS_OCI_ANNOTATIONS_CRIO)
 
+/* The containers/storage drivers whose <graphroot>/<driver>-containers/
+ * podman may keep its containers in (vnfs_podman_state_dir). */
+#define VNFS_STORAGE_DRIVERS(X) X("overlay") X("vfs") X("btrfs") X("zfs")
+
 struct vnfs_runtime_state_dir {
 	enum vnfs_container_runtime runtime;
 	const char *directory;   /* absolute */
 	const char *config_file; /* relative to <directory>/<container id> */
 	enum vnfs_oci_annotations annotations;
+	/* A plain container engine's file naming its containers, relative to
+	 * directory (podman: containers.json); NULL for a Kubernetes runtime,
+	 * whose config names the pod and container itself. */
+	const char *names_file;
 };
+
+/* podman's store, under graphroot (storage.conf's, /var/lib/containers/
+ * storage by default), with a driver's directory name (in directory, size
+ * bytes: "<graphroot>/vfs-containers").  Returns 0, or -1 when it does not
+ * fit. */
+int vnfs_podman_state_dir(const char *graphroot, const char *driver,
+			  struct vnfs_runtime_state_dir *dir, char *directory, size_t size);
 
 /* The table above, in order, and its length. */
 extern const struct vnfs_runtime_state_dir vnfs_runtime_state_dirs[];
@@ -78,19 +93,23 @@ int vnfs_cgroup_of_pid(pid_t pid, char *path, size_t size, char *error, size_t e
 bool vnfs_cgroups_path_names(const char *cgroups_path, const char *path);
 
 /*
- * The Kubernetes container, or pod, of the cgroup at path: its workload
- * (source Kubernetes, job "namespace/pod", part the container's name, ""
- * for the pod's sandbox) in *workload, and, when tags is not NULL, the
- * variables of its environment named in tag_variables (tag_variable_count
- * of them, at most VNFS_OCI_ENV_WANTED_MAX, tag names) that it sets, as
- * tags (a value that is no tag value is left out, with a warning).  dirs
- * (count of them) are where to look; the runtime the path names first, all
- * of them when it names none (Kubernetes' cgroupfs driver).  Returns 1
- * when identified, 0 when path is
- * no container, or is one that no runtime's state names as its own (a
- * podman or docker container, a cgroup made to look like one, a container
- * already gone), -1 with a message when a state directory or config is not
- * one to trust or read.
+ * The workload of the container whose cgroup is at path:
+ *   - a Kubernetes container, or pod: source Kubernetes, job
+ *     "namespace/pod", part the container's name, "" for the pod's sandbox;
+ *     looked for in the Kubernetes runtimes' directories of dirs, the
+ *     runtime the path names first, all of them when it names none
+ *     (Kubernetes' cgroupfs driver);
+ *   - a podman container outside Kubernetes: source container, job its
+ *     name, part its short id; looked for in the podman directories of dirs.
+ * Into *workload, and, when tags is not NULL, the variables of its
+ * environment named in tag_variables (tag_variable_count of them, at most
+ * VNFS_OCI_ENV_WANTED_MAX, tag names) that it sets, as tags (a value that
+ * is no tag value is left out, with a warning).  dirs holds count
+ * directories.  Returns 1 when identified, 0 when path is no container, or
+ * is one that no runtime's state names as its own (a docker container, a
+ * cgroup made to look like a container, a container already gone), -1
+ * with a message when a state directory or file is not one to trust or
+ * read.
  */
 int vnfs_identify_container(const char *path, const struct vnfs_runtime_state_dir *dirs,
 			    size_t count, const char *const *tag_variables,

@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "lib/containers/oci_config.h"
+#include "lib/containers/runtime_json.h"
 #include "lib/log.h"
 #include "lib/tags.h"
 #include "lib/workload.h"
@@ -66,115 +67,6 @@ static bool cgroups_path_valid(const char *text)
 		if (*at <= ' ' || *at > '~')
 			return false;
 	return true;
-}
-
-static bool json_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/* Where the document ended, only whitespace may follow. */
-static int check_trailing(const char *text, size_t length, size_t end, char *error,
-			  size_t error_size)
-{
-	for (size_t i = end; i < length; i++)
-		if (!json_space(text[i]))
-			return vnfs_fail(error, error_size,
-					 "config.json: unexpected data after the document at "
-					 "byte %zu",
-					 i);
-	return 0;
-}
-
-/* Whether the string that starts at text[start] (a quote) holds the escape
- * \u0000; *end is set past its closing quote (or to length). */
-static bool string_holds_nul(const char *text, size_t length, size_t start, size_t *end)
-{
-	bool nul = false;
-	size_t i = start + 1;
-
-	while (i < length && text[i] != text[start]) {
-		if (text[i] == '\\') {
-			nul = nul || (i + 5 < length && memcmp(text + i + 1, "u0000", 5) == 0);
-			i++; /* the escaped character, which may be a quote */
-		}
-		i++;
-	}
-	*end = i + 1;
-	return nul;
-}
-
-/*
- * Whether an object key holds the escape \u0000.  json-c cuts keys at a
- * NUL, so "k\u0000x" would stand for "k", and written after it, replace
- * it: text a Go runtime keeps apart (from a user's pass-through annotation)
- * would overwrite the runtime's own.  Values keep their length and are
- * checked where they are read.  Both quotes count: json-c 0.16 takes '...'.
- */
-static bool key_holds_nul(const char *text, size_t length)
-{
-	for (size_t i = 0; i < length; i++) {
-		size_t end;
-
-		if (text[i] != '"' && text[i] != '\'')
-			continue;
-		if (string_holds_nul(text, length, i, &end)) {
-			while (end < length && json_space(text[end]))
-				end++;
-			if (end < length && text[end] == ':')
-				return true;
-		}
-		i = end - 1;
-	}
-	return false;
-}
-
-/* The document, an object.  NULL with a message in error. */
-static struct json_object *parse_document(const char *text, size_t length, char *error,
-					  size_t error_size)
-{
-	struct json_tokener *tokener;
-	struct json_object *document;
-	enum json_tokener_error status;
-	size_t end;
-
-	if (length > VNFS_OCI_CONFIG_SIZE_MAX) {
-		vnfs_fail(error, error_size, "config.json: %zu bytes, more than the %d allowed",
-			  length, VNFS_OCI_CONFIG_SIZE_MAX);
-		return NULL;
-	}
-	if (key_holds_nul(text, length)) {
-		vnfs_fail(error, error_size,
-			  "config.json: an object key holds \\u0000 "
-			  "(json-c would cut the key there)");
-		return NULL;
-	}
-	tokener = json_tokener_new_ex(OCI_DEPTH_MAX);
-	if (tokener == NULL) {
-		vnfs_fail(error, error_size, "config.json: out of memory");
-		return NULL;
-	}
-	json_tokener_set_flags(tokener, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	document = json_tokener_parse_ex(tokener, text, (int)length);
-	status = json_tokener_get_error(tokener);
-	end = json_tokener_get_parse_end(tokener);
-	json_tokener_free(tokener);
-	if (document == NULL) {
-		vnfs_fail(error, error_size, "config.json: invalid JSON at byte %zu: %s", end,
-			  status == json_tokener_continue ? "the document is truncated"
-							  : json_tokener_error_desc(status));
-		return NULL;
-	}
-	if (check_trailing(text, length, end, error, error_size) < 0) {
-		json_object_put(document);
-		return NULL;
-	}
-	if (!json_object_is_type(document, json_type_object)) {
-		vnfs_fail(error, error_size, "config.json: the document is not an object");
-		json_object_put(document);
-		return NULL;
-	}
-	return document;
 }
 
 /* object's member key of the given type: 1 with *member, 0 when absent, -1
@@ -344,8 +236,10 @@ static int read_annotations(struct json_object *document, enum vnfs_oci_annotati
 	struct identity identity;
 	bool found;
 
-	if ((unsigned)family > VNFS_OCI_ANNOTATIONS_EITHER)
+	if ((unsigned)family > VNFS_OCI_ANNOTATIONS_NONE)
 		return vnfs_fail(error, error_size, "unknown annotation family %d", (int)family);
+	if (family == VNFS_OCI_ANNOTATIONS_NONE)
+		return 0;
 	if (get_member(document, "", "annotations", json_type_object, &annotations, error,
 		       error_size) < 0 ||
 	    choose_family(annotations, family, &identity, &found, error, error_size) < 0)
@@ -454,7 +348,8 @@ int vnfs_oci_config_parse(const char *text, size_t length, enum vnfs_oci_annotat
 	memset(config, 0, sizeof(*config));
 	if (check_env_names(env_names, env_count, error, error_size) < 0)
 		return -1;
-	document = parse_document(text, length, error, error_size);
+	document = vnfs_runtime_json_parse(text, length, "config.json", VNFS_OCI_CONFIG_SIZE_MAX,
+					   OCI_DEPTH_MAX, json_type_object, error, error_size);
 	if (document == NULL)
 		return -1;
 	config->env_count = env_count;
@@ -469,74 +364,11 @@ int vnfs_oci_config_parse(const char *text, size_t length, enum vnfs_oci_annotat
 }
 
 /* name is one directory entry: no '/', not "", "." or "..". */
-static bool single_component(const char *name)
-{
-	return name[0] != '\0' && strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
-	       strcmp(name, "..") != 0;
-}
-
-/* Reads all of fd (size bytes expected) into a new buffer. */
-static int read_all(int fd, const char *name, size_t size, char **text, size_t *length,
-		    char *error, size_t error_size)
-{
-	char *buffer = malloc(size + 1);
-	size_t used = 0;
-
-	if (buffer == NULL)
-		return vnfs_fail(error, error_size, "%s: out of memory", name);
-	/* One byte more than fstat said, to see a file that grew meanwhile. */
-	while (used < size + 1) {
-		ssize_t got = read(fd, buffer + used, size + 1 - used);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			int saved = errno;
-
-			free(buffer);
-			return vnfs_fail(error, error_size, "%s: cannot read: %s", name,
-					 strerror(saved));
-		}
-		if (got == 0)
-			break;
-		used += (size_t)got;
-	}
-	if (used > size) {
-		free(buffer);
-		return vnfs_fail(error, error_size, "%s: grew while being read", name);
-	}
-	buffer[used] = '\0';
-	*text = buffer;
-	*length = used;
-	return 0;
-}
-
 int vnfs_oci_config_read(int directory_fd, const char *name, char **text, size_t *length,
 			 char *error, size_t error_size)
 {
-	struct stat status;
-	int fd, result;
-
-	if (!single_component(name))
-		return vnfs_fail(error, error_size, "'%s' is not one file name", name);
-	/* O_NOFOLLOW: a link is refused, not followed; O_NONBLOCK: a FIFO put
-	 * there does not hang the helper in open(). */
-	fd = openat(directory_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return vnfs_fail(error, error_size, "%s: cannot open: %s", name, strerror(errno));
-	if (fstat(fd, &status) < 0) {
-		result = vnfs_fail(error, error_size, "%s: cannot stat: %s", name, strerror(errno));
-	} else if (!S_ISREG(status.st_mode)) {
-		result = vnfs_fail(error, error_size, "%s: not a regular file", name);
-	} else if (status.st_size > VNFS_OCI_CONFIG_SIZE_MAX) {
-		result = vnfs_fail(error, error_size, "%s: %lld bytes, more than the %d allowed",
-				   name, (long long)status.st_size, VNFS_OCI_CONFIG_SIZE_MAX);
-	} else {
-		result = read_all(fd, name, (size_t)status.st_size, text, length, error,
-				  error_size);
-	}
-	close(fd);
-	return result;
+	return vnfs_runtime_file_read(directory_fd, name, VNFS_OCI_CONFIG_SIZE_MAX, text, length,
+				      error, error_size);
 }
 
 int vnfs_oci_workload_text(const struct vnfs_oci_config *config, char *job, size_t job_size,

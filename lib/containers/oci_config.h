@@ -35,7 +35,8 @@
  *     directory the file came from): the other family's keys may be a user's
  *     annotations passed through, and are ignored.  With EITHER, a family is
  *     present when its namespace key is; when both are, they must agree on
- *     every field.
+ *     every field.  With NONE, no annotation is read (a podman config: any
+ *     user may give their container Kubernetes' annotations).
  *   - No namespace: not a Kubernetes container (kubernetes false, names "").
  *     With one: the pod name and container type are required, the container
  *     name too for a container (a sandbox's is not read: CRI-O calls every
@@ -83,6 +84,9 @@ enum vnfs_oci_annotations {
 	VNFS_OCI_ANNOTATIONS_CONTAINERD,
 	VNFS_OCI_ANNOTATIONS_CRIO,
 	VNFS_OCI_ANNOTATIONS_EITHER,
+	/* No Kubernetes names at all (kubernetes false): a podman or docker
+	 * config, whose annotations are its user's to choose. */
+	VNFS_OCI_ANNOTATIONS_NONE,
 };
 
 enum vnfs_container_type {

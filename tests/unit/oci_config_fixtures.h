@@ -11,6 +11,8 @@
 #define FIXTURE_CONTAINER_ID "3f8a6c1d9e2b4a7f8c5d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d"
 #define FIXTURE_SANDBOX_ID "9d2e4f6a8b0c1d3e5f7a9b1c3d5e7f9a0b2c4d6e8f0a1b3c5d7e9f1a2b4c6d8e"
 #define FIXTURE_POD_UID "1c4b9f0e-5a3d-4b8e-9f1a-2b3c4d5e6f70"
+#define FIXTURE_PODMAN_ID "a4ab434a7d0a9e33a94e6c2990bf41c2740521d6eeeb6dfda37c603f7b9738c2"
+#define FIXTURE_PODMAN_SHORT_ID "a4ab434a7d0a"
 
 /* containerd's CRI plugin, systemd cgroup driver: an application container. */
 static const char containerd_container[] =
@@ -168,5 +170,26 @@ static const char plain_runc[] =
 	"\"root\": {\"path\": \"rootfs\", \"readonly\": true}, \"hostname\": \"runc\", "
 	"\"linux\": {\"cgroupsPath\": \"/kubepods/besteffort/pod" FIXTURE_POD_UID "/"
 	FIXTURE_CONTAINER_ID "\"}}";
+
+/* podman 4.3's config of `podman run --name trainer-7 --cgroup-parent
+ * /machine --env JOB_NAME=x1` with the cgroupfs manager (measured in the
+ * test guest): no Kubernetes names, though CRI-O's prefix appears. */
+static const char podman_container[] =
+	"{\"ociVersion\": \"1.0.2-dev\", \"process\": {\"args\": [\"/bin/busybox\", \"sleep\", \"30\"], "
+	"\"env\": [\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\", "
+	"\"TERM=xterm\", \"JOB_NAME=x1\", \"HOSTNAME=" FIXTURE_PODMAN_SHORT_ID "\"], \"cwd\": \"/\"}, "
+	"\"annotations\": {\"io.container.manager\": \"libpod\", "
+	"\"io.kubernetes.cri-o.Created\": \"2026-12-02T05:22:12.919622392Z\", "
+	"\"io.kubernetes.cri-o.TTY\": \"false\", \"io.podman.annotations.autoremove\": \"FALSE\", "
+	"\"org.opencontainers.image.stopSignal\": \"15\"}, "
+	"\"linux\": {\"cgroupsPath\": \"/machine/libpod-" FIXTURE_PODMAN_ID "\"}}";
+
+/* containers/storage's containers.json beside it: two containers. */
+static const char podman_containers_json[] =
+	"[{\"id\":\"" FIXTURE_SANDBOX_ID "\",\"names\":[\"other\"],\"image\":\"\",\"layer\":\"x\"},"
+	"{\"id\":\"" FIXTURE_PODMAN_ID "\",\"names\":[\"trainer-7\"],\"image\":\"\","
+	"\"layer\":\"cd1a0565ef376ce587a2d306133dea1bf6568d68c55cdabeb5dce8614831ad9c\","
+	"\"metadata\":\"{\\\"image-name\\\":\\\"\\\",\\\"name\\\":\\\"trainer-7\\\"}\","
+	"\"created\":\"2026-12-02T05:22:12.96091047Z\",\"flags\":{\"MountLabel\":\"\",\"ProcessLabel\":\"\"}}]\n";
 
 #endif /* VNFS_OCI_CONFIG_FIXTURES_H */

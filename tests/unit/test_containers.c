@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "lib/containers/containers.h"
+#include "lib/containers/storage_names.h"
 #include "lib/containers/oci_state.h"
 #include "oci_config_fixtures.h"
 
@@ -151,7 +152,7 @@ static void test_containerd_container(void **state)
 	(void)state;
 	make_state(&dir, "config.json", containerd_container);
 	table = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_CONTAINERD, dir.top, "config.json",
-						 VNFS_OCI_ANNOTATIONS_CONTAINERD };
+						 VNFS_OCI_ANNOTATIONS_CONTAINERD, NULL };
 	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, NULL, 0, &workload, NULL, error,
 						 sizeof(error)),
 			 1);
@@ -195,7 +196,7 @@ static void test_crio_container_in_a_subdirectory(void **state)
 	(void)state;
 	make_state(&dir, "userdata/config.json", crio_container);
 	table = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_CRIO, dir.top, "userdata/config.json",
-						 VNFS_OCI_ANNOTATIONS_CRIO };
+						 VNFS_OCI_ANNOTATIONS_CRIO, NULL };
 	assert_int_equal(vnfs_identify_container(CRIO_CONTAINER, &table, 1, NULL, 0, &workload, NULL, error,
 						 sizeof(error)),
 			 1);
@@ -216,7 +217,7 @@ static void test_untrusted_state_is_refused(void **state)
 	(void)state;
 	make_state(&dir, "config.json", containerd_container);
 	table = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_CONTAINERD, dir.top, "config.json",
-						 VNFS_OCI_ANNOTATIONS_CONTAINERD };
+						 VNFS_OCI_ANNOTATIONS_CONTAINERD, NULL };
 	snprintf(path, sizeof(path), "%s/%s", dir.top, FIXTURE_CONTAINER_ID);
 	assert_int_equal(chmod(path, 0777), 0);
 	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, NULL, 0, &workload, NULL, error,
@@ -291,6 +292,121 @@ static void test_oci_state(void **state)
 						"object is complete");
 }
 
+/* containers/storage's containers.json: the listed container's first name;
+ * an unlisted one; and refusals, each saying why. */
+static void test_storage_names(void **state)
+{
+	char name[VNFS_CONTAINER_NAME_MAX + 1], error[256];
+	static const struct {
+		const char *text;
+		const char *message;
+	} refused[] = {
+		{ "{}", "containers.json: the document is not an array" },
+		{ "[1]", "containers.json: entry 0 has no id" },
+		{ "[{\"id\":\"" FIXTURE_PODMAN_ID "\"}]", "containers.json: entry 0 has no names" },
+		{ "[{\"id\":\"" FIXTURE_PODMAN_ID "\",\"names\":[]}]",
+		  "containers.json: entry 0 has no names" },
+		{ "[{\"id\":\"" FIXTURE_PODMAN_ID "\",\"names\":[7]}]",
+		  "containers.json: entry 0: names[0] is not a string" },
+		{ "[{\"id\":\"" FIXTURE_PODMAN_ID "\",\"names\":[\"a b\"]}]",
+		  "containers.json: entry 0: its name is not a container name (a letter or "
+		  "digit, then letters, digits, '_', '.' or '-', at most 128)" },
+		{ "[{\"id\":\"" FIXTURE_PODMAN_ID "\",\"names\":[\"a\\u0000b\"]}]",
+		  "containers.json: entry 0: its name is not a container name (a letter or "
+		  "digit, then letters, digits, '_', '.' or '-', at most 128)" },
+		{ "[] x", "containers.json: invalid JSON at byte 3: unexpected character" },
+	};
+
+	(void)state;
+	assert_int_equal(vnfs_storage_container_name(podman_containers_json,
+						     strlen(podman_containers_json),
+						     FIXTURE_PODMAN_ID, name, sizeof(name), error,
+						     sizeof(error)),
+			 1);
+	assert_string_equal(name, "trainer-7");
+	assert_int_equal(vnfs_storage_container_name(podman_containers_json,
+						     strlen(podman_containers_json),
+						     FIXTURE_CONTAINER_ID, name, sizeof(name), error,
+						     sizeof(error)),
+			 0);
+	assert_string_equal(name, "");
+	/* An id with a NUL inside is not the id it starts with. */
+	assert_int_equal(vnfs_storage_container_name(
+				 "[{\"id\":\"" FIXTURE_PODMAN_ID "\\u0000x\",\"names\":[\"a\"]}]",
+				 strlen("[{\"id\":\"" FIXTURE_PODMAN_ID "\\u0000x\",\"names\":[\"a\"]}]"),
+				 FIXTURE_PODMAN_ID, name, sizeof(name), error, sizeof(error)),
+			 0);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(vnfs_storage_container_name(refused[i].text,
+							     strlen(refused[i].text),
+							     FIXTURE_PODMAN_ID, name, sizeof(name),
+							     error, sizeof(error)),
+				 -1);
+		assert_string_equal(error, refused[i].message);
+		assert_string_equal(name, "");
+	}
+}
+
+/* A podman container outside Kubernetes: named by its store, its short id
+ * the part, its variables as tags; a cgroup named after it elsewhere, or a
+ * store that does not list it, is not it. */
+static void test_podman_container(void **state)
+{
+	const char *path = "/machine/libpod-" FIXTURE_PODMAN_ID;
+	struct vnfs_runtime_state_dir table;
+	struct vnfs_workload workload;
+	struct vnfs_tag_list tags;
+	const char *wanted[] = { "JOB_NAME" };
+	char graphroot[64], directory[128], file[256], error[256] = "";
+	FILE *out;
+
+	(void)state;
+	snprintf(graphroot, sizeof(graphroot), "/tmp/vnfs-test-podman-XXXXXX");
+	assert_non_null(mkdtemp(graphroot));
+	assert_int_equal(vnfs_podman_state_dir(graphroot, "vfs", &table, directory,
+					       sizeof(directory)),
+			 0);
+	snprintf(file, sizeof(file), "%s/" FIXTURE_PODMAN_ID "/userdata", directory);
+	make_path(file);
+	snprintf(file, sizeof(file), "%s/" FIXTURE_PODMAN_ID "/userdata/config.json", directory);
+	out = fopen(file, "w");
+	assert_non_null(out);
+	assert_true(fputs(podman_container, out) >= 0);
+	assert_int_equal(fclose(out), 0);
+	assert_int_equal(vnfs_identify_container(path, &table, 1, wanted, 1, &workload, &tags,
+						 error, sizeof(error)),
+			 0); /* no containers.json yet: not listed */
+	snprintf(file, sizeof(file), "%s/containers.json", directory);
+	out = fopen(file, "w");
+	assert_non_null(out);
+	assert_true(fputs(podman_containers_json, out) >= 0);
+	assert_int_equal(fclose(out), 0);
+	assert_int_equal(vnfs_identify_container(path, &table, 1, wanted, 1, &workload, &tags,
+						 error, sizeof(error)),
+			 1);
+	assert_int_equal(workload.source, VNFS_SOURCE_CONTAINER);
+	assert_string_equal(workload.job, "trainer-7");
+	assert_string_equal(workload.part, FIXTURE_PODMAN_SHORT_ID);
+	assert_string_equal(vnfs_tags_find(&tags, "JOB_NAME"), "x1");
+	/* Its name, under another parent: the config names the first one. */
+	assert_int_equal(vnfs_identify_container("/user.slice/libpod-" FIXTURE_PODMAN_ID, &table,
+						 1, NULL, 0, &workload, NULL, error, sizeof(error)),
+			 0);
+	/* A Kubernetes runtime's table does not describe podman containers. */
+	table.names_file = NULL;
+	assert_int_equal(vnfs_identify_container(path, &table, 1, NULL, 0, &workload, NULL, error,
+						 sizeof(error)),
+			 0);
+	/* A store others may write is not believed. */
+	table.names_file = "containers.json";
+	assert_int_equal(chmod(directory, 0777), 0);
+	assert_int_equal(vnfs_identify_container(path, &table, 1, NULL, 0, &workload, NULL, error,
+						 sizeof(error)),
+			 -1);
+	snprintf(file, sizeof(file), "rm -rf '%s'", graphroot);
+	assert_int_equal(system(file), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +416,8 @@ int main(void)
 		cmocka_unit_test(test_crio_container_in_a_subdirectory),
 		cmocka_unit_test(test_untrusted_state_is_refused),
 		cmocka_unit_test(test_oci_state),
+		cmocka_unit_test(test_storage_names),
+		cmocka_unit_test(test_podman_container),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -207,7 +207,7 @@ static int set_up(void **state)
 	snprintf(f->config.containers.tag_variables[2], 65, "NOT_SET");
 	f->runtime = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_CONTAINERD, f->state_dir,
 						      "config.json",
-						      VNFS_OCI_ANNOTATIONS_CONTAINERD };
+						      VNFS_OCI_ANNOTATIONS_CONTAINERD, NULL };
 	assert_int_equal(vnfs_discovery_init(&f->discovery, &f->config, &f->steps, record_finish,
 					     &f->finished, &f->runtime, 1, f->top),
 			 0);
@@ -367,6 +367,64 @@ static void test_disabled(void **state)
 	assert_int_equal(f->fake.registrations, 0);
 }
 
+/* A podman container, under [containers] podman_storage: registered by
+ * its store's name and short id, its job finished as soon as its cgroup
+ * goes (no pod above it). */
+static void test_podman_container(void **state)
+{
+	struct fixture *f = *state;
+	const char *cgroup = "/machine/libpod-" FIXTURE_PODMAN_ID;
+	char graphroot[64], path[512];
+	struct seen_step seen;
+	uint64_t id;
+	FILE *out;
+
+	snprintf(graphroot, sizeof(graphroot), "/tmp/vnfs-test-podman-XXXXXX");
+	assert_non_null(mkdtemp(graphroot));
+	snprintf(path, sizeof(path), "%s/vfs-containers", graphroot);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/vfs-containers/containers.json", graphroot);
+	assert_non_null(out = fopen(path, "w"));
+	assert_true(fputs(podman_containers_json, out) >= 0);
+	assert_int_equal(fclose(out), 0);
+	snprintf(path, sizeof(path), "%s/vfs-containers/" FIXTURE_PODMAN_ID, graphroot);
+	assert_int_equal(mkdir(path, 0700), 0);
+	strcat(path, "/userdata");
+	assert_int_equal(mkdir(path, 0700), 0);
+	strcat(path, "/config.json");
+	assert_non_null(out = fopen(path, "w"));
+	assert_true(fputs(podman_container, out) >= 0);
+	assert_int_equal(fclose(out), 0);
+
+	vnfs_discovery_destroy(&f->discovery);
+	snprintf(f->config.containers.podman_storage, sizeof(f->config.containers.podman_storage),
+		 "%s", graphroot);
+	assert_int_equal(vnfs_discovery_init(&f->discovery, &f->config, &f->steps, record_finish,
+					     &f->finished, &f->runtime, 1, f->top),
+			 0);
+	assert_int_equal(f->discovery.dir_count, 1 + VNFS_DISCOVERY_PODMAN_DIRS);
+	id = make_cgroup(f->top, cgroup);
+	f->fake.rows[0].cgroup_id = id;
+	f->fake.rows[1].cgroup_id = id;
+	vnfs_discovery_run(&f->discovery, 1000);
+	seen = only_step(f);
+	assert_int_equal(seen.step.workload.source, VNFS_SOURCE_CONTAINER);
+	assert_string_equal(seen.step.workload.job, "trainer-7");
+	assert_string_equal(seen.step.workload.part, FIXTURE_PODMAN_SHORT_ID);
+	assert_int_equal(f->fake.folds, 1);
+	assert_int_equal(f->fake.folded_cgroup, id);
+
+	remove_cgroup(f->top, cgroup);
+	vnfs_discovery_run(&f->discovery, 2000);
+	assert_int_equal(only_step(f).step.state, VNFS_STEP_ENDED);
+	assert_int_equal(f->finished.count, 1);
+	assert_int_equal(f->finished.job.source, VNFS_SOURCE_CONTAINER);
+	assert_string_equal(f->finished.job.job, "trainer-7");
+	assert_string_equal(f->finished.job.part, "");
+	snprintf(path, sizeof(path), "rm -rf '%s'", graphroot);
+	assert_int_equal(system(path), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +433,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ends_follow_the_cgroups, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_lookalike_cgroup_is_not_the_container, set_up,
 						tear_down),
+		cmocka_unit_test_setup_teardown(test_podman_container, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_disabled, set_up, tear_down),
 	};
 

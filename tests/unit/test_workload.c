@@ -20,7 +20,7 @@ static void test_source_table(void **state)
 	enum vnfs_workload_source source = VNFS_SOURCE_COUNT;
 
 	(void)state;
-	assert_int_equal(VNFS_SOURCE_COUNT, 2);
+	assert_int_equal(VNFS_SOURCE_COUNT, 3);
 	assert_string_equal(vnfs_workload_source_name(VNFS_SOURCE_KUBERNETES), "kubernetes");
 	assert_string_equal(vnfs_workload_job_label(VNFS_SOURCE_KUBERNETES), "pod");
 	assert_string_equal(vnfs_workload_part_label(VNFS_SOURCE_KUBERNETES), "container");
@@ -154,7 +154,7 @@ static void test_untrusted_text(void **state)
 	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_COUNT, "1", "", error,
 					   sizeof(error)),
 			 -1);
-	assert_string_equal(error, "unknown workload source 2");
+	assert_string_equal(error, "unknown workload source 3");
 }
 
 static void test_describe(void **state)
@@ -192,6 +192,45 @@ static void expect_kubernetes_refused(const char *job, const char *part, const c
 /* A pod is namespace/name and a container a name, spelled as Kubernetes
  * checks them, so that one pod has one identity; and Kubernetes' "42" is
  * never Slurm's job 42. */
+/* A podman or docker container: its name as the engines check one, its
+ * short id, described and labelled as the row says. */
+static void test_container_identity(void **state)
+{
+	struct vnfs_workload container;
+	char error[256], name[VNFS_WORKLOAD_DESCRIPTION_MAX], longest[VNFS_CONTAINER_NAME_MAX + 2];
+
+	(void)state;
+	assert_string_equal(vnfs_workload_source_name(VNFS_SOURCE_CONTAINER), "container");
+	assert_string_equal(vnfs_workload_job_label(VNFS_SOURCE_CONTAINER), "container");
+	assert_string_equal(vnfs_workload_part_label(VNFS_SOURCE_CONTAINER), "container_id");
+	assert_int_equal(vnfs_workload_set(&container, VNFS_SOURCE_CONTAINER, "Trainer_7.b-2",
+					   "a4ab434a7d0a", error, sizeof(error)),
+			 0);
+	assert_string_equal(vnfs_workload_describe(&container, name, sizeof(name)),
+			    "container Trainer_7.b-2 container_id a4ab434a7d0a");
+	memset(longest, 'a', VNFS_CONTAINER_NAME_MAX);
+	longest[VNFS_CONTAINER_NAME_MAX] = '\0';
+	assert_true(vnfs_container_name_valid(longest));
+	longest[VNFS_CONTAINER_NAME_MAX] = 'a';
+	longest[VNFS_CONTAINER_NAME_MAX + 1] = '\0';
+	assert_false(vnfs_container_name_valid(longest));
+	assert_false(vnfs_container_name_valid("_x"));
+	assert_false(vnfs_container_name_valid("a/b"));
+	assert_false(vnfs_container_name_valid(""));
+	assert_int_equal(vnfs_workload_set(&container, VNFS_SOURCE_CONTAINER, "-x", "", error,
+					   sizeof(error)),
+			 -1);
+	assert_string_equal(error, "a container's name is a letter or digit, then letters, "
+				   "digits, '_', '.' or '-' (at most 128)");
+	assert_int_equal(vnfs_workload_set(&container, VNFS_SOURCE_CONTAINER, "x",
+					   "A4AB434A7D0A", error, sizeof(error)),
+			 -1);
+	assert_string_equal(error, "a container's id is 12 lowercase hex digits");
+	assert_int_equal(vnfs_workload_set(&container, VNFS_SOURCE_CONTAINER, "x", "a4ab434a7d0",
+					   error, sizeof(error)),
+			 -1);
+}
+
 static void test_kubernetes_identity(void **state)
 {
 	struct vnfs_workload pod, slurm;
@@ -331,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_untrusted_text),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_kubernetes_identity),
+		cmocka_unit_test(test_container_identity),
 		cmocka_unit_test(test_order_and_equality),
 		cmocka_unit_test(test_report_order),
 	};

@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# containers.sh — Kubernetes containers run by a real OCI runtime (runc),
-# registered by their own hooks (vnfs-register --oci-hook): createRuntime
-# registers each before its process runs its command, poststop ends it, the
-# sandbox's poststop finishes the pod.  Exact counts on NFS v4.2 with no
-# late binding: the container writes at once, and every call is its own.
+# containers.sh — Kubernetes containers run by real runtimes, counted
+# exactly on NFS v4.2 two ways:
+#   1. runc, with vnfs-register --oci-hook as the containers' own hooks:
+#      createRuntime registers each before its process runs its command,
+#      poststop ends it, the sandbox's poststop finishes the pod.  No late
+#      binding: the container writes at once, and every call is its own.
+#   2. containerd (its k8s.io namespace, the annotations and cgroup paths
+#      kubelet's CRI plugin gives), with no hook at all: the helper
+#      discovers each container from containerd's state, folds the calls it
+#      made before into it, ends it when its cgroup goes and finishes its
+#      pod when the pod's cgroup goes.  Two pods in two namespaces, one per
+#      cgroup driver's naming; one container writes before and after it is
+#      discovered, one does all its I/O and exits before.
 source /vnfs/src/tests/guest/lib/guest.sh
 
 BUILD=${VNFS_BUILD:-/vnfs/src}
@@ -18,6 +26,7 @@ TRAINER=3f8a6c1d9e2b4a7f8c5d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d
 SANDBOX=9d2e4f6a8b0c1d3e5f7a9b1c3d5e7f9a0b2c4d6e8f0a1b3c5d7e9f1a2b4c6d8e
 PLAIN=5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e
 POD=ml/resnet-7f9c
+CGROUP_ROOT=${VNFS_CGROUP2_MOUNT:-/sys/fs/cgroup}
 
 check "runc is installed" command -v runc
 mkdir -p $RUN/rootfs/bin $RUN/rootfs/data $RUN/rootfs/proc $RUN/rootfs/dev $RUN/rootfs/sys
@@ -31,7 +40,9 @@ interval = 1s
 [sqlite]
 path = $RUN/history.db
 [prometheus]
-enabled = false
+listen = 127.0.0.1:9717
+[containers]
+tag_variables = JOB_NAME
 CONF
 "$HELPER" --config $RUN/vnfs.conf > $VNFS_OUT/helper.log 2>&1 &
 HELPER_PID=$!
@@ -115,6 +126,144 @@ check_eq "vnfs-report -j kubernetes:$POD: the trainer's write bytes" \
 	"$("$BUILD/vnfs-report" --database $RUN/history.db --socket $SOCKET -j kubernetes:$POD --json | jq '.jobs[0].operations.write.bytes')" \
 	$((2 * MIB))
 check "the pod's report file" test -s "$RUN/reports/kubernetes-ml%2Fresnet-7f9c/$(hostname).json"
+
+# ---------------------------------------------------------------- containerd
+# The daemon with its root and state on tmpfs and the plugins the guest
+# cannot run (CRI, snapshotters needing modules) disabled.  Its state is
+# where the helper looks: /run/containerd/io.containerd.runtime.v2.task.
+mark containerd
+check "containerd is installed" command -v containerd
+cat > $RUN/containerd.toml <<CONF
+version = 2
+root = "/run/containerd-root"
+state = "/run/containerd"
+disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.aufs",
+  "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper"]
+[grpc]
+  address = "/run/containerd/containerd.sock"
+CONF
+containerd --config $RUN/containerd.toml > $VNFS_OUT/containerd.log 2>&1 &
+CONTAINERD_PID=$!
+until_ok 60 ctr version > /dev/null 2>&1 || fail "containerd did not come up"
+mkdir -p "$mount_dir/vision" "$mount_dir/nlp"
+
+VISION_UID=7b2a9c4e-1d3f-4e5a-8b6c-9d0e1f2a3b4c
+NLP_UID=2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f
+VISION_TRAINER=a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90
+NLP_TOKENIZER=0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0
+# The cgroupfs driver's name, burstable; the systemd driver's, best effort
+# (created as plain directories: the guest runs no systemd).
+VISION_CGROUP=/kubepods/burstable/pod$VISION_UID/$VISION_TRAINER
+NLP_SLICE=/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${NLP_UID//-/_}.slice
+NLP_CGROUP=$NLP_SLICE/cri-containerd-$NLP_TOKENIZER.scope
+
+# ctr_run ID CGROUP NAMESPACE POD CONTAINER POD_UID NFS_DIR ARGS...: runs a
+# container as kubelet's CRI plugin would have containerd run it.
+ctr_run() {
+	local id=$1 cgroup=$2 namespace=$3 pod=$4 container=$5 uid=$6 dir=$7
+	shift 7
+	ctr -n k8s.io run --rootfs --cgroup "$cgroup" \
+		--annotation io.kubernetes.cri.container-type=container \
+		--annotation io.kubernetes.cri.container-name="$container" \
+		--annotation io.kubernetes.cri.sandbox-name="$pod" \
+		--annotation io.kubernetes.cri.sandbox-namespace="$namespace" \
+		--annotation io.kubernetes.cri.sandbox-uid="$uid" \
+		--env JOB_NAME="$namespace-$container" \
+		--mount type=bind,src="$dir",dst=/data,options=rbind:rw \
+		"$@"
+}
+query_job() { "$SEND" "$SOCKET" "{\"v\":1,\"type\":\"query\",\"source\":\"kubernetes\",\"job\":\"$1\"}"; }
+listed() { "$SEND" "$SOCKET" '{"v":1,"type":"list"}' | jq -e --arg job "$1" '[.jobs[] | select(.job == $job)] | length > 0' > /dev/null; }
+not_listed() { ! listed "$1"; }
+ended() { query_job "$1" | jq -e '.job.steps[0].end_time != null' > /dev/null; }
+
+# vision/train-a1: 2 MiB written before the helper can know it, then,
+# once it is listed, 1 MiB more.
+ctr_run $VISION_TRAINER $VISION_CGROUP vision train-a1 trainer $VISION_UID "$mount_dir/vision" \
+	--detach $RUN/rootfs $VISION_TRAINER /bin/busybox sh -c \
+	'dd if=/dev/zero of=/data/out bs=1048576 count=2 conv=fsync 2> /dev/null &&
+	 until [ -e /data/go ]; do sleep 0.1; done &&
+	 dd if=/dev/zero of=/data/out bs=1048576 count=1 seek=2 conv=notrunc,fsync 2> /dev/null' \
+	> $VNFS_OUT/ctr-vision.log 2>&1
+check_eq "containerd runs vision/train-a1's trainer" $? 0
+# nlp/bert-b2: 1 MiB written, and exited, before the helper knows it
+# (containerd keeps the task, and its state, until it is deleted).
+ctr_run $NLP_TOKENIZER $NLP_CGROUP nlp bert-b2 tokenizer $NLP_UID "$mount_dir/nlp" \
+	$RUN/rootfs $NLP_TOKENIZER /bin/busybox dd if=/dev/zero of=/data/tokens bs=1048576 count=1 \
+	conv=fsync > $VNFS_OUT/ctr-nlp.log 2>&1
+check_eq "containerd runs nlp/bert-b2's tokenizer to its end" $? 0
+check_eq "the tokenizer wrote its file" "$(stat -c %s "$mount_dir/nlp/tokens")" $MIB
+
+check "the helper discovered vision/train-a1" until_ok 30 listed vision/train-a1
+check "the helper discovered nlp/bert-b2 after its container exited" until_ok 30 listed nlp/bert-b2
+touch "$mount_dir/vision/go"
+until_ok 60 bash -c "ctr -n k8s.io task ls | grep -q '^$VISION_TRAINER .*STOPPED'"
+check_eq "the trainer wrote its file" "$(stat -c %s "$mount_dir/vision/out")" $((3 * MIB))
+# One interval for the last calls to reach the query's read.
+vision=$(query_job vision/train-a1)
+echo "$vision" > $VNFS_OUT/query-vision.json
+check_eq "vision/train-a1: one step, its trainer" \
+	"$(jq -c '[.job.steps[].part]' <<< "$vision")" '["trainer"]'
+check_eq "vision/train-a1 trainer: write bytes before and after discovery, exactly" \
+	"$(jq '.job.steps[0].operations.write.bytes' <<< "$vision")" $((3 * MIB))
+check_eq "vision/train-a1 trainer: write calls, exactly" \
+	"$(jq '.job.steps[0].operations.write.count' <<< "$vision")" 3
+check_eq "vision/train-a1 trainer: fsync calls, exactly" \
+	"$(jq '.job.steps[0].operations.fsync.count' <<< "$vision")" 2
+check_eq "vision/train-a1 trainer: its JOB_NAME variable as a tag" \
+	"$(jq -r '.job.steps[0].tags.JOB_NAME' <<< "$vision")" vision-trainer
+check_eq "vision/train-a1 trainer: its cgroup, the cgroupfs driver's" \
+	"$(jq -r '.job.steps[0].cgroup_path' <<< "$vision")" $VISION_CGROUP
+nlp=$(query_job nlp/bert-b2)
+echo "$nlp" > $VNFS_OUT/query-nlp.json
+check_eq "nlp/bert-b2 tokenizer (exited before discovery): write bytes, exactly" \
+	"$(jq '.job.steps[0].operations.write.bytes' <<< "$nlp")" $MIB
+check_eq "nlp/bert-b2 tokenizer: write calls, exactly" \
+	"$(jq '.job.steps[0].operations.write.count' <<< "$nlp")" 1
+check_eq "nlp/bert-b2 tokenizer: fsync calls, exactly" \
+	"$(jq '.job.steps[0].operations.fsync.count' <<< "$nlp")" 1
+check_eq "nlp/bert-b2 tokenizer: its cgroup, the systemd driver's" \
+	"$(jq -r '.job.steps[0].cgroup_path' <<< "$nlp")" $NLP_CGROUP
+
+# A cgroup made to look like a container of vision/train-a1 (its pod's
+# directory, a 64-hex name no runtime knows), with a writer in it: no pod's.
+LOOKALIKE=/kubepods/burstable/pod$VISION_UID/$(printf 'e%.0s' {1..64})
+mkdir -p "$CGROUP_ROOT$LOOKALIKE"
+sh -c "echo \$\$ > $CGROUP_ROOT$LOOKALIKE/cgroup.procs &&
+	exec dd if=/dev/zero of=$mount_dir/vision/lookalike bs=1048576 count=1 conv=fsync 2> /dev/null"
+sleep 2 # two intervals: time for a (wrong) discovery to show
+check_eq "a look-alike cgroup is not vision/train-a1's: still one step" \
+	"$(query_job vision/train-a1 | jq '.job.steps | length')" 1
+rmdir "$CGROUP_ROOT$LOOKALIKE"
+
+# Each call once: the pods' in their series, and the node's unattributed
+# write bytes only the look-alike's (the pods' were folded out of them).
+curl -sf http://127.0.0.1:9717/metrics > $VNFS_OUT/metrics.txt
+check_eq "/metrics: vision/train-a1's trainer wrote 3 MiB" \
+	"$(grep -E '^vnfs_write_bytes_total\{pod="vision/train-a1",container="trainer",' $VNFS_OUT/metrics.txt | awk '{print $2}')" \
+	$((3 * MIB))
+check_eq "/metrics: unattributed write bytes are the look-alike's 1 MiB alone" \
+	"$(awk '/^vnfs_unattributed_write_bytes_total\{/ {sum += $2} END {print sum + 0}' $VNFS_OUT/metrics.txt)" \
+	$MIB
+
+# The tasks deleted: the containers' cgroups go, their steps end; the pods'
+# cgroups removed, as kubelet does: the pods finish.
+ctr -n k8s.io task delete $VISION_TRAINER > /dev/null
+ctr -n k8s.io task delete $NLP_TOKENIZER > /dev/null
+ctr -n k8s.io container delete $VISION_TRAINER $NLP_TOKENIZER
+check "vision/train-a1's trainer ended when its cgroup went" until_ok 30 ended vision/train-a1
+rmdir "$CGROUP_ROOT/kubepods/burstable/pod$VISION_UID" "$CGROUP_ROOT$NLP_SLICE"
+check "vision/train-a1 finished when its pod's cgroup went" until_ok 30 not_listed vision/train-a1
+check "nlp/bert-b2 finished when its pod's cgroup went" until_ok 30 not_listed nlp/bert-b2
+check_eq "the history holds both pods' steps, finished" \
+	"$(sqlite3 $RUN/history.db "SELECT count(*) FROM steps WHERE source = 'kubernetes' AND job IN ('vision/train-a1', 'nlp/bert-b2') AND finished = 1")" 2
+check_eq "vnfs-report -j kubernetes:vision/train-a1: its write bytes" \
+	"$("$BUILD/vnfs-report" --database $RUN/history.db --socket $SOCKET -j kubernetes:vision/train-a1 --json | jq '.jobs[0].operations.write.bytes')" \
+	$((3 * MIB))
+check "nlp/bert-b2's report file" test -s "$RUN/reports/kubernetes-nlp%2Fbert-b2/$(hostname).json"
+kill -TERM $CONTAINERD_PID
+wait $CONTAINERD_PID
 
 kill -TERM $HELPER_PID
 wait $HELPER_PID
