@@ -12,6 +12,9 @@
 #      pod when the pod's cgroup goes.  Two pods in two namespaces, one per
 #      cgroup driver's naming; one container writes before and after it is
 #      discovered, one does all its I/O and exits before.
+#   3. podman outside Kubernetes (crun, cgroupfs, vfs storage on tmpfs): the
+#      helper names the container as podman's store does, and finishes it
+#      when its cgroup goes.
 source /vnfs/src/tests/guest/lib/guest.sh
 
 BUILD=${VNFS_BUILD:-/vnfs/src}
@@ -43,6 +46,7 @@ path = $RUN/history.db
 listen = 127.0.0.1:9717
 [containers]
 tag_variables = JOB_NAME
+podman_storage = /run/containers-graph
 CONF
 "$HELPER" --config $RUN/vnfs.conf > $VNFS_OUT/helper.log 2>&1 &
 HELPER_PID=$!
@@ -264,6 +268,57 @@ check_eq "vnfs-report -j kubernetes:vision/train-a1: its write bytes" \
 check "nlp/bert-b2's report file" test -s "$RUN/reports/kubernetes-nlp%2Fbert-b2/$(hostname).json"
 kill -TERM $CONTAINERD_PID
 wait $CONTAINERD_PID
+
+# ---------------------------------------------------------------- podman
+mark podman
+check "podman is installed" command -v podman
+cat > $RUN/podman-containers.conf <<CONF
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+runtime = "crun"
+CONF
+cat > $RUN/podman-storage.conf <<CONF
+[storage]
+driver = "vfs"
+runroot = "/run/containers/storage"
+graphroot = "/run/containers-graph"
+CONF
+export CONTAINERS_CONF=$RUN/podman-containers.conf CONTAINERS_STORAGE_CONF=$RUN/podman-storage.conf
+mkdir -p "$mount_dir/podman"
+# 1 MiB before the helper can know it, then, once it is listed, 1 MiB more.
+podman run -d --name trainer-7 --cgroup-parent /machine --network none --env JOB_NAME=podman-run \
+	--volume "$mount_dir/podman:/data" --rootfs $RUN/rootfs /bin/busybox sh -c \
+	'dd if=/dev/zero of=/data/out bs=1048576 count=1 conv=fsync 2> /dev/null &&
+	 until [ -e /data/go ]; do sleep 0.1; done &&
+	 dd if=/dev/zero of=/data/out bs=1048576 count=1 seek=1 conv=notrunc,fsync 2> /dev/null' \
+	> $VNFS_OUT/podman-run.log 2>&1
+check_eq "podman runs trainer-7" $? 0
+podman_id=$(podman inspect -f '{{.Id}}' trainer-7)
+check "the helper discovered podman's trainer-7" until_ok 30 listed trainer-7
+touch "$mount_dir/podman/go"
+until_ok 60 bash -c "podman inspect -f '{{.State.Status}}' trainer-7 | grep -qx exited"
+check_eq "trainer-7 wrote its file" "$(stat -c %s "$mount_dir/podman/out")" $((2 * MIB))
+query_container() { "$SEND" "$SOCKET" '{"v":1,"type":"query","source":"container","job":"trainer-7"}'; }
+podman_query=$(query_container)
+echo "$podman_query" > $VNFS_OUT/query-podman.json
+check_eq "trainer-7: one step, its short id" \
+	"$(jq -r '[.job.steps[].part] | join(",")' <<< "$podman_query")" "${podman_id:0:12}"
+check_eq "trainer-7: write bytes before and after discovery, exactly" \
+	"$(jq '.job.steps[0].operations.write.bytes' <<< "$podman_query")" $((2 * MIB))
+check_eq "trainer-7: write calls, exactly" \
+	"$(jq '.job.steps[0].operations.write.count' <<< "$podman_query")" 2
+check_eq "trainer-7: its JOB_NAME variable as a tag" \
+	"$(jq -r '.job.steps[0].tags.JOB_NAME' <<< "$podman_query")" podman-run
+# podman removes the container's cgroup when the container exits: it
+# finishes then, a job of its own.
+check "trainer-7 finished when its cgroup went" until_ok 30 not_listed trainer-7
+check_eq "the history holds trainer-7, finished" \
+	"$(sqlite3 $RUN/history.db "SELECT count(*) FROM steps WHERE source = 'container' AND job = 'trainer-7' AND finished = 1")" 1
+check_eq "vnfs-report -j container:trainer-7: its write bytes" \
+	"$("$BUILD/vnfs-report" --database $RUN/history.db --socket $SOCKET -j container:trainer-7 --json | jq '.jobs[0].operations.write.bytes')" \
+	$((2 * MIB))
+podman rm -f trainer-7 > /dev/null
 
 kill -TERM $HELPER_PID
 wait $HELPER_PID
