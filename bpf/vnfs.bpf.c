@@ -703,6 +703,28 @@ static __always_inline bool file_was_opened(__u64 file)
 	return file && BPF_CORE_READ((struct file *)file, f_op) != NULL;
 }
 
+/* FMODE_CREATED of include/linux/fs.h, a #define that BTF does not carry:
+ * 0x100000 in Debian's 6.1 and 6.12 headers alike. */
+#define FMODE_CREATED 0x100000u
+
+static __always_inline bool file_was_created(__u64 file)
+{
+	return file && (BPF_CORE_READ((struct file *)file, f_mode) & FMODE_CREATED);
+}
+
+/* The create inside an atomic open that created its file (see
+ * VNFS_HOOK_CREATE_IF_CREATED): untimed, its time is the open's.  Global, so
+ * that count_call's paths are verified once more, not once more per hook. */
+__noinline int count_created(struct vnfs_task_state *state, __u32 device, __u64 now)
+{
+	struct vnfs_pending_call create = { .operation = VNFS_OP_CREATE, .device = device };
+
+	if (!state)
+		return 0;
+	count_call(state, &create, now);
+	return 0;
+}
+
 /* nfs_lookup returns the dentry it spliced (or NULL: the argument dentry
  * itself); a dentry without an inode is a name the server does not have. */
 static __always_inline bool dentry_is_negative(__u64 dentry)
@@ -764,6 +786,9 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 		call.duration_ns = now - state->start_ns[operation];
 	}
 	count_call(state, &call, now);
+	if ((flags & VNFS_HOOK_CREATE_IF_CREATED) && !call.error &&
+	    file_was_created(state->object[operation]))
+		count_created(state, call.device, now);
 }
 
 /* Arguments past the fifth are not read on the kprobe path (the helper

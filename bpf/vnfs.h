@@ -258,6 +258,10 @@ enum vnfs_result_kind {
  * Lookups made to create or rename onto a name (LOOKUP_CREATE, LOOKUP_EXCL,
  * LOOKUP_RENAME_TARGET) expect a negative answer and are not errors. */
 #define VNFS_HOOK_NEGATIVE_IS_ERROR (1u << 5)
+/* atomic_open: an open that created its file is also a create, as NFSv3's
+ * ->create then ->open are: NFSv4 creates inside its OPEN.  Needs the
+ * struct file (VNFS_HOOK_COUNT_IF_OPENED's). */
+#define VNFS_HOOK_CREATE_IF_CREATED (1u << 6)
 
 struct vnfs_hook_config {
 	__u32 operation;      /* enum vnfs_operation */

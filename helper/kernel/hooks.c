@@ -39,7 +39,8 @@ const struct vnfs_hook vnfs_hooks[] = {
 	HOOK("nfs4_file_open", OPEN, FILE, 0, 1, INT32),
 	/* (struct inode *dir, struct dentry *, struct file *, unsigned, umode_t) */
 	{ .function = "nfs_atomic_open", .operation = VNFS_OP_OPEN, .object_kind = VNFS_OBJECT_INODE,
-	  .flags = VNFS_HOOK_COUNT_IF_OPENED, .fallback_object_argument = 0,
+	  .flags = VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_CREATE_IF_CREATED,
+	  .fallback_object_argument = 0,
 	  .fallback_file_argument = 2, RESULT_INT32 },
 	HOOK("nfs_file_release", CLOSE, FILE, 0, 1, INT32),
 	HOOK("nfs_file_flush", FLUSH, FILE, 0, 0, INT32),
