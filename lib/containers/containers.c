@@ -193,8 +193,11 @@ bool vnfs_cgroups_path_names(const char *cgroups_path, const char *path)
 	return strcmp(expected, path) == 0;
 }
 
-/* A directory of the runtime's state: root's, written by no one else. */
-static int trusted_directory(int fd, const char *what, char *error, size_t error_size)
+/* A directory of the runtime's state: root's, written by no one else; or,
+ * for a directory above the state (ancestor), root's and sticky if others
+ * may write it (/tmp: no one else may move root's entries there). */
+static int trusted_directory(int fd, const char *what, bool ancestor, char *error,
+			     size_t error_size)
 {
 	struct stat status;
 
@@ -202,7 +205,8 @@ static int trusted_directory(int fd, const char *what, char *error, size_t error
 		snprintf(error, error_size, "%s: not a directory", what);
 		return -1;
 	}
-	if (status.st_uid != 0 || (status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+	if (status.st_uid != 0 || ((status.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+				   !(ancestor && (status.st_mode & S_ISVTX)))) {
 		snprintf(error, error_size,
 			 "%s: owned by uid %u with mode %03o: a runtime's state must be root's "
 			 "and written by no one else", what, (unsigned)status.st_uid,
@@ -228,9 +232,59 @@ static int open_trusted(int at, const char *name, const char *what, char *error,
 		snprintf(error, error_size, "%s: %s", what, strerror(errno));
 		return -1;
 	}
-	if (trusted_directory(fd, what, error, error_size) < 0) {
+	if (trusted_directory(fd, what, false, error, error_size) < 0) {
 		close(fd);
 		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Opens the state directory at the absolute path directory one component at
+ * a time from "/", never through a link, each directory above it trusted as
+ * an ancestor and itself as state: no one but root can have put it, or
+ * anything on the way to it, there.  Returns as open_trusted.
+ */
+static int open_trusted_path(const char *directory, char *error, size_t error_size)
+{
+	char path[VNFS_CONTAINER_CGROUP_PATH_MAX], *component, *next;
+	int fd, inner;
+
+	if (directory[0] != '/' || (size_t)snprintf(path, sizeof(path), "%s", directory) >=
+					   sizeof(path)) {
+		snprintf(error, error_size, "%s: not an absolute path that fits", directory);
+		return -1;
+	}
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || trusted_directory(fd, "/", true, error, error_size) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	for (component = path + 1; *component != '\0'; component = next) {
+		bool last;
+
+		next = component + strcspn(component, "/");
+		last = *next == '\0' || next[strspn(next, "/")] == '\0';
+		if (*next != '\0')
+			*next++ = '\0';
+		next += strspn(next, "/");
+		if (component[0] == '\0')
+			continue;
+		inner = openat(fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (inner < 0) {
+			if (errno == ENOENT)
+				return -2;
+			snprintf(error, error_size, "%s: %s: %s", directory, component,
+				 strerror(errno));
+			return -1;
+		}
+		if (trusted_directory(inner, directory, !last, error, error_size) < 0) {
+			close(inner);
+			return -1;
+		}
+		fd = inner;
 	}
 	return fd;
 }
@@ -241,7 +295,7 @@ static int read_config(const struct vnfs_runtime_state_dir *dir, const char *id,
 		       size_t *length, char *error, size_t error_size)
 {
 	char file[128], *component, *next;
-	int fd = open_trusted(AT_FDCWD, dir->directory, dir->directory, error, error_size);
+	int fd = open_trusted_path(dir->directory, error, error_size);
 	int status;
 
 	if (fd < 0)
@@ -320,7 +374,7 @@ static int workload_of_names(const struct vnfs_runtime_state_dir *dir, const cha
 			     struct vnfs_workload *workload, char *error, size_t error_size)
 {
 	char name[VNFS_CONTAINER_NAME_MAX + 1], short_id[VNFS_CONTAINER_SHORT_ID_LENGTH + 1];
-	int fd = open_trusted(AT_FDCWD, dir->directory, dir->directory, error, error_size);
+	int fd = open_trusted_path(dir->directory, error, error_size);
 	char *text = NULL;
 	size_t length = 0;
 	int result;

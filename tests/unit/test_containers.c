@@ -241,6 +241,54 @@ static void test_untrusted_state_is_refused(void **state)
 	remove_state(&dir);
 }
 
+/* The directories above the state count too: one others may write without
+ * the sticky bit (its entries could be swapped), or a link on the way, and
+ * the state is not believed; /tmp's sticky 1777 is fine (make_state's). */
+static void test_untrusted_path_to_state_is_refused(void **state)
+{
+	struct state_dir dir;
+	struct vnfs_runtime_state_dir table;
+	struct vnfs_workload workload;
+	char error[512] = "", parent[128], link[128], linked[192];
+
+	(void)state;
+	make_state(&dir, "config.json", containerd_container);
+	table = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_CONTAINERD, dir.top, "config.json",
+						 VNFS_OCI_ANNOTATIONS_CONTAINERD, NULL };
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, NULL, 0, &workload,
+						 NULL, error, sizeof(error)),
+			 1);
+	/* Nested one level deeper, under a world-writable, not sticky parent. */
+	snprintf(parent, sizeof(parent), "%s-parent", dir.top);
+	assert_int_equal(mkdir(parent, 0777), 0);
+	assert_int_equal(chmod(parent, 0777), 0);
+	snprintf(linked, sizeof(linked), "%s/state", parent);
+	assert_int_equal(rename(dir.top, linked), 0);
+	table.directory = linked;
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, NULL, 0, &workload,
+						 NULL, error, sizeof(error)),
+			 -1);
+	assert_non_null(strstr(error, "with mode 777: a runtime's state must be root's"));
+	assert_int_equal(chmod(parent, 01777), 0);
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, NULL, 0, &workload,
+						 NULL, error, sizeof(error)),
+			 1);
+	/* A link on the way. */
+	assert_int_equal(chmod(parent, 0755), 0);
+	snprintf(link, sizeof(link), "%s-link", dir.top);
+	assert_int_equal(symlink(parent, link), 0);
+	snprintf(linked, sizeof(linked), "%s/state", link);
+	table.directory = linked;
+	assert_int_equal(vnfs_identify_container(SYSTEMD_CONTAINER, &table, 1, NULL, 0, &workload,
+						 NULL, error, sizeof(error)),
+			 -1);
+	assert_int_equal(unlink(link), 0);
+	snprintf(linked, sizeof(linked), "%s/state", parent);
+	assert_int_equal(rename(linked, dir.top), 0);
+	assert_int_equal(rmdir(parent), 0);
+	remove_state(&dir);
+}
+
 static void expect_state_refused(const char *text, const char *message)
 {
 	struct vnfs_oci_state state;
@@ -415,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_containerd_container),
 		cmocka_unit_test(test_crio_container_in_a_subdirectory),
 		cmocka_unit_test(test_untrusted_state_is_refused),
+		cmocka_unit_test(test_untrusted_path_to_state_is_refused),
 		cmocka_unit_test(test_oci_state),
 		cmocka_unit_test(test_storage_names),
 		cmocka_unit_test(test_podman_container),
