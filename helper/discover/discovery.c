@@ -32,7 +32,8 @@ static int add_dirs(struct vnfs_discovery *discovery, const struct vnfs_config *
 		       "a directory per storage driver");
 	if (count > VNFS_DISCOVERY_MAX_DIRS - VNFS_DISCOVERY_PODMAN_DIRS)
 		return -1;
-	memcpy(discovery->dirs, dirs, count * sizeof(*dirs));
+	if (count > 0)
+		memcpy(discovery->dirs, dirs, count * sizeof(*dirs));
 	discovery->dir_count = count;
 	for (size_t i = 0; graphroot[0] != '\0' && i < VNFS_DISCOVERY_PODMAN_DIRS; i++) {
 		if (vnfs_podman_state_dir(graphroot, drivers[i], &discovery->dirs[count],
@@ -154,6 +155,8 @@ static long seen_cgroups(struct vnfs_discovery *discovery, struct seen_cgroups *
 static const struct vnfs_discovery_cgroup *last_verdict(const struct vnfs_discovery *discovery,
 							uint64_t id)
 {
+	if (discovery->judged_count == 0) /* judged is NULL before the first pass */
+		return NULL;
 	return bsearch(&id, discovery->judged, discovery->judged_count,
 		       sizeof(*discovery->judged), by_id);
 }
