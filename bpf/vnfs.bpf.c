@@ -127,6 +127,15 @@ struct {
 	__type(value, struct vnfs_task_state);
 } task_state SEC(".maps");
 
+/* new_cgroups: the id of each cgroup2 directory as it is made, for the
+ * helper's discovery (helper/discover/): a container's cgroup is made
+ * when its runtime creates it, while the runtime's state describing it
+ * exists, however briefly the container then lives. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, VNFS_NEW_CGROUPS_RING_BYTES);
+} new_cgroups SEC(".maps");
+
 /* Never used here: the helper stores {VNFS_ABI_VERSION, sizeof(struct
  * vnfs_step_stats)} in it so that a later helper can tell whether the
  * pinned maps have its layout. */
@@ -953,6 +962,22 @@ int drain_at_exit(void *ctx)
 
 	if (state)
 		drain_pending(state);
+	return 0;
+}
+
+/* A cgroup made, in the unified hierarchy (id 0; v1 hierarchies' ids
+ * are not the probes'): its id to the helper. */
+SEC("raw_tp/cgroup_mkdir")
+int note_new_cgroup(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct cgroup *cgroup = (struct cgroup *)ctx->args[0];
+	__u64 id;
+
+	if (BPF_CORE_READ(cgroup, root, hierarchy_id) != 0)
+		return 0;
+	id = BPF_CORE_READ(cgroup, kn, id);
+	if (bpf_ringbuf_output(&new_cgroups, &id, sizeof(id), 0) != 0)
+		health_add(VNFS_HEALTH_NEW_CGROUPS_LOST);
 	return 0;
 }
 

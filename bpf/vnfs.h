@@ -49,13 +49,17 @@
  * type, sizes and flags all match, so a v6 helper must replace v5 pins. */
 /* 7: unattributed_stats counts errors, bytes and time per operation (was:
  * count per operation, errors and bytes in all), so that a row can be
- * folded into a step that identifies its cgroup late (issue 15). */
+ * folded into a step that identifies its cgroup late; the new_cgroups ring
+ * and its health counter (issue 15). */
 #define VNFS_ABI_VERSION 7
 
 /* Map capacities (VNFS_MAX_STEPS and VNFS_MAX_BREAKDOWN_ENTRIES: step_stats.h). */
 #define VNFS_MAX_REGISTERED_CGROUPS (2 * VNFS_MAX_STEPS)
 #define VNFS_MAX_CACHED_CGROUPS 8192
 #define VNFS_MAX_UNATTRIBUTED_ENTRIES 4096
+/* new_cgroups: bytes of the ring of cgroup2 ids made (8 bytes each and an
+ * 8-byte header: 4,096 ids between two reads of the helper). */
+#define VNFS_NEW_CGROUPS_RING_BYTES (64 * 1024)
 
 /*
  * Rows one step may create in breakdown_stats (process name x mount).  Names
@@ -224,6 +228,7 @@ enum vnfs_health_counter {
 	VNFS_HEALTH_BREAKDOWN_OTHER,   /* calls in a step's [other] row (64 rows made) */
 	VNFS_HEALTH_UNATTRIBUTED_OTHER, /* calls in a uid's [other] row (3,072 rows made) */
 	VNFS_HEALTH_UNATTRIBUTED_EXPIRED, /* rows the helper folded into [expired] ones */
+	VNFS_HEALTH_NEW_CGROUPS_LOST,  /* new_cgroups had no room: a cgroup not told */
 	VNFS_HEALTH_COUNTERS
 };
 

@@ -240,16 +240,21 @@ static int run(struct helper *helper, const char *config_path)
 		return -1;
 	}
 	while (running) {
-		struct pollfd fds[2] = { { signal_fd, POLLIN, 0 }, { timer, POLLIN, 0 } };
+		/* The third: cgroups made, which discovery judges at once, while
+		 * a short-lived container's runtime state still exists. */
+		struct pollfd fds[3] = { { signal_fd, POLLIN, 0 }, { timer, POLLIN, 0 },
+					 { vnfs_discovery_fd(&helper->discovery), POLLIN, 0 } };
 		struct signalfd_siginfo info;
 		uint64_t expirations;
 
-		if (poll(fds, 2, -1) < 0) {
+		if (poll(fds, fds[2].fd >= 0 ? 3 : 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			vnfs_error("poll: %s", strerror(errno));
 			break;
 		}
+		if (fds[2].revents & POLLIN)
+			vnfs_discovery_take_new_cgroups(&helper->discovery);
 		if (fds[1].revents & POLLIN) {
 			if (read(timer, &expirations, sizeof(expirations)) == sizeof(expirations)) {
 				vnfs_discovery_run(&helper->discovery, report_now_ms());

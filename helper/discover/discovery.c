@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/log.h"
@@ -78,7 +79,10 @@ int vnfs_discovery_init(struct vnfs_discovery *discovery, const struct vnfs_conf
 		return 0;
 	}
 	discovery->pods = calloc(VNFS_DISCOVERY_MAX_PODS, sizeof(*discovery->pods));
-	if (discovery->pods == NULL) {
+	discovery->known = calloc(VNFS_DISCOVERY_MAX_KNOWN, sizeof(*discovery->known));
+	if (discovery->pods == NULL || discovery->known == NULL) {
+		free(discovery->pods);
+		free(discovery->known);
 		close(discovery->cgroup_root_fd);
 		discovery->cgroup_root_fd = -1;
 		return -1;
@@ -95,6 +99,7 @@ void vnfs_discovery_destroy(struct vnfs_discovery *discovery)
 		close(discovery->cgroup_root_fd);
 	free(discovery->judged);
 	free(discovery->pods);
+	free(discovery->known);
 	memset(discovery, 0, sizeof(*discovery));
 	discovery->cgroup_root_fd = -1;
 }
@@ -220,33 +225,196 @@ static enum vnfs_discovery_verdict register_container(struct vnfs_discovery *dis
 	return VNFS_DISCOVERY_REGISTERED;
 }
 
+/* The container known since its cgroup was made, or NULL. */
+static struct vnfs_discovery_known *known_container(struct vnfs_discovery *discovery,
+						    uint64_t id)
+{
+	for (size_t i = 0; i < discovery->known_count; i++)
+		if (discovery->known[i].id == id)
+			return &discovery->known[i];
+	return NULL;
+}
+
+static void forget_known(struct vnfs_discovery *discovery, struct vnfs_discovery_known *known)
+{
+	*known = discovery->known[--discovery->known_count];
+}
+
+/*
+ * The container whose cgroup is at path (the cgroup of id), into *step.
+ * Returns 1, 0 when it is no container, or -1 (logged: its state is not
+ * to trust or read).
+ */
+static int identify(struct vnfs_discovery *discovery, const char *path, struct vnfs_step *step)
+{
+	char error[512];
+	int identified;
+
+	if (strlen(path) >= sizeof(step->cgroup_path))
+		return 0;
+	identified = vnfs_identify_container(path, discovery->dirs, discovery->dir_count,
+					     discovery->tag_variables,
+					     discovery->tag_variable_count, &step->workload,
+					     &step->tags, error, sizeof(error));
+	if (identified < 0)
+		vnfs_warning("cgroup %s: not identified: %s", path, error);
+	if (identified == 1)
+		snprintf(step->cgroup_path, sizeof(step->cgroup_path), "%s", path);
+	return identified;
+}
+
 /* Judges one cgroup not judged before.  Returns its verdict. */
 static enum vnfs_discovery_verdict judge(struct vnfs_discovery *discovery,
 					 const struct seen_cgroup *cgroup, int64_t now_ms)
 {
-	struct vnfs_step step = { .uid = cgroup->uid, .cgroup_id = cgroup->id };
+	struct vnfs_step step = { .uid = cgroup->uid, .cgroup_id = cgroup->id,
+				  .start_time_ms = now_ms };
+	struct vnfs_discovery_known *known = known_container(discovery, cgroup->id);
 	char path[VNFS_CONTAINER_CGROUP_PATH_MAX], error[512];
+	enum vnfs_discovery_verdict verdict;
 	int identified;
 
-	/* Gone (its rows expire with the others), or too long to be a
-	 * container's: no container, for good. */
-	if (vnfs_cgroup_path_of_id(discovery->cgroup_root_fd, cgroup->id, path, sizeof(path),
-				   error, sizeof(error)) != 0 ||
-	    strlen(path) >= sizeof(step.cgroup_path))
-		return VNFS_DISCOVERY_NOT_CONTAINER;
-	identified = vnfs_identify_container(path, discovery->dirs, discovery->dir_count,
-					     discovery->tag_variables,
-					     discovery->tag_variable_count, &step.workload,
-					     &step.tags, error, sizeof(error));
-	if (identified < 0) {
-		vnfs_warning("cgroup %s: not identified: %s", path, error);
-		return VNFS_DISCOVERY_FAILED;
+	if (known != NULL) {
+		/* Identified as it was made: its cgroup may be gone by now. */
+		step.workload = known->workload;
+		step.tags = known->tags;
+		snprintf(step.cgroup_path, sizeof(step.cgroup_path), "%s", known->path);
+		verdict = register_container(discovery, &step);
+		if (verdict == VNFS_DISCOVERY_REGISTERED)
+			discovery->containers_known_early++;
+		forget_known(discovery, known);
+		return verdict;
 	}
-	if (identified == 0)
+	/* Gone (its rows expire with the others): no container, for good. */
+	if (vnfs_cgroup_path_of_id(discovery->cgroup_root_fd, cgroup->id, path, sizeof(path),
+				   error, sizeof(error)) != 0)
 		return VNFS_DISCOVERY_NOT_CONTAINER;
-	snprintf(step.cgroup_path, sizeof(step.cgroup_path), "%s", path);
-	step.start_time_ms = now_ms;
-	return register_container(discovery, &step);
+	identified = identify(discovery, path, &step);
+	if (identified < 0)
+		return VNFS_DISCOVERY_FAILED;
+	return identified == 0 ? VNFS_DISCOVERY_NOT_CONTAINER : register_container(discovery, &step);
+}
+
+/* ---- cgroups as they are made ---- */
+
+/* The path of the cgroup of id, made a moment ago.  The tracepoint fires
+ * before the kernel activates the cgroup's directory, and until then its
+ * id opens nothing (ESTALE): tried again every 200 us while this take's
+ * waits last.  Returns 0, -1 when it cannot be opened (yet), -2 when it is
+ * gone or has no path. */
+static int path_of_made(struct vnfs_discovery *discovery, uint64_t id, char *path, size_t size)
+{
+	struct timespec pause = { 0, 200 * 1000 };
+	char error[512];
+
+	for (;;) {
+		if (vnfs_cgroup_path_of_id(discovery->cgroup_root_fd, id, path, size, error,
+					   sizeof(error)) == 0)
+			return 0;
+		if (errno != ESTALE)
+			return -2;
+		if (discovery->waits_left == 0)
+			return -1;
+		discovery->waits_left--;
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* Judges a cgroup just made: a container is remembered until its first
+ * calls.  Returns 1 when it could not be opened yet (try again later). */
+static int judge_made(struct vnfs_discovery *discovery, uint64_t id)
+{
+	struct vnfs_discovery_known *known;
+	char path[VNFS_CONTAINER_CGROUP_PATH_MAX], name[VNFS_WORKLOAD_DESCRIPTION_MAX];
+	struct vnfs_step step = { .cgroup_id = id };
+	int found = path_of_made(discovery, id, path, sizeof(path));
+
+	if (found == -1)
+		return 1;
+	/* Gone already, or no container (most cgroups made: pods' levels,
+	 * services, sessions): nothing to remember. */
+	if (found != 0 || identify(discovery, path, &step) != 1 ||
+	    known_container(discovery, id) != NULL)
+		return 0;
+	if (discovery->known_count == VNFS_DISCOVERY_MAX_KNOWN) {
+		vnfs_warning("%s: %d containers known and not yet registered: it is found by its "
+			     "calls instead", vnfs_workload_describe(&step.workload, name,
+								     sizeof(name)),
+			     VNFS_DISCOVERY_MAX_KNOWN);
+		return 0;
+	}
+	known = &discovery->known[discovery->known_count++];
+	*known = (struct vnfs_discovery_known){ .id = id, .workload = step.workload,
+						.tags = step.tags };
+	snprintf(known->path, sizeof(known->path), "%s", step.cgroup_path);
+	vnfs_info("cgroup %s made: %s, registered at its first call", path,
+		  vnfs_workload_describe(&step.workload, name, sizeof(name)));
+	return 0;
+}
+
+static int note_new_cgroup(uint64_t id, void *context)
+{
+	struct vnfs_discovery *discovery = context;
+
+	if (judge_made(discovery, id) == 1 &&
+	    discovery->unopened_count < VNFS_DISCOVERY_MAX_UNOPENED)
+		discovery->unopened[discovery->unopened_count++] = id;
+	return 0;
+}
+
+/* The cgroups made that could not be opened yet, tried again; with
+ * drop_unopened (a pass, an interval after), those still unopenable go. */
+static void retry_unopened(struct vnfs_discovery *discovery, bool drop_unopened)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < discovery->unopened_count; i++)
+		if (judge_made(discovery, discovery->unopened[i]) == 1 && !drop_unopened)
+			discovery->unopened[kept++] = discovery->unopened[i];
+	discovery->unopened_count = kept;
+}
+
+void vnfs_discovery_take_new_cgroups(struct vnfs_discovery *discovery)
+{
+	const struct vnfs_counter_source *source;
+
+	if (!discovery->enabled)
+		return;
+	discovery->waits_left = VNFS_DISCOVERY_WAIT_PER_TAKE;
+	retry_unopened(discovery, false);
+	source = &discovery->steps->source;
+	if (source->for_each_new_cgroup != NULL &&
+	    source->for_each_new_cgroup(source->context, note_new_cgroup, discovery) != 0)
+		vnfs_warning("reading the cgroups made failed: containers among them are found "
+			     "by their calls");
+}
+
+int vnfs_discovery_fd(const struct vnfs_discovery *discovery)
+{
+	const struct vnfs_counter_source *source;
+
+	if (!discovery->enabled)
+		return -1;
+	source = &discovery->steps->source;
+	return source->new_cgroups_fd ? source->new_cgroups_fd(source->context) : -1;
+}
+
+/* Forgets the known containers whose cgroup is gone without a call: none
+ * will come (a cgroup's id is never reused). */
+static void forget_gone_known(struct vnfs_discovery *discovery)
+{
+	for (size_t i = 0; i < discovery->known_count;) {
+		int fd = vnfs_cgroup_open_by_id(discovery->cgroup_root_fd, discovery->known[i].id);
+
+		if (fd >= 0) {
+			close(fd);
+			i++;
+		} else if (errno == ESTALE || errno == ENOENT) {
+			forget_known(discovery, &discovery->known[i]);
+		} else {
+			i++;
+		}
+	}
 }
 
 /* Judges the cgroups of this pass's unattributed rows that the last pass
@@ -434,6 +602,11 @@ void vnfs_discovery_run(struct vnfs_discovery *discovery, int64_t now_ms)
 {
 	if (!discovery->enabled)
 		return;
+	/* First: a container made and gone since the last look is known. */
+	vnfs_discovery_take_new_cgroups(discovery);
+	discovery->waits_left = 0;
+	retry_unopened(discovery, true);
 	judge_new_cgroups(discovery, now_ms);
+	forget_gone_known(discovery);
 	follow_ends(discovery, now_ms);
 }

@@ -14,6 +14,11 @@
  * from its first call, as if its runtime had registered it, without a
  * hook, an API server or kubelet.
  *
+ * A container's cgroup is also judged as it is made (the counter source
+ * tells of each, bpf/vnfs.bpf.c's note_new_cgroup): identified while its
+ * runtime's state exists, it is registered at its first calls, however
+ * briefly it lived, even if its runtime removed it before the interval.
+ *
  * Its end is seen the same way: a Kubernetes step whose cgroup is gone has
  * ended, and a pod whose own cgroup (the parent of its containers') is gone
  * and none of whose steps runs has finished: its final read, summary
@@ -62,6 +67,23 @@ struct vnfs_discovery_cgroup {
 	int64_t judged_ms;
 };
 
+/* A container identified when its cgroup was made, before any call of its
+ * (vnfs_discovery_take_new_cgroups): registered at its first calls, even
+ * if its cgroup is gone by then.  Forgotten once registered, or once its
+ * cgroup is gone with no call counted. */
+struct vnfs_discovery_known {
+	uint64_t id;
+	struct vnfs_workload workload;
+	struct vnfs_tag_list tags;
+	char path[256];
+};
+/* Containers known so at once: a node's worth (kubelet's default is 110
+ * pods), many times over. */
+#define VNFS_DISCOVERY_MAX_KNOWN 1024
+#define VNFS_DISCOVERY_MAX_UNOPENED 256
+/* 200 us waits for a cgroup to be openable: 10 ms per take at most. */
+#define VNFS_DISCOVERY_WAIT_PER_TAKE 50
+
 /* A pod with a step on this node, whose end is awaited. */
 struct vnfs_discovery_pod {
 	struct vnfs_workload job; /* part "" */
@@ -89,8 +111,20 @@ struct vnfs_discovery {
 	size_t judged_count;
 	struct vnfs_discovery_pod *pods;
 	size_t pod_count;
+	struct vnfs_discovery_known *known; /* VNFS_DISCOVERY_MAX_KNOWN of them */
+	size_t known_count;
+	/* Cgroups told as made before the kernel let them be opened by id (it
+	 * activates a cgroup's directory just after the tracepoint): tried
+	 * again at each wake, dropped by the next pass if still unopenable. */
+	uint64_t unopened[VNFS_DISCOVERY_MAX_UNOPENED];
+	size_t unopened_count;
+	/* Waits for such a cgroup left in this take: a user making and
+	 * removing cgroups in a loop (removed ones open nothing either) costs
+	 * the main thread at most VNFS_DISCOVERY_WAIT_PER_TAKE of them. */
+	unsigned waits_left;
 	/* Counts since start, for STATUS and the log. */
 	uint64_t containers_registered;
+	uint64_t containers_known_early; /* of them, identified as their cgroup was made */
 	uint64_t calls_folded;
 	uint64_t pods_finished; /* and podman containers */
 };
@@ -115,5 +149,14 @@ void vnfs_discovery_destroy(struct vnfs_discovery *discovery);
  * identify new cgroups, end the steps whose cgroup is gone, finish the pods
  * whose cgroup is gone. */
 void vnfs_discovery_run(struct vnfs_discovery *discovery, int64_t now_ms);
+
+/* The cgroups made since the last call (the counter source's
+ * for_each_new_cgroup): each that is a container is identified now, while
+ * its runtime's state exists, and registered at its first calls.  Called
+ * whenever the source's new_cgroups_fd polls readable, and by each pass. */
+void vnfs_discovery_take_new_cgroups(struct vnfs_discovery *discovery);
+
+/* The fd to poll for vnfs_discovery_take_new_cgroups, or -1. */
+int vnfs_discovery_fd(const struct vnfs_discovery *discovery);
 
 #endif /* VNFS_DISCOVERY_H */

@@ -78,6 +78,9 @@ static inline uint64_t vnfs_unattributed_total(const struct vnfs_unattributed_st
 	return sum;
 }
 
+/* Called per cgroup2 directory made, with its id; nonzero stops the walk. */
+typedef int (*vnfs_new_cgroup_fn)(uint64_t cgroup_id, void *context);
+
 struct vnfs_counter_source {
 	void *context; /* passed to every operation */
 
@@ -142,6 +145,14 @@ struct vnfs_counter_source {
 	 * 0, or -1 (the rows stay unattributed). */
 	int (*fold_unattributed)(void *context, uint64_t cgroup_id, uint32_t slot,
 				 uint64_t *calls);
+
+	/* A file descriptor that polls readable when cgroups were made since
+	 * the last for_each_new_cgroup, or -1 when the source does not tell. */
+	int (*new_cgroups_fd)(void *context);
+
+	/* Calls fn for each cgroup made since the last call, in the order
+	 * they were made.  Returns 0, fn's nonzero return, or -1. */
+	int (*for_each_new_cgroup)(void *context, vnfs_new_cgroup_fn fn, void *fn_context);
 };
 
 #endif /* VNFS_COUNTERS_H */

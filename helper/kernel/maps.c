@@ -609,6 +609,28 @@ int vnfs_probes_fold_unattributed(struct vnfs_probes *probes, uint64_t cgroup_id
 	return status;
 }
 
+/* ---- cgroups made ---- */
+
+int vnfs_probes_new_cgroups_fd(const struct vnfs_probes *probes)
+{
+	return probes && probes->new_cgroups ? ring_buffer__epoll_fd(probes->new_cgroups) : -1;
+}
+
+int vnfs_probes_for_each_new_cgroup(struct vnfs_probes *probes, vnfs_new_cgroup_fn fn,
+				    void *context)
+{
+	int consumed;
+
+	if (!probes || !probes->new_cgroups)
+		return 0;
+	probes->new_cgroup_fn = fn;
+	probes->new_cgroup_context = context;
+	consumed = ring_buffer__consume(probes->new_cgroups);
+	probes->new_cgroup_fn = NULL;
+	probes->new_cgroup_context = NULL;
+	return consumed < 0 ? -1 : 0;
+}
+
 /* ---- the collector's counter source ---- */
 
 /* The collector's view of the functions above (helper/kernel/counters.h): each
@@ -670,6 +692,16 @@ static int source_fold_unattributed(void *probes, uint64_t cgroup_id, uint32_t s
 	return vnfs_probes_fold_unattributed(probes, cgroup_id, slot, calls);
 }
 
+static int source_new_cgroups_fd(void *probes)
+{
+	return vnfs_probes_new_cgroups_fd(probes);
+}
+
+static int source_for_each_new_cgroup(void *probes, vnfs_new_cgroup_fn fn, void *context)
+{
+	return vnfs_probes_for_each_new_cgroup(probes, fn, context);
+}
+
 struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes)
 {
 	return (struct vnfs_counter_source){
@@ -685,5 +717,7 @@ struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes
 		.unregister_cgroup = source_unregister_cgroup,
 		.reset_slot = source_reset_slot,
 		.fold_unattributed = source_fold_unattributed,
+		.new_cgroups_fd = source_new_cgroups_fd,
+		.for_each_new_cgroup = source_for_each_new_cgroup,
 	};
 }

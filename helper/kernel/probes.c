@@ -576,6 +576,35 @@ static void attach_exit_drain(struct vnfs_probes *probes)
 	probes->skeleton->data->pending_limit = VNFS_PENDING_CALLS;
 }
 
+/* The ring's callback: one id to the caller of vnfs_probes_for_each_new_cgroup. */
+static int take_new_cgroup(void *context, void *data, size_t size)
+{
+	struct vnfs_probes *probes = context;
+	uint64_t id;
+
+	if (size != sizeof(id) || probes->new_cgroup_fn == NULL)
+		return 0;
+	memcpy(&id, data, sizeof(id));
+	return probes->new_cgroup_fn(id, probes->new_cgroup_context);
+}
+
+/* Tells the helper of each cgroup as it is made (discovery): without it a
+ * container is found only by its calls, at the next interval. */
+static void attach_new_cgroup_notes(struct vnfs_probes *probes)
+{
+	probes->new_cgroup_link = bpf_program__attach_raw_tracepoint(
+		probes->skeleton->progs.note_new_cgroup, "cgroup_mkdir");
+	if (probes->new_cgroup_link != NULL)
+		probes->new_cgroups = ring_buffer__new(
+			bpf_map__fd(probes->skeleton->maps.new_cgroups), take_new_cgroup, probes, NULL);
+	if (probes->new_cgroups != NULL)
+		return;
+	vnfs_warning("cannot follow cgroups as they are made (%s): containers are found by "
+		     "their calls, once an interval", strerror(errno));
+	bpf_link__destroy(probes->new_cgroup_link);
+	probes->new_cgroup_link = NULL;
+}
+
 static int finish_open(struct vnfs_probes *probes, char *error, size_t error_size)
 {
 	struct vnfs_bpf *skeleton = probes->skeleton;
@@ -662,6 +691,7 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 		goto fail;
 	}
 	attach_exit_drain(probes);
+	attach_new_cgroup_notes(probes);
 	if (finish_open(probes, error, error_size) != 0)
 		goto fail;
 	for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
@@ -711,6 +741,8 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 		release_link(probes->hooks[i].exit_link, probes->pin);
 	}
 	release_link(probes->exit_drain_link, probes->pin);
+	ring_buffer__free(probes->new_cgroups);
+	bpf_link__destroy(probes->new_cgroup_link);
 	if (probes->step_activity)
 		munmap((void *)probes->step_activity, STEP_ACTIVITY_MAPPING_SIZE);
 	if (probes->unattributed_entries)

@@ -127,6 +127,13 @@ int vnfs_probes_expire_unattributed(struct vnfs_probes *probes, int64_t now_ms, 
 int vnfs_probes_fold_unattributed(struct vnfs_probes *probes, uint64_t cgroup_id, uint32_t slot,
 				  uint64_t *calls);
 
+/* The cgroups made since the last call (the new_cgroups ring), each to fn
+ * in the order made; a fd that polls readable when there are some (-1 when
+ * the helper could not follow them).  Return 0, or -1. */
+int vnfs_probes_new_cgroups_fd(const struct vnfs_probes *probes);
+int vnfs_probes_for_each_new_cgroup(struct vnfs_probes *probes, vnfs_new_cgroup_fn fn,
+				    void *context);
+
 /* The BPF side's health counters (enum vnfs_health_counter). */
 int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_HEALTH_COUNTERS]);
 

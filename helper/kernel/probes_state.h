@@ -76,6 +76,10 @@ struct vnfs_probes {
 	int cgroup_root_fd;            /* cgroup2 root for open_by_handle_at, -1 none */
 	bool cgroup_root_tried;
 	bool can_fold;                 /* fold_unattributed loaded (a syscall program) */
+	struct bpf_link *new_cgroup_link;  /* note_new_cgroup on cgroup_mkdir, not pinned */
+	struct ring_buffer *new_cgroups;   /* its ring, read by vnfs_probes_for_each_new_cgroup */
+	vnfs_new_cgroup_fn new_cgroup_fn;  /* that call's fn and context, for the ring's callback */
+	void *new_cgroup_context;
 	int barrier_fd, barrier_inner_fd; /* see wait_for_running_programs; -1 until made */
 	pthread_mutex_t cgroup_slots_lock;
 	struct kernel_btf kernel_btf; /* while opening: the targets' BTF objects */

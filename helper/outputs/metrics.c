@@ -883,6 +883,10 @@ static void render_health(struct render *render, const struct vnfs_interval *int
 		render_gauge(out, "vnfs_helper_unmatched_exits_total", "counter",
 			     "Function exits seen without their entry (probes attached mid-call).",
 			     health->counters[VNFS_HEALTH_UNMATCHED_EXIT]);
+		render_gauge(out, "vnfs_helper_new_cgroups_lost_total", "counter",
+			     "Cgroups made while the helper's ring of them was full: containers "
+			     "among them are found by their calls instead.",
+			     health->counters[VNFS_HEALTH_NEW_CGROUPS_LOST]);
 		render_bounded_rows(out, health);
 	}
 	if (interval)

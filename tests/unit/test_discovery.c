@@ -41,7 +41,20 @@ struct fake_source {
 	uint64_t folded_cgroup;
 	uint32_t folded_slot;
 	int folds;
+	uint64_t made[2]; /* cgroups made since the last for_each_new_cgroup */
+	size_t made_count;
 };
+
+static int fake_for_each_new_cgroup(void *context, vnfs_new_cgroup_fn fn, void *fn_context)
+{
+	struct fake_source *fake = context;
+
+	for (size_t i = 0; i < fake->made_count; i++)
+		if (fn(fake->made[i], fn_context) != 0)
+			return -1;
+	fake->made_count = 0;
+	return 0;
+}
 
 static int fake_for_each_unattributed(void *context, vnfs_unattributed_fn fn, void *fn_context)
 {
@@ -188,6 +201,7 @@ static int set_up(void **state)
 		.for_each_unattributed = fake_for_each_unattributed,
 		.register_cgroup = fake_register_cgroup,
 		.fold_unattributed = fake_fold_unattributed,
+		.for_each_new_cgroup = fake_for_each_new_cgroup,
 	};
 	vnfs_steps_init(&f->steps, &f->registry, &source);
 	f->fake.rows[0] = (struct vnfs_unattributed_key){ .cgroup_id = f->container_id,
@@ -425,6 +439,71 @@ static void test_podman_container(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* A container told as its cgroup was made is known then; its runtime may
+ * remove its cgroup (and state) before the next pass: its calls are still
+ * its own, registered from what was known, and it ends at once.  A known
+ * container gone without a call is forgotten. */
+static void test_container_known_as_its_cgroup_is_made(void **state)
+{
+	struct fixture *f = *state;
+	char scope[1024], config[600];
+	struct seen_step seen;
+	FILE *out;
+
+	f->fake.made[0] = f->container_id;
+	f->fake.made[1] = f->plain_id;
+	f->fake.made_count = 2;
+	f->fake.row_count = 0; /* no call yet */
+	vnfs_discovery_take_new_cgroups(&f->discovery);
+	assert_int_equal(f->discovery.known_count, 1);
+	assert_int_equal(f->discovery.known[0].id, f->container_id);
+	assert_string_equal(f->discovery.known[0].workload.part, "writer");
+
+	/* It ran, wrote, exited; its runtime removed its cgroup and state. */
+	f->fake.row_count = 2;
+	snprintf(scope, sizeof(scope), "%s%s", f->top, CONTAINER_SCOPE);
+	assert_int_equal(rmdir(scope), 0);
+	snprintf(config, sizeof(config), "%s/%s/config.json", f->state_dir, FIXTURE_CONTAINER_ID);
+	assert_int_equal(unlink(config), 0);
+	vnfs_discovery_run(&f->discovery, 3000);
+	seen = only_step(f);
+	assert_string_equal(seen.step.workload.job, "analysis/writer-7d9c5b8f4-x2kqz");
+	assert_string_equal(seen.step.cgroup_path, CONTAINER_SCOPE);
+	assert_string_equal(vnfs_tags_find(&seen.step.tags, "PROJECT"), "climate");
+	assert_int_equal(seen.step.state, VNFS_STEP_ENDED);
+	assert_int_equal(f->fake.folds, 1);
+	assert_int_equal(f->discovery.calls_folded, 14);
+	assert_int_equal(f->discovery.containers_known_early, 1);
+	assert_int_equal(f->discovery.known_count, 0);
+
+	/* Known, then gone with no call: forgotten at the next pass. */
+	f->fake.made[0] = make_cgroup(f->top, CONTAINER_SCOPE);
+	f->fake.made_count = 1;
+	out = fopen(config, "w");
+	assert_non_null(out);
+	assert_true(fputs(containerd_container, out) >= 0);
+	assert_int_equal(fclose(out), 0);
+	vnfs_discovery_take_new_cgroups(&f->discovery);
+	assert_int_equal(f->discovery.known_count, 1);
+	remove_cgroup(f->top, CONTAINER_SCOPE);
+	vnfs_discovery_run(&f->discovery, 4000);
+	assert_int_equal(f->discovery.known_count, 0);
+
+	/* A cgroup told as made that opens nothing (not yet active, or gone
+	 * already: the kernel says ESTALE for both) is tried again at the
+	 * next wake, and dropped by the next pass. */
+	f->fake.made[0] = f->fake.made[0] + 1000000;
+	f->fake.made_count = 1;
+	vnfs_discovery_take_new_cgroups(&f->discovery);
+	assert_int_equal(f->discovery.unopened_count, 1);
+	assert_int_equal(f->discovery.waits_left, 0); /* this take's 10 ms spent */
+	vnfs_discovery_take_new_cgroups(&f->discovery);
+	assert_int_equal(f->discovery.unopened_count, 1);
+	vnfs_discovery_run(&f->discovery, 5000);
+	assert_int_equal(f->discovery.unopened_count, 0);
+	assert_int_equal(f->discovery.known_count, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -432,6 +511,8 @@ int main(void)
 						tear_down),
 		cmocka_unit_test_setup_teardown(test_ends_follow_the_cgroups, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_lookalike_cgroup_is_not_the_container, set_up,
+						tear_down),
+		cmocka_unit_test_setup_teardown(test_container_known_as_its_cgroup_is_made, set_up,
 						tear_down),
 		cmocka_unit_test_setup_teardown(test_podman_container, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_disabled, set_up, tear_down),

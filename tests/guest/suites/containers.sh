@@ -191,6 +191,8 @@ ctr_run $VISION_TRAINER $VISION_CGROUP vision train-a1 trainer $VISION_UID "$mou
 	 dd if=/dev/zero of=/data/out bs=1048576 count=1 seek=2 conv=notrunc,fsync 2> /dev/null' \
 	> $VNFS_OUT/ctr-vision.log 2>&1
 check_eq "containerd runs vision/train-a1's trainer" $? 0
+check "the helper knew vision/train-a1's trainer as its cgroup was made" \
+	until_ok 60 grep -q "cgroup $VISION_CGROUP made: kubernetes pod vision/train-a1 container trainer" $VNFS_OUT/helper.log
 # nlp/bert-b2: 1 MiB written, and exited, before the helper knows it
 # (containerd keeps the task, and its state, until it is deleted).
 ctr_run $NLP_TOKENIZER $NLP_CGROUP nlp bert-b2 tokenizer $NLP_UID "$mount_dir/nlp" \
@@ -199,8 +201,31 @@ ctr_run $NLP_TOKENIZER $NLP_CGROUP nlp bert-b2 tokenizer $NLP_UID "$mount_dir/nl
 check_eq "containerd runs nlp/bert-b2's tokenizer to its end" $? 0
 check_eq "the tokenizer wrote its file" "$(stat -c %s "$mount_dir/nlp/tokens")" $MIB
 
+# nlp/bert-b2's second container, run with --rm: containerd deletes its
+# task, state and cgroup the moment it exits.  It waits to be known (the
+# helper judged its cgroup as it was made), then writes 1 MiB and exits.
+NLP_SHORT=5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d
+NLP_SHORT_CGROUP=$NLP_SLICE/cri-containerd-$NLP_SHORT.scope
+ctr_run $NLP_SHORT $NLP_SHORT_CGROUP nlp bert-b2 detokenizer $NLP_UID "$mount_dir/nlp" \
+	--rm $RUN/rootfs $NLP_SHORT /bin/busybox sh -c \
+	'until [ -e /data/go-short ]; do sleep 0.1; done &&
+	 dd if=/dev/zero of=/data/short bs=1048576 count=1 conv=fsync 2> /dev/null' \
+	> $VNFS_OUT/ctr-nlp-short.log 2>&1 &
+CTR_SHORT_PID=$!
+check "the helper knew nlp/bert-b2's detokenizer as its cgroup was made" \
+	until_ok 60 grep -q "cgroup $NLP_SHORT_CGROUP made: kubernetes pod nlp/bert-b2 container detokenizer" $VNFS_OUT/helper.log
+touch "$mount_dir/nlp/go-short"
+wait $CTR_SHORT_PID
+check_eq "containerd ran the detokenizer and removed it (--rm)" $? 0
+check "its state is gone with it" test ! -e /run/containerd/io.containerd.runtime.v2.task/k8s.io/$NLP_SHORT
+check "its cgroup is gone with it" test ! -e "$CGROUP_ROOT$NLP_SHORT_CGROUP"
+short_ended() { query_job nlp/bert-b2 | jq -e '[.job.steps[] | select(.part == "detokenizer") | .end_time != null] == [true]' > /dev/null; }
+check "nlp/bert-b2's detokenizer counted, and ended" until_ok 30 short_ended
+
 check "the helper discovered vision/train-a1" until_ok 30 listed vision/train-a1
 check "the helper discovered nlp/bert-b2 after its container exited" until_ok 30 listed nlp/bert-b2
+check "the tokenizer registered at its first calls, made before: folded in" \
+	until_ok 30 grep -q "discovered kubernetes pod nlp/bert-b2 container tokenizer" $VNFS_OUT/helper.log
 touch "$mount_dir/vision/go"
 until_ok 60 bash -c "ctr -n k8s.io task ls | grep -q '^$VISION_TRAINER .*STOPPED'"
 check_eq "the trainer wrote its file" "$(stat -c %s "$mount_dir/vision/out")" $((3 * MIB))
@@ -209,7 +234,7 @@ vision=$(query_job vision/train-a1)
 echo "$vision" > $VNFS_OUT/query-vision.json
 check_eq "vision/train-a1: one step, its trainer" \
 	"$(jq -c '[.job.steps[].part]' <<< "$vision")" '["trainer"]'
-check_eq "vision/train-a1 trainer: write bytes before and after discovery, exactly" \
+check_eq "vision/train-a1 trainer: write bytes before and after it was registered, exactly" \
 	"$(jq '.job.steps[0].operations.write.bytes' <<< "$vision")" $((3 * MIB))
 check_eq "vision/train-a1 trainer: write calls, exactly" \
 	"$(jq '.job.steps[0].operations.write.count' <<< "$vision")" 3
@@ -221,14 +246,19 @@ check_eq "vision/train-a1 trainer: its cgroup, the cgroupfs driver's" \
 	"$(jq -r '.job.steps[0].cgroup_path' <<< "$vision")" $VISION_CGROUP
 nlp=$(query_job nlp/bert-b2)
 echo "$nlp" > $VNFS_OUT/query-nlp.json
-check_eq "nlp/bert-b2 tokenizer (exited before discovery): write bytes, exactly" \
-	"$(jq '.job.steps[0].operations.write.bytes' <<< "$nlp")" $MIB
-check_eq "nlp/bert-b2 tokenizer: write calls, exactly" \
-	"$(jq '.job.steps[0].operations.write.count' <<< "$nlp")" 1
-check_eq "nlp/bert-b2 tokenizer: fsync calls, exactly" \
-	"$(jq '.job.steps[0].operations.fsync.count' <<< "$nlp")" 1
+tokenizer() { jq "[.job.steps[] | select(.part == \"tokenizer\") | $1] | .[0]" <<< "$nlp"; }
+detokenizer() { jq "[.job.steps[] | select(.part == \"detokenizer\") | $1] | .[0]" <<< "$nlp"; }
+check_eq "nlp/bert-b2: two steps" "$(jq -c '[.job.steps[].part] | sort' <<< "$nlp")" '["detokenizer","tokenizer"]'
+check_eq "nlp/bert-b2 tokenizer (exited before it was registered): write bytes, exactly" \
+	"$(tokenizer .operations.write.bytes)" $MIB
+check_eq "nlp/bert-b2 tokenizer: write calls, exactly" "$(tokenizer .operations.write.count)" 1
+check_eq "nlp/bert-b2 tokenizer: fsync calls, exactly" "$(tokenizer .operations.fsync.count)" 1
 check_eq "nlp/bert-b2 tokenizer: its cgroup, the systemd driver's" \
-	"$(jq -r '.job.steps[0].cgroup_path' <<< "$nlp")" $NLP_CGROUP
+	"$(tokenizer .cgroup_path)" "\"$NLP_CGROUP\""
+check_eq "nlp/bert-b2 detokenizer (deleted at its exit): write bytes, exactly" \
+	"$(detokenizer .operations.write.bytes)" $MIB
+check_eq "nlp/bert-b2 detokenizer: write calls, exactly" "$(detokenizer .operations.write.count)" 1
+check_eq "nlp/bert-b2 detokenizer: fsync calls, exactly" "$(detokenizer .operations.fsync.count)" 1
 
 # A cgroup made to look like a container of vision/train-a1 (its pod's
 # directory, a 64-hex name no runtime knows), with a writer in it: no pod's.
@@ -260,8 +290,8 @@ check "vision/train-a1's trainer ended when its cgroup went" until_ok 30 ended v
 rmdir "$CGROUP_ROOT/kubepods/burstable/pod$VISION_UID" "$CGROUP_ROOT$NLP_SLICE"
 check "vision/train-a1 finished when its pod's cgroup went" until_ok 30 not_listed vision/train-a1
 check "nlp/bert-b2 finished when its pod's cgroup went" until_ok 30 not_listed nlp/bert-b2
-check_eq "the history holds both pods' steps, finished" \
-	"$(sqlite3 $RUN/history.db "SELECT count(*) FROM steps WHERE source = 'kubernetes' AND job IN ('vision/train-a1', 'nlp/bert-b2') AND finished = 1")" 2
+check_eq "the history holds the pods' three steps, finished" \
+	"$(sqlite3 $RUN/history.db "SELECT count(*) FROM steps WHERE source = 'kubernetes' AND job IN ('vision/train-a1', 'nlp/bert-b2') AND finished = 1")" 3
 check_eq "vnfs-report -j kubernetes:vision/train-a1: its write bytes" \
 	"$("$BUILD/vnfs-report" --database $RUN/history.db --socket $SOCKET -j kubernetes:vision/train-a1 --json | jq '.jobs[0].operations.write.bytes')" \
 	$((3 * MIB))
