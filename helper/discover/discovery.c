@@ -208,13 +208,9 @@ static enum vnfs_discovery_verdict register_container(struct vnfs_discovery *dis
 	discovery->containers_registered++;
 	if (step->workload.source == VNFS_SOURCE_KUBERNETES)
 		await_pod(discovery, &step->workload, step->cgroup_path);
-	if (source->fold_unattributed == NULL) {
-		errno = EOPNOTSUPP;
-		vnfs_warning("%s: its calls before it was discovered stay unattributed (%s)", name,
-			     strerror(errno));
-		return VNFS_DISCOVERY_REGISTERED;
-	}
-	if (source->fold_unattributed(source->context, step->cgroup_id, slot, &calls) != 0) {
+	errno = EOPNOTSUPP; /* a source that cannot fold */
+	if (source->fold_unattributed == NULL ||
+	    source->fold_unattributed(source->context, step->cgroup_id, slot, &calls) != 0) {
 		vnfs_warning("%s: its calls before it was discovered stay unattributed (%s)", name,
 			     strerror(errno));
 		return VNFS_DISCOVERY_REGISTERED;
