@@ -80,9 +80,11 @@ int vnfs_discovery_init(struct vnfs_discovery *discovery, const struct vnfs_conf
 	}
 	discovery->pods = calloc(VNFS_DISCOVERY_MAX_PODS, sizeof(*discovery->pods));
 	discovery->known = calloc(VNFS_DISCOVERY_MAX_KNOWN, sizeof(*discovery->known));
-	if (discovery->pods == NULL || discovery->known == NULL) {
+	discovery->followed = calloc(VNFS_MAX_STEPS, sizeof(*discovery->followed));
+	if (discovery->pods == NULL || discovery->known == NULL || discovery->followed == NULL) {
 		free(discovery->pods);
 		free(discovery->known);
+		free(discovery->followed);
 		close(discovery->cgroup_root_fd);
 		discovery->cgroup_root_fd = -1;
 		return -1;
@@ -100,6 +102,7 @@ void vnfs_discovery_destroy(struct vnfs_discovery *discovery)
 	free(discovery->judged);
 	free(discovery->pods);
 	free(discovery->known);
+	free(discovery->followed);
 	memset(discovery, 0, sizeof(*discovery));
 	discovery->cgroup_root_fd = -1;
 }
@@ -452,17 +455,8 @@ static void judge_new_cgroups(struct vnfs_discovery *discovery, int64_t now_ms)
 
 /* ---- ends ---- */
 
-/* A step of a source the discovery follows (Kubernetes, container),
- * copied out of the registry. */
-struct followed_step {
-	struct vnfs_workload workload;
-	enum vnfs_step_state state;
-	uint64_t cgroup_id;
-	char cgroup_path[256];
-};
-
 struct followed_steps {
-	struct followed_step *steps;
+	struct vnfs_discovery_step *steps;
 	size_t count;
 };
 
@@ -475,7 +469,7 @@ static void note_followed_step(const struct vnfs_step *step, uint32_t slot, void
 	     step->workload.source != VNFS_SOURCE_CONTAINER) ||
 	    found->count == VNFS_MAX_STEPS)
 		return;
-	found->steps[found->count++] = (struct followed_step){
+	found->steps[found->count++] = (struct vnfs_discovery_step){
 		.workload = step->workload,
 		.state = step->state,
 		.cgroup_id = step->cgroup_id,
@@ -533,7 +527,7 @@ static void end_gone_steps(struct vnfs_discovery *discovery, struct followed_ste
 	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
 	for (size_t i = 0; i < found->count; i++) {
-		struct followed_step *step = &found->steps[i];
+		struct vnfs_discovery_step *step = &found->steps[i];
 		bool kubernetes = step->workload.source == VNFS_SOURCE_KUBERNETES;
 
 		if (step->state != VNFS_STEP_RUNNING)
@@ -583,15 +577,12 @@ static void finish_gone_pods(struct vnfs_discovery *discovery,
 
 static void follow_ends(struct vnfs_discovery *discovery, int64_t now_ms)
 {
-	struct followed_steps found = { calloc(VNFS_MAX_STEPS, sizeof(*found.steps)), 0 };
+	struct followed_steps found = { discovery->followed, 0 };
 
-	if (found.steps == NULL)
-		return;
 	/* Copied out first: nothing is called under the registry's lock. */
 	vnfs_registry_visit(discovery->steps->registry, note_followed_step, &found, NULL);
 	end_gone_steps(discovery, &found, now_ms);
 	finish_gone_pods(discovery, &found, now_ms);
-	free(found.steps);
 }
 
 void vnfs_discovery_run(struct vnfs_discovery *discovery, int64_t now_ms)

@@ -96,6 +96,15 @@ struct vnfs_discovery_pod {
 typedef int (*vnfs_finish_job_fn)(void *context, const struct vnfs_workload *job,
 				  int64_t now_ms, char *error, size_t error_size);
 
+/* A step of a source the discovery follows (Kubernetes, container),
+ * copied out of the registry each pass. */
+struct vnfs_discovery_step {
+	struct vnfs_workload workload;
+	enum vnfs_step_state state;
+	uint64_t cgroup_id;
+	char cgroup_path[256];
+};
+
 struct vnfs_discovery {
 	bool enabled;
 	struct vnfs_steps *steps;
@@ -111,6 +120,10 @@ struct vnfs_discovery {
 	size_t judged_count;
 	struct vnfs_discovery_pod *pods;
 	size_t pod_count;
+	/* VNFS_MAX_STEPS of them, for each pass: allocated once, so that a
+	 * pass's copy touches only the pages of the steps it holds (a buffer
+	 * allocated each pass would settle on the heap, zeroed whole). */
+	struct vnfs_discovery_step *followed;
 	struct vnfs_discovery_known *known; /* VNFS_DISCOVERY_MAX_KNOWN of them */
 	size_t known_count;
 	/* Cgroups told as made before the kernel let them be opened by id (it
