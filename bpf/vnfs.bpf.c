@@ -441,6 +441,8 @@ __noinline int count_unattributed(__u64 cgroup_id, const struct vnfs_pending_cal
 		return 0;
 	operation = &stats->operations[call->operation];
 	__sync_fetch_and_add(&operation->count, 1);
+	if (call->created)
+		__sync_fetch_and_add(&stats->operations[VNFS_OP_CREATE].count, 1);
 	if (call->error)
 		__sync_fetch_and_add(&operation->errors, 1);
 	if (call->bytes)
@@ -465,6 +467,8 @@ __noinline int count_in_step(struct vnfs_step_stats *stats, const struct vnfs_pe
 		return 0;
 	operation = &stats->operations[op];
 	__sync_fetch_and_add(&operation->count, 1);
+	if (call->created)
+		__sync_fetch_and_add(&stats->operations[VNFS_OP_CREATE].count, 1);
 	if (call->error)
 		__sync_fetch_and_add(&operation->errors, 1);
 	if (call->bytes)
@@ -553,6 +557,7 @@ static __always_inline void add_to_breakdown(struct vnfs_breakdown_stats *sum,
 	} else {
 		sum->other_ops++;
 	}
+	sum->other_ops += call->created; /* its create */
 	if (call->error)
 		sum->errors++;
 	if (call->timed)
@@ -561,7 +566,8 @@ static __always_inline void add_to_breakdown(struct vnfs_breakdown_stats *sum,
 
 /* Moves pending call index of the task to its step's counters and to sum,
  * whose row is flushed first when the call is on another mount; without
- * stats (no step any more), to unattributed_stats.  Global, as
+ * stats (no step any more), to unattributed_stats.  Returns the counts it
+ * added to the step beyond the call's own (its create: 0 or 1).  Global, as
  * registered_ancestor_slot: the drain's loop then costs the verifier a few
  * instructions per pending call, where inline each call's paths through this
  * would have multiplied those of the calls before it. */
@@ -585,7 +591,7 @@ __noinline int drain_call(const struct vnfs_task_state *state, __u32 index, __u3
 	sum->device = call->device;
 	sum->used = 1;
 	add_to_breakdown(&sum->stats, call);
-	return 0;
+	return call->created; /* the counts it made beyond its own */
 }
 
 static __always_inline void mark_activity(__u32 slot, __u32 calls)
@@ -622,7 +628,7 @@ __noinline int drain_pending(struct vnfs_task_state *state)
 {
 	struct breakdown_sum sum = {};
 	struct vnfs_step_stats *stats = NULL;
-	__u32 count, slot;
+	__u32 count, counted, slot;
 
 	if (!state)
 		return 0;
@@ -633,12 +639,13 @@ __noinline int drain_pending(struct vnfs_task_state *state)
 	slot = pending_slot(state);
 	if (slot != VNFS_SLOT_NONE)
 		stats = bpf_map_lookup_elem(&step_stats, &slot);
+	counted = count;
 	for (__u32 i = 0; i < VNFS_PENDING_CALLS && i < count; i++)
-		drain_call(state, i, slot, stats, &sum);
+		counted += drain_call(state, i, slot, stats, &sum);
 	if (sum.used)
 		flush_breakdown(state, slot, &sum);
 	if (stats)
-		mark_activity(slot, count);
+		mark_activity(slot, counted);
 	return 0;
 }
 
@@ -721,19 +728,6 @@ static __always_inline bool file_was_created(__u64 file)
 	return file && (BPF_CORE_READ((struct file *)file, f_mode) & FMODE_CREATED);
 }
 
-/* The create inside an atomic open that created its file (see
- * VNFS_HOOK_CREATE_IF_CREATED): untimed, its time is the open's.  Global, so
- * that count_call's paths are verified once more, not once more per hook. */
-__noinline int count_created(struct vnfs_task_state *state, __u32 device, __u64 now)
-{
-	struct vnfs_pending_call create = { .operation = VNFS_OP_CREATE, .device = device };
-
-	if (!state)
-		return 0;
-	count_call(state, &create, now);
-	return 0;
-}
-
 /* nfs_lookup returns the dentry it spliced (or NULL: the argument dentry
  * itself); a dentry without an inode is a name the server does not have. */
 static __always_inline bool dentry_is_negative(__u64 dentry)
@@ -794,10 +788,11 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 		call.timed = 1;
 		call.duration_ns = now - state->start_ns[operation];
 	}
+	/* One call that counts twice (VNFS_HOOK_CREATE_IF_CREATED): one more
+	 * pending call would cost each hook's program its verification. */
+	call.created = (flags & VNFS_HOOK_CREATE_IF_CREATED) && !call.error &&
+		       file_was_created(state->object[operation]);
 	count_call(state, &call, now);
-	if ((flags & VNFS_HOOK_CREATE_IF_CREATED) && !call.error &&
-	    file_was_created(state->object[operation]))
-		count_created(state, call.device, now);
 }
 
 /* Arguments past the fifth are not read on the kprobe path (the helper

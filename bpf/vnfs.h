@@ -284,7 +284,7 @@ struct vnfs_pending_call {
 	__u8 operation;   /* enum vnfs_operation */
 	__u8 error;       /* returned a negative errno */
 	__u8 timed;       /* outermost of its operation: duration_ns is set */
-	__u8 pad;
+	__u8 created;     /* an open that created its file: a create too (untimed) */
 	__u32 device;     /* superblock s_dev, 0 when unknown */
 	__u64 duration_ns;
 	__u64 bytes;
