@@ -27,9 +27,9 @@
 #include <unistd.h>
 
 #include "helper/collect/collector.h"
-#include "helper/discover/discovery.h"
 #include "helper/control/requests.h"
 #include "helper/control/server.h"
+#include "helper/discover/discovery.h"
 #include "helper/kernel/probes.h"
 #include "helper/outputs/sink.h"
 #include "helper/outputs/sink_module.h"
