@@ -403,16 +403,10 @@ int vnfs_discovery_fd(const struct vnfs_discovery *discovery)
 static void forget_gone_known(struct vnfs_discovery *discovery)
 {
 	for (size_t i = 0; i < discovery->known_count;) {
-		int fd = vnfs_cgroup_open_by_id(discovery->cgroup_root_fd, discovery->known[i].id);
-
-		if (fd >= 0) {
-			close(fd);
-			i++;
-		} else if (errno == ESTALE || errno == ENOENT) {
+		if (vnfs_cgroup_gone(discovery->cgroup_root_fd, discovery->known[i].id))
 			forget_known(discovery, &discovery->known[i]);
-		} else {
+		else
 			i++;
-		}
 	}
 }
 
@@ -478,18 +472,6 @@ static void note_followed_step(const struct vnfs_step *step, uint32_t slot, void
 		 sizeof(found->steps[found->count - 1].cgroup_path), "%s", step->cgroup_path);
 }
 
-/* 1 when the cgroup of id is gone, 0 when it exists or that is not known. */
-static int cgroup_gone(const struct vnfs_discovery *discovery, uint64_t id)
-{
-	int fd = vnfs_cgroup_open_by_id(discovery->cgroup_root_fd, id);
-
-	if (fd >= 0) {
-		close(fd);
-		return 0;
-	}
-	return errno == ESTALE || errno == ENOENT;
-}
-
 /* 1 when the directory at path (relative to the cgroup2 mount) is gone. */
 static int path_gone(const struct vnfs_discovery *discovery, const char *path)
 {
@@ -534,7 +516,7 @@ static void end_gone_steps(struct vnfs_discovery *discovery, struct followed_ste
 			continue;
 		if (kubernetes && step->workload.part[0] != '\0')
 			await_pod(discovery, &step->workload, step->cgroup_path);
-		if (cgroup_gone(discovery, step->cgroup_id) != 1 ||
+		if (!vnfs_cgroup_gone(discovery->cgroup_root_fd, step->cgroup_id) ||
 		    vnfs_steps_end(discovery->steps, &step->workload, now_ms) != 0)
 			continue;
 		vnfs_info("%s ended: its cgroup is gone",

@@ -266,22 +266,6 @@ static int cgroup_root(struct vnfs_probes *probes)
 	return probes->cgroup_root_fd;
 }
 
-/* 1 when the cgroup of id no longer exists, 0 when it does or that cannot
- * be told.  A cgroup2 id is the file handle of its directory (kernfs). */
-static int cgroup_is_gone(struct vnfs_probes *probes, uint64_t id)
-{
-	int root = cgroup_root(probes), fd;
-
-	if (root < 0 || id == 0)
-		return 0;
-	fd = vnfs_cgroup_open_by_id(root, id);
-	if (fd >= 0) {
-		close(fd);
-		return 0;
-	}
-	return errno == ESTALE || errno == ENOENT;
-}
-
 static void add_unattributed_stats(struct vnfs_unattributed_stats *total,
 				   const struct vnfs_unattributed_stats *part)
 {
@@ -362,7 +346,7 @@ static int should_expire(struct vnfs_probes *probes, const struct unattributed_r
 	*gone = false;
 	if (has_comm(&row->key, VNFS_EXPIRED_COMM))
 		return 0; /* where the others go */
-	*gone = cgroup_is_gone(probes, row->key.cgroup_id) == 1;
+	*gone = vnfs_cgroup_gone(cgroup_root(probes), row->key.cgroup_id);
 	return *gone || now_ms - watch->still_since_ms >= idle_ms;
 }
 

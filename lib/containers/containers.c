@@ -113,6 +113,20 @@ int vnfs_cgroup_open_by_id(int root_fd, uint64_t id)
 	return open_by_handle_at(root_fd, &buffer.handle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
+bool vnfs_cgroup_gone(int root_fd, uint64_t id)
+{
+	int fd;
+
+	if (root_fd < 0 || id == 0)
+		return false;
+	fd = vnfs_cgroup_open_by_id(root_fd, id);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == ESTALE || errno == ENOENT;
+}
+
 int vnfs_cgroup_path_of_id(int root_fd, uint64_t id, char *path, size_t size, char *error,
 			   size_t error_size)
 {

@@ -65,6 +65,11 @@ extern const size_t vnfs_runtime_state_dir_count;
  * Returns the fd, or -1 with errno (ESTALE or ENOENT: the cgroup is gone). */
 int vnfs_cgroup_open_by_id(int root_fd, uint64_t id);
 
+/* Whether the cgroup of id is gone (its id opens nothing: ESTALE or
+ * ENOENT); false when it exists or that cannot be told (root_fd < 0, id 0,
+ * another error). */
+bool vnfs_cgroup_gone(int root_fd, uint64_t id);
+
 /*
  * The path, relative to the cgroup2 mount and starting with '/', of the
  * cgroup whose id (its directory's kernfs file handle) is id; root_fd is

@@ -266,7 +266,19 @@ LOOKALIKE=/kubepods/burstable/pod$VISION_UID/$(printf 'e%.0s' {1..64})
 mkdir -p "$CGROUP_ROOT$LOOKALIKE"
 sh -c "echo \$\$ > $CGROUP_ROOT$LOOKALIKE/cgroup.procs &&
 	exec dd if=/dev/zero of=$mount_dir/vision/lookalike bs=1048576 count=1 conv=fsync 2> /dev/null"
-sleep 2 # two intervals: time for a (wrong) discovery to show
+# The data the check decides on: the look-alike's write is in /metrics as
+# unattributed (its row existed at that collection), and one more interval
+# has been collected since, whose discovery pass ran before it: a (wrong)
+# discovery of the row would have been made by then.
+collections() { curl -sf http://127.0.0.1:9717/metrics | awk '/^vnfs_helper_collections_total / {print $2}'; }
+lookalike_seen() {
+	curl -sf http://127.0.0.1:9717/metrics |
+		awk -v id="$(stat -c %i "$CGROUP_ROOT$LOOKALIKE")" '$1 ~ "^vnfs_unattributed_write_bytes_total[{]cgroup_id=\"" id "\"" {found = 1} END {exit !found}'
+}
+check "the look-alike's write is counted, unattributed" until_ok 60 lookalike_seen
+seen_at=$(collections)
+collected_since() { [ "$(collections)" -gt "$seen_at" ]; }
+check "an interval was collected since" until_ok 60 collected_since
 check_eq "a look-alike cgroup is not vision/train-a1's: still one step" \
 	"$(query_job vision/train-a1 | jq '.job.steps | length')" 1
 rmdir "$CGROUP_ROOT$LOOKALIKE"
