@@ -136,6 +136,64 @@ struct {
 	__uint(max_entries, VNFS_NEW_CGROUPS_RING_BYTES);
 } new_cgroups SEC(".maps");
 
+/* Environment jobs (see vnfs.h): the variables listed, filled by the helper. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VNFS_ENVIRONMENT_MAX_JOB_VARIABLES * 2 +
+				    VNFS_ENVIRONMENT_MAX_TAG_VARIABLES);
+	__type(key, char[VNFS_ENVIRONMENT_NAME_MAX]);
+	__type(value, struct vnfs_environment_variable);
+} environment_variables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VNFS_MAX_ENVIRONMENT_JOBS);
+	__type(key, __u64);
+	__type(value, struct vnfs_environment_job);
+} environment_jobs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VNFS_MAX_ENVIRONMENT_JOBS);
+	__type(key, struct vnfs_environment_job_key);
+	__type(value, __u64);
+} environment_job_numbers SEC(".maps");
+
+/* [0]: the last number given to a job (a map, not a global, so that it is
+ * pinned with the jobs and a restarted helper's kernel side goes on from it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} environment_job_counter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct vnfs_task_job);
+} task_jobs SEC(".maps");
+
+/* What capture_environment reads an environment into: too big for the
+ * stack, one per CPU (the program runs to its end on one). */
+struct environment_scratch {
+	char chunk[VNFS_ENVIRONMENT_CHUNK];
+	char name[VNFS_ENVIRONMENT_NAME_MAX];
+	__u32 jobs_found;  /* bit i: values[i] holds job variable i's value */
+	__u32 parts_found; /* bit i: parts[i] holds its part variable's */
+	char values[VNFS_ENVIRONMENT_MAX_JOB_VARIABLES][VNFS_ENVIRONMENT_VALUE_MAX];
+	char parts[VNFS_ENVIRONMENT_MAX_JOB_VARIABLES][VNFS_ENVIRONMENT_VALUE_MAX];
+	struct vnfs_environment_job job; /* the job named, tags included */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct environment_scratch);
+} environment_scratch SEC(".maps");
+
 /* Never used here: the helper stores {VNFS_ABI_VERSION, sizeof(struct
  * vnfs_step_stats)} in it so that a later helper can tell whether the
  * pinned maps have its layout. */
@@ -582,7 +640,7 @@ __noinline int drain_call(const struct vnfs_task_state *state, __u32 index, __u3
 	 * a comparison would leave unbounded for the verifier. */
 	call = &state->pending[index & (VNFS_PENDING_CALLS - 1)];
 	if (!stats)
-		return count_unattributed(state->slot_cgroup_id, call);
+		return count_unattributed(state->counting_id, call);
 	count_in_step(stats, call);
 	if (sum->used && sum->device != call->device) {
 		flush_breakdown(state, slot, sum);
@@ -609,11 +667,11 @@ static __always_inline void mark_activity(__u32 slot, __u32 calls)
 static __always_inline __u32 pending_slot(const struct vnfs_task_state *state)
 {
 	struct vnfs_registration *registration;
-	__u64 cgroup_id = state->slot_cgroup_id;
+	__u64 cgroup_id = state->slot_cgroup_id, counting_id = state->counting_id;
 
 	if (state->slot_generation == cgroup_slots_generation_now())
 		return state->slot;
-	registration = bpf_map_lookup_elem(&cgroup_slots, &cgroup_id);
+	registration = bpf_map_lookup_elem(&cgroup_slots, &counting_id);
 	if (registration && registration->slot == state->slot)
 		return state->slot;
 	if (cgroup_id == bpf_get_current_cgroup_id() && registered_ancestor_slot() == state->slot)
@@ -666,6 +724,24 @@ static __always_inline bool comm_changed(const struct vnfs_task_state *state,
 	return now[0] != then[0] || now[1] != then[1];
 }
 
+/* For a task in no registered cgroup: the slot of its environment job,
+ * with *counting_id set to the job's id, or VNFS_SLOT_NONE (*counting_id
+ * then stays its cgroup's unless it has a job: its calls wait for the
+ * helper to register the job, in rows under the job's id). */
+static __always_inline __u32 environment_job_slot(struct task_struct *task, __u64 *counting_id)
+{
+	struct vnfs_task_job *job = bpf_task_storage_get(&task_jobs, task, NULL, 0);
+	struct vnfs_registration *registration;
+	__u64 id;
+
+	if (!job || job->number == 0)
+		return VNFS_SLOT_NONE;
+	id = VNFS_ENVIRONMENT_JOB_BIT | job->number;
+	*counting_id = id;
+	registration = bpf_map_lookup_elem(&cgroup_slots, &id);
+	return registration ? registration->slot : VNFS_SLOT_NONE;
+}
+
 /* A call big or slow enough that draining after it costs nothing beside it
  * (see VNFS_PENDING_DRAIN_BYTES in vnfs.h). */
 static __always_inline bool costly_call(const struct vnfs_pending_call *call)
@@ -690,11 +766,14 @@ static __always_inline void count_call(struct vnfs_task_state *state,
 		drain_pending(state);
 		state->slot = resolve_slot(cgroup_id, generation);
 		state->slot_cgroup_id = cgroup_id;
+		state->counting_id = cgroup_id;
+		if (state->slot == VNFS_SLOT_NONE)
+			state->slot = environment_job_slot(task, &state->counting_id);
 		state->slot_generation = generation;
 		bpf_get_current_comm(state->comm, sizeof(state->comm));
 	}
 	if (state->slot == VNFS_SLOT_NONE) {
-		count_unattributed(cgroup_id, call);
+		count_unattributed(state->counting_id, call);
 		return;
 	}
 	index = state->pending_count;
@@ -948,6 +1027,258 @@ static __always_inline void kprobe_common(struct pt_regs *ctx, __u32 hook)
 		      EXIT_OBJECT(kprobe_argument, ctx, hook));
 }
 
+/* ---- environment jobs (see vnfs.h) ---- */
+
+static __always_inline void add_live_task(__u64 number, __s64 tasks)
+{
+	struct vnfs_environment_job *job = bpf_map_lookup_elem(&environment_jobs, &number);
+
+	if (job)
+		__sync_fetch_and_add(&job->live_tasks, tasks);
+}
+
+/* The task leaves its job (it exits, or execs into another's). */
+static __always_inline void leave_environment_job(struct task_struct *task)
+{
+	struct vnfs_task_job *job = bpf_task_storage_get(&task_jobs, task, NULL, 0);
+
+	if (job && job->number != 0) {
+		add_live_task(job->number, -1);
+		job->number = 0;
+	}
+}
+
+/* What one bpf_loop iteration of the scan reads: one string of the
+ * environment, or the next chunk of a long one. */
+struct environment_scan {
+	__u64 start;    /* the environment's first byte (user address) */
+	__u64 length;
+	__u64 position; /* of the next read */
+	__u32 in_long_string; /* position is inside a string longer than a chunk */
+	__u32 pad;
+	struct environment_scratch *scratch;
+};
+
+/* The chunk holds a whole string of length bytes (NUL included): when it
+ * is NAME=VALUE with a listed NAME, its value goes where the name's role
+ * says.  An environment naming a variable twice keeps the first, as
+ * getenv() does. */
+static __always_inline void note_variable(struct environment_scratch *scratch, __u32 length)
+{
+	struct vnfs_environment_variable *variable;
+	__u32 name_length = 0, value_length, bit;
+	char *destination;
+
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < VNFS_ENVIRONMENT_NAME_MAX; i++) {
+		char c = scratch->chunk[i];
+
+		if (c == '=' || c == 0)
+			break;
+		scratch->name[i] = c;
+		name_length = i + 1;
+	}
+	if (name_length == 0 || name_length >= VNFS_ENVIRONMENT_NAME_MAX ||
+	    scratch->chunk[name_length & (VNFS_ENVIRONMENT_CHUNK - 1)] != '=')
+		return;
+	variable = bpf_map_lookup_elem(&environment_variables, scratch->name);
+	if (!variable)
+		return;
+	value_length = length - 1 - (name_length + 1);
+	if (value_length >= VNFS_ENVIRONMENT_VALUE_MAX) {
+		health_add(VNFS_HEALTH_ENVIRONMENT_TOO_LONG);
+		return;
+	}
+	bit = 1u << (variable->index & 7);
+	if (variable->role == VNFS_ENVIRONMENT_JOB && !(scratch->jobs_found & bit)) {
+		destination = scratch->values[variable->index & 7];
+		scratch->jobs_found |= bit;
+	} else if (variable->role == VNFS_ENVIRONMENT_PART && !(scratch->parts_found & bit)) {
+		destination = scratch->parts[variable->index & 7];
+		scratch->parts_found |= bit;
+	} else if (variable->role == VNFS_ENVIRONMENT_TAG && !(scratch->job.tags_found & bit)) {
+		destination = scratch->job.tags[variable->index & 7];
+		scratch->job.tags_found |= bit;
+	} else {
+		return;
+	}
+	__builtin_memset(destination, 0, VNFS_ENVIRONMENT_VALUE_MAX);
+	bpf_probe_read_kernel_str(destination, VNFS_ENVIRONMENT_VALUE_MAX,
+				  &scratch->chunk[(name_length + 1) & (VNFS_ENVIRONMENT_CHUNK - 1)]);
+}
+
+/* One iteration of the scan (bpf_loop's callback): 1 stops it. */
+static long scan_environment_string(__u64 index, void *context)
+{
+	struct environment_scan *scan = context;
+	struct environment_scratch *scratch = scan->scratch;
+	long length;
+	bool whole;
+
+	(void)index;
+	if (!scratch || scan->position >= scan->length)
+		return 1;
+	__builtin_memset(scratch->name, 0, sizeof(scratch->name));
+	length = bpf_probe_read_user_str(scratch->chunk, sizeof(scratch->chunk),
+					 (const void *)(scan->start + scan->position));
+	if (length <= 0)
+		return 1;
+	/* A read that filled the chunk may have cut its string short: the
+	 * rest is read from where the chunk's NUL stands. */
+	whole = length < VNFS_ENVIRONMENT_CHUNK;
+	if (whole && !scan->in_long_string)
+		note_variable(scratch, (__u32)length);
+	scan->in_long_string = !whole;
+	scan->position += whole ? (__u64)length : VNFS_ENVIRONMENT_CHUNK - 1;
+	return 0;
+}
+
+/* The number of the job the scratch's job key names, given now if the
+ * node has not seen it: the job is entered with this task already among
+ * its live tasks, so that the helper never sees it with none.  0 when
+ * environment_jobs is full. */
+static __always_inline __u64 environment_job_number(struct environment_scratch *scratch,
+						    bool *counted)
+{
+	__u32 zero = 0;
+	__u64 *number = bpf_map_lookup_elem(&environment_job_numbers, &scratch->job.key);
+	__u64 *counter, fresh;
+
+	*counted = false;
+	if (number)
+		return *number;
+	counter = bpf_map_lookup_elem(&environment_job_counter, &zero);
+	if (!counter)
+		return 0;
+	fresh = __sync_fetch_and_add(counter, 1) + 1;
+	scratch->job.live_tasks = 1;
+	scratch->job.cgroup_id = bpf_get_current_cgroup_id();
+	if (bpf_map_update_elem(&environment_jobs, &fresh, &scratch->job, BPF_NOEXIST) != 0) {
+		health_add(VNFS_HEALTH_ENVIRONMENT_JOBS_FULL);
+		return 0;
+	}
+	if (bpf_map_update_elem(&environment_job_numbers, &scratch->job.key, &fresh,
+				BPF_NOEXIST) == 0) {
+		*counted = true;
+		return fresh;
+	}
+	/* Another CPU entered the same job first (or the map is full). */
+	bpf_map_delete_elem(&environment_jobs, &fresh);
+	number = bpf_map_lookup_elem(&environment_job_numbers, &scratch->job.key);
+	if (!number)
+		health_add(VNFS_HEALTH_ENVIRONMENT_JOBS_FULL);
+	return number ? *number : 0;
+}
+
+/* Makes the task one of job number's (counted: already in its live tasks).
+ * Its calls pending under what it was are moved out first. */
+static __always_inline void join_environment_job(struct task_struct *task, __u64 number,
+						 bool counted)
+{
+	struct vnfs_task_job *job;
+	struct vnfs_task_state *state;
+
+	job = bpf_task_storage_get(&task_jobs, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!job) {
+		if (counted)
+			add_live_task(number, -1);
+		health_add(VNFS_HEALTH_TASK_STATE_FAILED);
+		return;
+	}
+	if (job->number == number) {
+		if (counted)
+			add_live_task(number, -1);
+		return;
+	}
+	if (job->number != 0)
+		add_live_task(job->number, -1);
+	job->number = number;
+	if (!counted)
+		add_live_task(number, 1);
+	state = bpf_task_storage_get(&task_state, task, NULL, 0);
+	if (state) {
+		drain_pending(state);
+		state->slot_cgroup_id = 0; /* its next call resolves its slot again */
+	}
+}
+
+/*
+ * A program starts: when its task is in no registered cgroup and its
+ * environment names a job through a listed variable, the task belongs to
+ * that job from now on.  An environment that names none leaves the task in
+ * the job it had (its parent's): a job's processes may clear their
+ * environment, they stay the job's.  The environment is read from the new
+ * program's stack, where exec has just copied it: its pages are present,
+ * and the program has not run yet, so nothing it does can come first.
+ */
+SEC("raw_tp/sched_process_exec")
+int capture_environment(void *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct environment_scan scan = {};
+	struct environment_scratch *scratch;
+	__u32 zero = 0, variable = VNFS_ENVIRONMENT_MAX_JOB_VARIABLES;
+	bool counted = false;
+	__u64 number;
+
+	if (resolve_slot(bpf_get_current_cgroup_id(), cgroup_slots_generation_now()) !=
+	    VNFS_SLOT_NONE)
+		return 0; /* its cgroup's workload it is */
+	scratch = bpf_map_lookup_elem(&environment_scratch, &zero);
+	if (!scratch)
+		return 0;
+	scratch->jobs_found = scratch->parts_found = scratch->job.tags_found = 0;
+	scan.start = task->mm->env_start;
+	scan.length = task->mm->env_end - scan.start;
+	scan.scratch = scratch;
+	bpf_loop(VNFS_ENVIRONMENT_MAX_STRINGS, scan_environment_string, &scan, 0);
+	for (__u32 i = 0; i < VNFS_ENVIRONMENT_MAX_JOB_VARIABLES; i++) {
+		if (scratch->jobs_found & (1u << i)) {
+			variable = i;
+			break;
+		}
+	}
+	if (variable >= VNFS_ENVIRONMENT_MAX_JOB_VARIABLES)
+		return 0;
+	__builtin_memset(&scratch->job.key, 0, sizeof(scratch->job.key));
+	scratch->job.key.uid = (__u32)bpf_get_current_uid_gid();
+	scratch->job.key.variable = variable;
+	__builtin_memcpy(scratch->job.key.value, scratch->values[variable],
+			 VNFS_ENVIRONMENT_VALUE_MAX);
+	if (scratch->parts_found & (1u << variable))
+		__builtin_memcpy(scratch->job.key.part, scratch->parts[variable],
+				 VNFS_ENVIRONMENT_VALUE_MAX);
+	/* Tag values not found this time must not be an earlier exec's. */
+	for (__u32 i = 0; i < VNFS_ENVIRONMENT_MAX_TAG_VARIABLES; i++)
+		if (!(scratch->job.tags_found & (1u << i)))
+			scratch->job.tags[i][0] = 0;
+	number = environment_job_number(scratch, &counted);
+	if (number != 0)
+		join_environment_job(task, number, counted);
+	return 0;
+}
+
+/* A task forked (a process or a thread) belongs to its parent's job. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(inherit_environment_job, struct task_struct *parent, struct task_struct *child)
+{
+	struct vnfs_task_job *job;
+	__u64 number;
+
+	job = bpf_task_storage_get(&task_jobs, bpf_get_current_task_btf(), NULL, 0);
+	if (!job || job->number == 0)
+		return 0;
+	number = job->number;
+	job = bpf_task_storage_get(&task_jobs, child, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!job) {
+		health_add(VNFS_HEALTH_TASK_STATE_FAILED);
+		return 0;
+	}
+	job->number = number;
+	add_live_task(number, 1);
+	return 0;
+}
+
 /* A task's calls still pending when it exits.  What it calls after this
  * (closing its files) sees PF_EXITING and goes straight through. */
 SEC("raw_tp/sched_process_exit")
@@ -957,6 +1288,7 @@ int drain_at_exit(void *ctx)
 
 	if (state)
 		drain_pending(state);
+	leave_environment_job(bpf_get_current_task_btf());
 	return 0;
 }
 

@@ -51,7 +51,10 @@
  * count per operation, errors and bytes in all), so that a row can be
  * folded into a step that identifies its cgroup late; the new_cgroups ring
  * and its health counter (issue 15). */
-#define VNFS_ABI_VERSION 7
+/* 8: environment jobs: the environment_variables, environment_jobs,
+ * environment_job_numbers, environment_job_counter and task_jobs maps, the
+ * task state's counting_id, two health counters (issue 15). */
+#define VNFS_ABI_VERSION 8
 
 /* Map capacities (VNFS_MAX_STEPS and VNFS_MAX_BREAKDOWN_ENTRIES: step_stats.h). */
 #define VNFS_MAX_REGISTERED_CGROUPS (2 * VNFS_MAX_STEPS)
@@ -144,6 +147,86 @@ _Static_assert(VNFS_MAX_HOOKS == 40, "VNFS_FOR_EACH_HOOK_SLOT must expand VNFS_M
 #define VNFS_FEXIT_SECTION "vnfs.fexit"
 
 
+/*
+ * Environment jobs (DESIGN.md, decision 11).  A task in no registered
+ * cgroup whose environment names a job, through one of the variables the
+ * helper lists in environment_variables ([environment] job_variables),
+ * belongs to that job from its exec on, and so does every task it forks.
+ * The kernel reads the environment as the new program starts
+ * (capture_environment in vnfs.bpf.c), before the program can make a call:
+ * nothing is read from /proc afterwards, so a process that execs, does its
+ * I/O and exits at once is counted as exactly as a long one.
+ *
+ * Each job {uid, variable, value, part} the node sees gets a number from
+ * the kernel (environment_job_counter), and that number with
+ * VNFS_ENVIRONMENT_JOB_BIT set stands where a cgroup id stands: as a key of
+ * cgroup_slots once the helper registers the job, and in the unattributed
+ * rows of its calls until then, which the helper folds into the job as it
+ * folds a late-identified cgroup's.  Cgroup ids (kernfs node ids: inode
+ * number and generation) never have bit 63 set.  The uid is part of a job's
+ * key, so a user who names another user's job in an environment makes a job
+ * of their own, never adds to the other's.
+ */
+#define VNFS_ENVIRONMENT_JOB_BIT (1ull << 63)
+#define VNFS_MAX_ENVIRONMENT_JOBS 1024
+/* Variables the helper may list: job variables (LSB_JOBID, ...), each with
+ * at most one part variable (SGE_TASK_ID beside JOB_ID), and tag variables.
+ * A job variable's index is its priority: when an environment names jobs
+ * through several, the first listed wins. */
+#define VNFS_ENVIRONMENT_MAX_JOB_VARIABLES 8
+#define VNFS_ENVIRONMENT_MAX_TAG_VARIABLES 8
+/* Bytes of a variable's name and of a value kept, with their NUL.  A value
+ * longer than that is not read (a job id cut short would name another). */
+#define VNFS_ENVIRONMENT_NAME_MAX 32
+#define VNFS_ENVIRONMENT_VALUE_MAX 64
+/* Strings of an environment looked at, and the bytes of one read at once
+ * (a longer string is skipped a chunk at a time: it cannot be a listed
+ * variable with a value that fits). */
+#define VNFS_ENVIRONMENT_MAX_STRINGS 4096
+#define VNFS_ENVIRONMENT_CHUNK 128
+_Static_assert(VNFS_ENVIRONMENT_NAME_MAX + VNFS_ENVIRONMENT_VALUE_MAX <= VNFS_ENVIRONMENT_CHUNK,
+	       "a listed variable with a value that fits is read in one chunk");
+
+/* environment_variables: a name, NUL-padded to VNFS_ENVIRONMENT_NAME_MAX
+ * bytes -> what it is. */
+enum vnfs_environment_role {
+	VNFS_ENVIRONMENT_JOB = 1,  /* index: the job variable */
+	VNFS_ENVIRONMENT_PART,     /* index: the job variable it is the part of */
+	VNFS_ENVIRONMENT_TAG,      /* index: the tag variable */
+};
+
+struct vnfs_environment_variable {
+	__u8 role;  /* enum vnfs_environment_role */
+	__u8 index;
+	__u16 pad;
+};
+
+/* environment_job_numbers: this -> the job's number. */
+struct vnfs_environment_job_key {
+	__u32 uid;
+	__u32 variable; /* index of the job variable that named it */
+	char value[VNFS_ENVIRONMENT_VALUE_MAX];
+	char part[VNFS_ENVIRONMENT_VALUE_MAX]; /* "" without a part variable */
+};
+
+/* environment_jobs: a job's number -> the job.  live_tasks counts the
+ * tasks (threads included) that belong to it: each exec that names it and
+ * each fork of one of them adds one, each exit takes one away.  The helper
+ * finishes a job whose count is back to 0 (helper/discover/). */
+struct vnfs_environment_job {
+	struct vnfs_environment_job_key key;
+	__s64 live_tasks;
+	__u64 cgroup_id;     /* the cgroup of the exec that named it first */
+	__u32 tags_found;    /* bit i: tags[i] is the value of tag variable i */
+	__u32 pad;
+	char tags[VNFS_ENVIRONMENT_MAX_TAG_VARIABLES][VNFS_ENVIRONMENT_VALUE_MAX];
+};
+
+/* task_jobs (task storage): the job a task belongs to, 0 for none. */
+struct vnfs_task_job {
+	__u64 number;
+};
+
 /* cgroup_slots: cgroup id -> the slot of the step it belongs to. */
 struct vnfs_registration {
 	__u32 slot;
@@ -178,7 +261,9 @@ struct vnfs_breakdown_stats {
 };
 
 /* unattributed_stats: operations of tasks in no registered cgroup, kept per
- * {leaf cgroup id, uid, comm} so the node total adds up and leaks show. */
+ * {leaf cgroup id, uid, comm} so the node total adds up and leaks show.  A
+ * task of an environment job has its job's id (VNFS_ENVIRONMENT_JOB_BIT |
+ * number) in cgroup_id, until the helper registers the job. */
 struct vnfs_unattributed_key {
 	__u64 cgroup_id;
 	__u32 uid;
@@ -229,6 +314,8 @@ enum vnfs_health_counter {
 	VNFS_HEALTH_UNATTRIBUTED_OTHER, /* calls in a uid's [other] row (3,072 rows made) */
 	VNFS_HEALTH_UNATTRIBUTED_EXPIRED, /* rows the helper folded into [expired] ones */
 	VNFS_HEALTH_NEW_CGROUPS_LOST,  /* new_cgroups had no room: a cgroup not told */
+	VNFS_HEALTH_ENVIRONMENT_JOBS_FULL, /* an exec named a job environment_jobs had no room for */
+	VNFS_HEALTH_ENVIRONMENT_TOO_LONG,  /* a listed variable's value too long to keep */
 	VNFS_HEALTH_COUNTERS
 };
 
@@ -300,6 +387,10 @@ struct vnfs_task_state {
 	 * resolved under cgroup_slots generation slot_generation, and its name.
 	 * Any of them changing moves the pending calls out first. */
 	__u64 slot_cgroup_id;
+	/* What they are counted under: slot_cgroup_id, or, for a task of an
+	 * environment job in no registered cgroup, VNFS_ENVIRONMENT_JOB_BIT |
+	 * the job's number (its key in cgroup_slots and unattributed rows). */
+	__u64 counting_id;
 	__u32 slot_generation;
 	__u32 slot;
 	char comm[VNFS_COMM_LEN];

@@ -30,6 +30,7 @@
 #include "helper/control/requests.h"
 #include "helper/control/server.h"
 #include "helper/discover/discovery.h"
+#include "helper/discover/environment_jobs.h"
 #include "helper/kernel/probes.h"
 #include "helper/outputs/sink.h"
 #include "helper/outputs/sink_module.h"
@@ -46,6 +47,7 @@ struct helper {
 	struct vnfs_steps steps;      /* every change of a step (registry + probes) */
 	struct vnfs_collector collector;
 	struct vnfs_discovery discovery; /* containers nobody registered */
+	struct vnfs_environment_jobs environment_jobs; /* jobs environments name */
 	struct vnfs_requests requests; /* what the socket server's requests reach */
 	struct vnfs_server *server;
 	char node[65];
@@ -257,6 +259,8 @@ static int run(struct helper *helper, const char *config_path)
 			vnfs_discovery_take_new_cgroups(&helper->discovery);
 		if (fds[1].revents & POLLIN) {
 			if (read(timer, &expirations, sizeof(expirations)) == sizeof(expirations)) {
+				vnfs_environment_jobs_run(&helper->environment_jobs,
+							  report_now_ms());
 				vnfs_discovery_run(&helper->discovery, report_now_ms());
 				vnfs_collector_collect(&helper->collector, report_now_ms());
 			}
@@ -314,6 +318,7 @@ static int start(struct helper *helper)
 		.mode = helper->config.helper.probe_mode,
 		.pin_dir = helper->config.helper.pin_dir,
 		.pin = true,
+		.capture_environment = helper->config.environment.job_variable_count > 0,
 	};
 	struct vnfs_server_options server_options = {
 		.socket_path = helper->config.helper.socket_path,
@@ -340,6 +345,10 @@ static int start(struct helper *helper)
 		take_sinks(&opened, NULL);
 		return -1;
 	}
+	if (probe_options.capture_environment &&
+	    vnfs_probes_list_environment_variables(helper->probes, &helper->config) != 0)
+		vnfs_error("cannot list the environment's job variables for the probes: %s",
+			   strerror(errno));
 	if (vnfs_registry_init(&helper->registry, helper->config.helper.state_dir, error,
 			       sizeof(error)) != 0 ||
 	    vnfs_registry_load(&helper->registry, error, sizeof(error)) != 0)
@@ -369,6 +378,11 @@ static int start(struct helper *helper)
 		vnfs_error("out of memory setting up container discovery");
 		return -1;
 	}
+	if (vnfs_environment_jobs_init(&helper->environment_jobs, &helper->config, &helper->steps,
+				       finish_discovered_job, &helper->collector) != 0) {
+		vnfs_error("out of memory setting up environment jobs");
+		return -1;
+	}
 	if (vnfs_server_start(&helper->server, &server_options, vnfs_requests_handle,
 			      &helper->requests, error, sizeof(error)) != 0) {
 		vnfs_error("%s", error);
@@ -388,6 +402,7 @@ static void stop(struct helper *helper)
 	if (helper->server != NULL)
 		vnfs_server_stop(helper->server);
 	vnfs_discovery_destroy(&helper->discovery);
+	vnfs_environment_jobs_destroy(&helper->environment_jobs);
 	vnfs_collector_destroy(&helper->collector);
 	vnfs_registry_destroy(&helper->registry);
 	if (helper->probes != NULL)

@@ -66,6 +66,7 @@ struct config_section {
 static const struct config_section config_sections[] = {
 	{ "helper", true, NULL },
 	{ "containers", true, NULL },
+	{ "environment", true, NULL },
 	{ "sqlite", true, NULL },
 	{ "prometheus", true, NULL },
 	{ "jsonlog", true, NULL },
@@ -116,6 +117,7 @@ DECLARE_PARSER(parse_mode);
 DECLARE_PARSER(parse_enum);
 DECLARE_PARSER(parse_listen);
 DECLARE_PARSER(parse_tag_list);
+DECLARE_PARSER(parse_variable_list);
 DECLARE_PARSER(parse_header_list);
 DECLARE_PARSER(parse_property);
 DECLARE_PARSER(parse_basic_auth_list);
@@ -170,6 +172,12 @@ static const struct config_key config_keys[] = {
 	  LIST(containers.tag_variables, containers.tag_variable_count), .default_text = "" },
 	{ "containers", "podman_storage", parse_optional_path, FIELD(containers.podman_storage),
 	  .default_text = "/var/lib/containers/storage" },
+
+	{ "environment", "job_variables", parse_variable_list,
+	  LIST(environment.job_variables, environment.job_variable_count),
+	  .default_text = VNFS_ENVIRONMENT_DEFAULT_JOB_VARIABLES },
+	{ "environment", "tag_variables", parse_variable_list,
+	  LIST(environment.tag_variables, environment.tag_variable_count), .default_text = "" },
 
 	{ "sqlite", "enabled", parse_bool, FIELD(sqlite.enabled), .default_text = "true" },
 	{ "sqlite", "path", parse_path, FIELD(sqlite.path),
@@ -718,6 +726,52 @@ static int parse_tag_list(const struct config_key *key, const char *name, const 
 			result = problem_at(problem, problem_size,
 					    "'%s' is not a tag name (allowed: letters, digits and '_', not starting with a digit, at most %d characters)",
 					    entry, VNFS_TAG_NAME_MAX);
+		else if (list_contains(key, entry, base))
+			result = problem_at(problem, problem_size, "'%s' is listed twice", entry);
+		else
+			result = list_append(key, entry, base, problem, problem_size);
+	}
+	free(copy);
+	return result;
+}
+
+/* Environment variables' names, comma-separated: job variables
+ * ("NAME[:PART]", lib/environment.h) or tag variables ("NAME", which is
+ * also the tag's name). */
+static int parse_variable_list(const struct config_key *key, const char *name, const char *value,
+			       char *base, char *problem, size_t problem_size)
+{
+	bool jobs = strcmp(key->name, "job_variables") == 0;
+	char *copy = strdup(value);
+	char *cursor = copy, *entry;
+	size_t none = 0;
+	int result = 0;
+
+	(void)name;
+	if (!copy)
+		return problem_at(problem, problem_size, "out of memory");
+	/* The value is the whole list: it replaces the default's. */
+	memcpy(base + key->aux_offset, &none, sizeof(none));
+	while (result == 0 && (entry = strsep(&cursor, ",")) != NULL) {
+		struct vnfs_environment_job_variable variable;
+		char reason[160] = "";
+
+		while (isspace((unsigned char)*entry))
+			entry++;
+		char *last = entry + strlen(entry);
+		while (last > entry && isspace((unsigned char)last[-1]))
+			*--last = '\0';
+		if (entry[0] == '\0' && cursor == NULL && entry == copy)
+			break; /* an empty value: none */
+		if (jobs ? vnfs_environment_job_variable_parse(entry, &variable, reason,
+							       sizeof(reason)) != 0
+			 : strchr(entry, ':') != NULL ||
+				   vnfs_environment_job_variable_parse(entry, &variable, reason,
+								       sizeof(reason)) != 0)
+			result = problem_at(problem, problem_size, "%s",
+					    strchr(entry, ':') && !jobs
+						    ? "a tag variable has no part (NAME only)"
+						    : reason);
 		else if (list_contains(key, entry, base))
 			result = problem_at(problem, problem_size, "'%s' is listed twice", entry);
 		else

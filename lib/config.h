@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/environment.h"
+
 /* SYSCONFDIR comes from configure (--sysconfdir), so an installed helper
  * reads the file `make install` put there. */
 #ifndef SYSCONFDIR
@@ -68,6 +70,14 @@ struct vnfs_config {
 		char tag_variables[VNFS_CONFIG_MAX_LIST][65];
 		char podman_storage[VNFS_PATH_MAX]; /* podman's graphroot; "" = none */
 	} containers;
+
+	struct {
+		/* "NAME" or "NAME:PART" (lib/environment.h); none: nothing captured */
+		size_t job_variable_count;
+		char job_variables[VNFS_ENVIRONMENT_MAX_JOB_VARIABLES][2 * VNFS_ENVIRONMENT_NAME_MAX];
+		size_t tag_variable_count;   /* their values become the job's tags */
+		char tag_variables[VNFS_ENVIRONMENT_MAX_TAG_VARIABLES][VNFS_ENVIRONMENT_NAME_MAX];
+	} environment;
 
 	struct {
 		bool enabled;

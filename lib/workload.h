@@ -34,7 +34,14 @@
 	/* a pod, "namespace/name", and one of its containers */ \
 	X(KUBERNETES, "kubernetes", "pod", "container")             \
 	/* a podman or docker container: its name, its short id */ \
-	X(CONTAINER, "container", "container", "container_id")
+	X(CONTAINER, "container", "container", "container_id")        \
+	/* jobs their processes' environment names (lib/environment.h) */ \
+	X(LSF, "lsf", "job_id", "index")                             \
+	X(GRID_ENGINE, "sge", "job_id", "task_id")                   \
+	X(PBS, "pbs", "job_id", "index")                             \
+	X(FLUX, "flux", "job_id", "part")                            \
+	/* a job variable the admin added: its value, its part's */   \
+	X(ENVIRONMENT, "environment", "job", "part")
 
 enum vnfs_workload_source {
 #define VNFS_WORKLOAD_SOURCE_ENUM(constant, name, job_label, part_label) \

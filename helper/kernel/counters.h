@@ -78,6 +78,11 @@ static inline uint64_t vnfs_unattributed_total(const struct vnfs_unattributed_st
 	return sum;
 }
 
+/* Called per environment job (bpf/vnfs.h) with its number; nonzero stops
+ * the walk. */
+typedef int (*vnfs_environment_job_fn)(uint64_t number, const struct vnfs_environment_job *job,
+				       void *context);
+
 /* Called per cgroup2 directory made, with its id; nonzero stops the walk. */
 typedef int (*vnfs_new_cgroup_fn)(uint64_t cgroup_id, void *context);
 
@@ -153,6 +158,15 @@ struct vnfs_counter_source {
 	/* Calls fn for each cgroup made since the last call, in the order
 	 * they were made.  Returns 0, fn's nonzero return, or -1. */
 	int (*for_each_new_cgroup)(void *context, vnfs_new_cgroup_fn fn, void *fn_context);
+
+	/* Calls fn per environment job the kernel captured (NULL: the source
+	 * captures none).  Returns 0, fn's nonzero return, or -1. */
+	int (*for_each_environment_job)(void *context, vnfs_environment_job_fn fn,
+					void *fn_context);
+
+	/* Removes an environment job without tasks (its workload is done).
+	 * Returns 0, 1 when a task joined it meanwhile (it stays), or -1. */
+	int (*forget_environment_job)(void *context, uint64_t number);
 };
 
 #endif /* VNFS_COUNTERS_H */

@@ -346,7 +346,10 @@ static int should_expire(struct vnfs_probes *probes, const struct unattributed_r
 	*gone = false;
 	if (has_comm(&row->key, VNFS_EXPIRED_COMM))
 		return 0; /* where the others go */
-	*gone = vnfs_cgroup_gone(cgroup_root(probes), row->key.cgroup_id);
+	/* An environment job's rows wait for the helper to register it: those
+	 * of a job it could not register go once idle. */
+	if (!(row->key.cgroup_id & VNFS_ENVIRONMENT_JOB_BIT))
+		*gone = vnfs_cgroup_gone(cgroup_root(probes), row->key.cgroup_id);
 	return *gone || now_ms - watch->still_since_ms >= idle_ms;
 }
 
@@ -593,6 +596,110 @@ int vnfs_probes_fold_unattributed(struct vnfs_probes *probes, uint64_t cgroup_id
 	return status;
 }
 
+/* ---- environment jobs ---- */
+
+/* Lists one variable (its name NUL-padded, as the probes look it up); a
+ * name listed twice keeps its first role. */
+static int list_variable(int fd, const char *name, const struct vnfs_environment_variable *role,
+			 const char *key_name)
+{
+	char key[VNFS_ENVIRONMENT_NAME_MAX] = { 0 };
+
+	snprintf(key, sizeof(key), "%s", name);
+	if (bpf_map_update_elem(fd, key, role, BPF_NOEXIST) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -1;
+	vnfs_warning("[environment] %s: %s is listed already: its first role is kept", key_name,
+		     name);
+	return 0;
+}
+
+int vnfs_probes_list_environment_variables(struct vnfs_probes *probes,
+					   const struct vnfs_config *config)
+{
+	int fd = bpf_map__fd(probes->skeleton->maps.environment_variables);
+	char next[VNFS_ENVIRONMENT_NAME_MAX];
+	int status = 0;
+
+	/* What an earlier helper listed goes first (the map is pinned). */
+	while (bpf_map_get_next_key(fd, NULL, next) == 0)
+		if (bpf_map_delete_elem(fd, next) != 0)
+			return -1;
+	for (size_t i = 0; i < config->environment.job_variable_count && status == 0; i++) {
+		struct vnfs_environment_job_variable variable;
+		struct vnfs_environment_variable job = { .role = VNFS_ENVIRONMENT_JOB, .index = i };
+		struct vnfs_environment_variable part = { .role = VNFS_ENVIRONMENT_PART, .index = i };
+		char reason[160];
+
+		if (vnfs_environment_job_variable_parse(config->environment.job_variables[i],
+							&variable, reason, sizeof(reason)) != 0)
+			return -1; /* the config checked it */
+		status = list_variable(fd, variable.name, &job, "job_variables");
+		if (status == 0 && variable.part[0] != '\0')
+			status = list_variable(fd, variable.part, &part, "job_variables");
+	}
+	for (size_t i = 0; i < config->environment.tag_variable_count && status == 0; i++) {
+		struct vnfs_environment_variable tag = { .role = VNFS_ENVIRONMENT_TAG, .index = i };
+
+		status = list_variable(fd, config->environment.tag_variables[i], &tag,
+				       "tag_variables");
+	}
+	return status;
+}
+
+struct environment_job_walk {
+	vnfs_environment_job_fn fn;
+	void *context;
+};
+
+static int call_environment_job(const void *key, const void *value, void *context)
+{
+	const struct environment_job_walk *walk = context;
+	uint64_t number;
+
+	memcpy(&number, key, sizeof(number));
+	return walk->fn(number, value, walk->context);
+}
+
+int vnfs_probes_for_each_environment_job(struct vnfs_probes *probes, vnfs_environment_job_fn fn,
+					 void *context)
+{
+	struct environment_job_walk walk = { fn, context };
+
+	if (!probes)
+		return -1;
+	return for_each_entry(bpf_map__fd(probes->skeleton->maps.environment_jobs), sizeof(__u64),
+			      sizeof(struct vnfs_environment_job), call_environment_job, &walk);
+}
+
+int vnfs_probes_forget_environment_job(struct vnfs_probes *probes, uint64_t number)
+{
+	int jobs = bpf_map__fd(probes->skeleton->maps.environment_jobs);
+	int numbers = bpf_map__fd(probes->skeleton->maps.environment_job_numbers);
+	struct vnfs_environment_job job;
+	__u64 key = number;
+
+	if (bpf_map_lookup_elem(jobs, &key, &job) != 0)
+		return errno == ENOENT ? 0 : -1;
+	/* First no exec may find the job any more; then, once every program
+	 * that found it before has run (it has joined by then), is it still
+	 * without tasks? */
+	if (bpf_map_delete_elem(numbers, &job.key) != 0 && errno != ENOENT)
+		return -1;
+	if (wait_for_running_programs(probes) != 0 || bpf_map_lookup_elem(jobs, &key, &job) != 0)
+		return -1;
+	if (job.live_tasks > 0) {
+		/* Joined meanwhile: it goes on, found again by its next execs. */
+		if (bpf_map_update_elem(numbers, &job.key, &key, BPF_NOEXIST) != 0)
+			vnfs_warning("environment job %llu came back, but another job of its "
+				     "name was made meanwhile",
+				     (unsigned long long)number);
+		return 1;
+	}
+	return bpf_map_delete_elem(jobs, &key) == 0 || errno == ENOENT ? 0 : -1;
+}
+
 /* ---- cgroups made ---- */
 
 int vnfs_probes_new_cgroups_fd(const struct vnfs_probes *probes)
@@ -676,6 +783,17 @@ static int source_fold_unattributed(void *probes, uint64_t cgroup_id, uint32_t s
 	return vnfs_probes_fold_unattributed(probes, cgroup_id, slot, calls);
 }
 
+static int source_for_each_environment_job(void *probes, vnfs_environment_job_fn fn,
+					   void *context)
+{
+	return vnfs_probes_for_each_environment_job(probes, fn, context);
+}
+
+static int source_forget_environment_job(void *probes, uint64_t number)
+{
+	return vnfs_probes_forget_environment_job(probes, number);
+}
+
 static int source_new_cgroups_fd(void *probes)
 {
 	return vnfs_probes_new_cgroups_fd(probes);
@@ -703,5 +821,7 @@ struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes
 		.fold_unattributed = source_fold_unattributed,
 		.new_cgroups_fd = source_new_cgroups_fd,
 		.for_each_new_cgroup = source_for_each_new_cgroup,
+		.for_each_environment_job = source_for_each_environment_job,
+		.forget_environment_job = source_forget_environment_job,
 	};
 }

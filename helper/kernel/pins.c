@@ -232,6 +232,42 @@ static void reuse_pinned_exit_drain(struct vnfs_probes *probes)
 	probes->exit_drain_link = bpf_link__open(path);
 }
 
+const struct environment_pin environment_pins[ENVIRONMENT_PROGRAMS] = {
+	[ENVIRONMENT_INHERIT] = { "sched_process_fork", "inherit" },
+	[ENVIRONMENT_CAPTURE] = { "sched_process_exec", "capture" },
+};
+
+/* The capture's links, taken over when it is wanted, removed (which
+ * detaches them) when it is not. */
+static void reuse_pinned_environment_capture(struct vnfs_probes *probes)
+{
+	char path[PATH_MAX];
+
+	for (int i = 0; i < ENVIRONMENT_PROGRAMS; i++) {
+		if (pins_link_path(path, sizeof(path), probes->pin_dir,
+				   environment_pins[i].tracepoint, environment_pins[i].end) != 0)
+			continue;
+		if (probes->capture_environment)
+			probes->environment_links[i] = bpf_link__open(path);
+		else if (unlink(path) == 0)
+			vnfs_info("removing the pinned link %s-%s: no job variables listed",
+				  environment_pins[i].tracepoint, environment_pins[i].end);
+	}
+}
+
+static bool environment_pin_named(const char *name)
+{
+	char pin[64];
+
+	for (int i = 0; i < ENVIRONMENT_PROGRAMS; i++) {
+		snprintf(pin, sizeof(pin), "%s-%s", environment_pins[i].tracepoint,
+			 environment_pins[i].end);
+		if (strcmp(name, pin) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* Removes pinned links of functions this helper does not hook (any more). */
 static void remove_foreign_links(const struct vnfs_probes *probes)
 {
@@ -244,7 +280,8 @@ static void remove_foreign_links(const struct vnfs_probes *probes)
 		return;
 	while ((entry = readdir(handle))) {
 		bool known = entry->d_name[0] == '.' ||
-			     strcmp(entry->d_name, EXIT_DRAIN_TRACEPOINT "-" EXIT_DRAIN_PIN_END) == 0;
+			     strcmp(entry->d_name, EXIT_DRAIN_TRACEPOINT "-" EXIT_DRAIN_PIN_END) == 0 ||
+			     environment_pin_named(entry->d_name);
 
 		for (size_t i = 0; !known && i < probes->hook_count; i++) {
 			const char *function = probes->hooks[i].hook->function;
@@ -314,6 +351,7 @@ int pins_prepare(struct vnfs_probes *probes, bool *had_pins, char *error, size_t
 			if (!probes->hooks[i].absent)
 				reuse_pinned_links(probes, &probes->hooks[i]);
 		reuse_pinned_exit_drain(probes);
+		reuse_pinned_environment_capture(probes);
 		remove_foreign_links(probes);
 	}
 	return 0;

@@ -239,6 +239,12 @@ static int register_section_handlers(void)
 	return section_handlers_status;
 }
 
+static bool environment_capture_reused(const struct vnfs_probes *probes)
+{
+	return probes->environment_links[ENVIRONMENT_INHERIT] &&
+	       probes->environment_links[ENVIRONMENT_CAPTURE];
+}
+
 /* Sets every hook slot's programs for this attempt's plan.  Returns -1 only
  * when the object cannot be prepared at all. */
 static int prepare_programs(struct vnfs_probes *probes)
@@ -247,6 +253,12 @@ static int prepare_programs(struct vnfs_probes *probes)
 
 	bpf_program__set_autoload(skeleton->progs.drain_at_exit, probes->exit_drain_link == NULL);
 	bpf_program__set_autoload(skeleton->progs.fold_unattributed, probes->can_fold);
+	bpf_program__set_autoload(skeleton->progs.inherit_environment_job,
+				  probes->capture_environment &&
+					  !probes->environment_links[ENVIRONMENT_INHERIT]);
+	bpf_program__set_autoload(skeleton->progs.capture_environment,
+				  probes->capture_environment &&
+					  !probes->environment_links[ENVIRONMENT_CAPTURE]);
 	for (size_t i = 0; i < VNFS_MAX_HOOKS; i++) {
 		struct bpf_program *fentry = hook_program(skeleton, "fentry", i);
 		struct bpf_program *fexit = hook_program(skeleton, "fexit", i);
@@ -356,6 +368,13 @@ static int attempt(struct vnfs_probes *probes, char *error, size_t error_size)
 	result = vnfs_bpf__load(probes->skeleton);
 	loading_probes = NULL;
 	vnfs_debug("load round: %.0f ms", milliseconds() - started);
+	if (result != 0 && probes->capture_environment && !environment_capture_reused(probes)) {
+		vnfs_warning("the kernel refused the environment capture (%s): processes are "
+			     "attributed by cgroup only", strerror(-result));
+		probes->capture_environment = false;
+		release_attempt(probes);
+		return 1;
+	}
 	if (result != 0 && probes->can_fold) {
 		/* The one program no hook needs goes first: loaded again without
 		 * it, the hooks are judged on their own. */
@@ -576,6 +595,51 @@ static void attach_exit_drain(struct vnfs_probes *probes)
 	probes->skeleton->data->pending_limit = VNFS_PENDING_CALLS;
 }
 
+static struct bpf_link *attach_environment_program(struct vnfs_probes *probes,
+						   enum environment_program program)
+{
+	if (program == ENVIRONMENT_INHERIT)
+		return bpf_program__attach_trace(probes->skeleton->progs.inherit_environment_job);
+	return bpf_program__attach_raw_tracepoint(probes->skeleton->progs.capture_environment,
+						  environment_pins[program].tracepoint);
+}
+
+/* Environment jobs are followed from here on: forks first, then execs. */
+static void attach_environment_capture(struct vnfs_probes *probes)
+{
+	char path[PATH_MAX];
+
+	for (int i = 0; probes->capture_environment && i < ENVIRONMENT_PROGRAMS; i++) {
+		if (probes->environment_links[i])
+			continue; /* a previous helper's, pinned */
+		probes->environment_links[i] = attach_environment_program(probes, i);
+		if (!probes->environment_links[i]) {
+			vnfs_warning("cannot attach the environment capture to %s (%s): processes "
+				     "are attributed by cgroup only",
+				     environment_pins[i].tracepoint, strerror(errno));
+			probes->capture_environment = false;
+		} else if (probes->pin &&
+			   (pins_link_path(path, sizeof(path), probes->pin_dir,
+					   environment_pins[i].tracepoint,
+					   environment_pins[i].end) != 0 ||
+			    bpf_link__pin(probes->environment_links[i], path) != 0)) {
+			vnfs_warning("cannot pin the environment capture's link on %s (%s): "
+				     "tasks forked while the helper restarts join no job",
+				     environment_pins[i].tracepoint, strerror(errno));
+		}
+	}
+	if (probes->capture_environment)
+		return;
+	for (int i = 0; i < ENVIRONMENT_PROGRAMS; i++) {
+		if (probes->environment_links[i] && probes->pin &&
+		    pins_link_path(path, sizeof(path), probes->pin_dir,
+				   environment_pins[i].tracepoint, environment_pins[i].end) == 0)
+			unlink(path);
+		bpf_link__destroy(probes->environment_links[i]);
+		probes->environment_links[i] = NULL;
+	}
+}
+
 /* The ring's callback: one id to the caller of vnfs_probes_for_each_new_cgroup. */
 static int take_new_cgroup(void *context, void *data, size_t size)
 {
@@ -667,6 +731,13 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 	probes->can_fold = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1;
 	probes->mode = options->mode;
 	probes->pin = options->pin;
+	/* bpf_loop, with which the capture reads an environment, is 5.17's. */
+	probes->capture_environment =
+		options->capture_environment &&
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_FUNC_loop, NULL) == 1;
+	if (options->capture_environment && !probes->capture_environment)
+		vnfs_warning("this kernel has no bpf_loop (5.17): environment jobs are not "
+			     "captured, processes are attributed by cgroup only");
 	snprintf(probes->pin_dir, sizeof(probes->pin_dir), "%s",
 		 options->pin_dir ? options->pin_dir : VNFS_DEFAULT_PIN_DIR);
 	libbpf_set_print(libbpf_to_log);
@@ -691,6 +762,7 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 		goto fail;
 	}
 	attach_exit_drain(probes);
+	attach_environment_capture(probes);
 	attach_new_cgroup_notes(probes);
 	if (finish_open(probes, error, error_size) != 0)
 		goto fail;
@@ -709,6 +781,10 @@ fail:
 			destroy_link_pair(&probes->hooks[i]);
 		bpf_link__destroy(probes->exit_drain_link);
 		probes->exit_drain_link = NULL;
+		for (int i = 0; i < ENVIRONMENT_PROGRAMS; i++) {
+			bpf_link__destroy(probes->environment_links[i]);
+			probes->environment_links[i] = NULL;
+		}
 		vnfs_bpf__destroy(probes->skeleton);
 		probes->skeleton = NULL;
 		if (vnfs_probes_unpin(probes->pin_dir, ignored, sizeof(ignored)) != 0)
@@ -741,6 +817,8 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 		release_link(probes->hooks[i].exit_link, probes->pin);
 	}
 	release_link(probes->exit_drain_link, probes->pin);
+	for (int i = 0; i < ENVIRONMENT_PROGRAMS; i++)
+		release_link(probes->environment_links[i], probes->pin);
 	ring_buffer__free(probes->new_cgroups);
 	bpf_link__destroy(probes->new_cgroup_link);
 	if (probes->step_activity)

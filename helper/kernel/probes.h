@@ -29,6 +29,7 @@ struct vnfs_probes_options {
 	enum vnfs_probe_mode mode; /* auto: fentry where it works, else kprobe */
 	const char *pin_dir;       /* NULL: VNFS_DEFAULT_PIN_DIR */
 	bool pin;                  /* pin maps and links (survive a restart) */
+	bool capture_environment;  /* follow environment jobs (job variables listed) */
 };
 
 /*
@@ -130,6 +131,19 @@ int vnfs_probes_fold_unattributed(struct vnfs_probes *probes, uint64_t cgroup_id
 /* The cgroups made since the last call (the new_cgroups ring), each to fn
  * in the order made; a fd that polls readable when there are some (-1 when
  * the helper could not follow them).  Return 0, or -1. */
+/* Environment jobs (bpf/vnfs.h): the variables the probes look for in
+ * each environment, from [environment] (replacing an earlier helper's).
+ * Returns 0, or -1 with errno. */
+int vnfs_probes_list_environment_variables(struct vnfs_probes *probes,
+					   const struct vnfs_config *config);
+/* Calls fn per environment job the kernel holds. */
+int vnfs_probes_for_each_environment_job(struct vnfs_probes *probes, vnfs_environment_job_fn fn,
+					 void *context);
+/* Removes a job without tasks, so that an exec naming it again makes a new
+ * one.  Returns 0 when removed (or not there), 1 when a task joined it
+ * meanwhile (it stays), -1 on an error. */
+int vnfs_probes_forget_environment_job(struct vnfs_probes *probes, uint64_t number);
+
 int vnfs_probes_new_cgroups_fd(const struct vnfs_probes *probes);
 int vnfs_probes_for_each_new_cgroup(struct vnfs_probes *probes, vnfs_new_cgroup_fn fn,
 				    void *context);

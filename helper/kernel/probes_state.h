@@ -43,6 +43,17 @@ struct watched_row {
 /* Indices of the pinned abi map. */
 enum { ABI_VERSION, ABI_STEP_STATS_SIZE };
 
+/* The environment capture's programs, each on a scheduler tracepoint and
+ * pinned as links/<tracepoint>-<end>: a task forked joins its parent's job
+ * (attached first, so that no child of a captured task is missed), a
+ * program started is judged by its environment. */
+enum environment_program { ENVIRONMENT_INHERIT, ENVIRONMENT_CAPTURE, ENVIRONMENT_PROGRAMS };
+struct environment_pin {
+	const char *tracepoint;
+	const char *end;
+};
+extern const struct environment_pin environment_pins[ENVIRONMENT_PROGRAMS];
+
 struct hook_state {
 	const struct vnfs_hook *hook;
 	struct vnfs_hook_config config;
@@ -68,6 +79,11 @@ struct vnfs_probes {
 	bool pin;
 	char pin_dir[PATH_MAX];
 	struct bpf_link *exit_drain_link; /* drain_at_exit on sched_process_exit */
+	/* The environment capture (bpf/vnfs.h, "Environment jobs"): wanted
+	 * (job variables listed) and loadable (bpf_loop, 5.17), and its links,
+	 * pinned beside the drain's. */
+	bool capture_environment;
+	struct bpf_link *environment_links[ENVIRONMENT_PROGRAMS];
 	volatile __u64 *step_activity; /* mmapped step_activity map */
 	__u64 *unattributed_entries;   /* mmapped read-write: [0] rows of their own */
 	struct watched_row *watched;   /* unattributed rows at the last expiry pass */

@@ -887,6 +887,14 @@ static void render_health(struct render *render, const struct vnfs_interval *int
 			     "Cgroups made while the helper's ring of them was full: containers "
 			     "among them are found by their calls instead.",
 			     health->counters[VNFS_HEALTH_NEW_CGROUPS_LOST]);
+		render_gauge(out, "vnfs_helper_environment_jobs_lost_total", "counter",
+			     "Execs whose environment named a job the kernel had no room for "
+			     "(1,024 at once): their calls stay in their cgroup's.",
+			     health->counters[VNFS_HEALTH_ENVIRONMENT_JOBS_FULL]);
+		render_gauge(out, "vnfs_helper_environment_values_too_long_total", "counter",
+			     "Listed environment variables whose value (over 63 bytes) was "
+			     "not kept.",
+			     health->counters[VNFS_HEALTH_ENVIRONMENT_TOO_LONG]);
 		render_bounded_rows(out, health);
 	}
 	if (interval)

@@ -10,6 +10,9 @@
  *   nfs-workload mmap FILE      FILE mapped and every page touched (no read())
  *   nfs-workload write FILE MIB write MIB x 1 MiB then fsync
  *   nfs-workload slow-write FILE MIB MS  like write, sleeping MS ms between writes
+ *   nfs-workload brief FILE COUNT  COUNT stats of FILE, then _exit at once: a process
+ *                               that does its I/O and is gone within a
+ *                               millisecond of main() (prints how long)
  *   nfs-workload paced-write FILE  one 1 MiB write per line read on standard
  *                               input, then fsync at end of input: the test
  *                               decides when each write happens
@@ -182,6 +185,28 @@ static int map_and_touch(const char *file)
 	return 0;
 }
 
+/* COUNT stats, timed from main() to the last: printed, then _exit (no
+ * atexit work, no stdio flush beyond the one line). */
+static int brief(const char *path, int count)
+{
+	struct timespec start, end;
+	struct stat status;
+	char line[64];
+	int length;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (int i = 0; i < count; i++)
+		if (stat(path, &status) != 0)
+			return fail("stat", path);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	length = snprintf(line, sizeof(line), "stat_calls=%d\nelapsed_us=%ld\n", count,
+			  (long)((end.tv_sec - start.tv_sec) * 1000000 +
+				 (end.tv_nsec - start.tv_nsec) / 1000));
+	if (write(STDOUT_FILENO, line, (size_t)length) != length)
+		return 1;
+	_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "writer") == 0)
@@ -196,7 +221,10 @@ int main(int argc, char **argv)
 		return write_file(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc == 3 && strcmp(argv[1], "paced-write") == 0)
 		return paced_write(argv[2]);
+	if (argc == 4 && strcmp(argv[1], "brief") == 0)
+		return brief(argv[2], atoi(argv[3]));
 	fprintf(stderr, "usage: nfs-workload writer DIR | reader FILE DIR | mmap FILE | "
-			"write FILE MIB | slow-write FILE MIB MS | paced-write FILE\n");
+			"write FILE MIB | slow-write FILE MIB MS | paced-write FILE | "
+			"brief FILE COUNT\n");
 	return 2;
 }

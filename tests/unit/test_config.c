@@ -463,10 +463,10 @@ static const struct bad_case bad_cases[] = {
 	  ":2: [kafka] property: unknown key (keys in [kafka]: enabled, brokers, topic, "
 	  "queue_limit, property.NAME)" },
 	{ "[promethus]\nlisten = 127.0.0.1:9716\n",
-	  ":2: [promethus] listen: unknown section (sections: helper, containers, sqlite, prometheus, "
+	  ":2: [promethus] listen: unknown section (sections: helper, containers, environment, sqlite, prometheus, "
 	  "jsonlog, kafka, http)" },
 	{ "interval = 1s\n",
-	  ":1: interval: key outside a section (sections: helper, containers, sqlite, prometheus, jsonlog, "
+	  ":1: interval: key outside a section (sections: helper, containers, environment, sqlite, prometheus, jsonlog, "
 	  "kafka, http)" },
 	/* bool */
 	{ "[sqlite]\nenabled = maybe\n",

@@ -271,8 +271,8 @@ static void test_general_workload_form(void **state)
 			 0);
 	assert_slurm_job(&request.workload, 7);
 
-	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":\"lsf\",\"job\":\"7\"}",
-		       "unknown workload source 'lsf'");
+	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":\"nosuch\",\"job\":\"7\"}",
+		       "unknown workload source 'nosuch'");
 	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":7,\"job\":\"7\"}",
 		       "field 'source' must be a string");
 	assert_refused("{\"v\":1,\"type\":\"query\",\"source\":null,\"job\":\"7\"}",

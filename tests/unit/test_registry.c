@@ -823,7 +823,7 @@ static void test_general_form_journal_lines(void **state)
 		   "\"part\":\"0\",\"uid\":1042,\"cgroup_id\":6,\"start_ms\":1,\"end_ms\":0}\n"
 		   "{\"slot\":2,\"state\":\"running\",\"source\":\"slurm\",\"job\":\"43\","
 		   "\"uid\":1042,\"cgroup_id\":7,\"start_ms\":1,\"end_ms\":0}\n"
-		   "{\"slot\":3,\"state\":\"running\",\"source\":\"lsf\",\"job\":\"43\","
+		   "{\"slot\":3,\"state\":\"running\",\"source\":\"nosuch\",\"job\":\"43\","
 		   "\"part\":\"0\",\"uid\":1042,\"cgroup_id\":8,\"start_ms\":1,\"end_ms\":0}\n",
 		   "w");
 	start_capturing_log();

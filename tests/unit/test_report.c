@@ -979,7 +979,7 @@ static void test_parse_jobs(void **state)
 	memset(filter, 0, sizeof(*filter));
 	assert_int_equal(report_parse_jobs("42,nosuch:42", filter, error, sizeof(error)), -1);
 	assert_string_equal(error, "invalid job 'nosuch:42': no workload source 'nosuch' "
-				   "(known: slurm, kubernetes, container)");
+				   "(known: slurm, kubernetes, container, lsf, sge, pbs, flux, environment)");
 	memset(filter, 0, sizeof(*filter));
 	assert_int_equal(report_parse_jobs("slurm:4x", filter, error, sizeof(error)), -1);
 	assert_string_equal(error, "invalid job '4x': use a job id, or job.step (e.g. 42, 42.0, "
@@ -990,7 +990,7 @@ static void test_parse_jobs(void **state)
 				   "interactive");
 	memset(filter, 0, sizeof(*filter));
 	assert_int_equal(report_parse_jobs(":42", filter, error, sizeof(error)), -1);
-	assert_string_equal(error, "invalid job ':42': no workload source '' (known: slurm, kubernetes, container)");
+	assert_string_equal(error, "invalid job ':42': no workload source '' (known: slurm, kubernetes, container, lsf, sge, pbs, flux, environment)");
 	free(filter);
 	free(plain);
 }
@@ -1010,7 +1010,7 @@ static void test_source_selection(void **state)
 	assert_int_equal(strncmp(run.out, "Job 100  user alice (1001)  COMPLETED\n", 38), 0);
 	assert_non_null(strstr(run.out, "\nSteps:   (none)\n"));
 	expect_failure("-j nosuch:42", "vnfs-report: invalid job 'nosuch:42': no workload source "
-				       "'nosuch' (known: slurm, kubernetes, container)\n");
+				       "'nosuch' (known: slurm, kubernetes, container, lsf, sge, pbs, flux, environment)\n");
 	expect_failure("-j slurm:4x", "vnfs-report: invalid job '4x': use a job id, or job.step "
 				      "(e.g. 42, 42.0, 42.batch)\n");
 }

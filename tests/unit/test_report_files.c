@@ -859,7 +859,7 @@ static void test_job_directory_names(void **state)
 	assert_int_equal(vnfs_report_store(&files, report_dir, &workload, NOBODY, (gid_t)-1,
 					   "node1", error, sizeof(error)),
 			 -1);
-	assert_string_equal(error, "job of an unknown source (3) cannot name a report "
+	assert_string_equal(error, "job of an unknown source (8) cannot name a report "
 				   "directory");
 	vnfs_report_files_free(&files);
 	assert_int_equal(access(path_of(path, sizeof(path), "reports/65"), F_OK), -1);

@@ -20,7 +20,7 @@ static void test_source_table(void **state)
 	enum vnfs_workload_source source = VNFS_SOURCE_COUNT;
 
 	(void)state;
-	assert_int_equal(VNFS_SOURCE_COUNT, 3);
+	assert_int_equal(VNFS_SOURCE_COUNT, 8);
 	assert_string_equal(vnfs_workload_source_name(VNFS_SOURCE_KUBERNETES), "kubernetes");
 	assert_string_equal(vnfs_workload_job_label(VNFS_SOURCE_KUBERNETES), "pod");
 	assert_string_equal(vnfs_workload_part_label(VNFS_SOURCE_KUBERNETES), "container");
@@ -154,7 +154,7 @@ static void test_untrusted_text(void **state)
 	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_COUNT, "1", "", error,
 					   sizeof(error)),
 			 -1);
-	assert_string_equal(error, "unknown workload source 3");
+	assert_string_equal(error, "unknown workload source 8");
 }
 
 static void test_describe(void **state)

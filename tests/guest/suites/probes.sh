@@ -369,7 +369,7 @@ check_workload() {
 	check_eq "$mode: unattributed write calls" \
 		"$(awk '$1 == "unattributed" && $5 == "write" { total += $6 } END { print total + 0 }' "$output")" 4
 	check_eq "$mode: health counters all zero" \
-		"$(awk '$1 == "health" { printf "%s ", $3 }' "$output")" "0 0 0 0 0 0 0 0 0 "
+		"$(awk '$1 == "health" { printf "%s ", $3 }' "$output")" "0 0 0 0 0 0 0 0 0 0 0 "
 }
 
 # ----------------------------------------------------------------- the runs
