@@ -704,6 +704,19 @@ static bool list_contains(const struct config_key *key, const char *entry, const
 }
 
 /* "PROJECT_NAME, EXPERIMENT": tag names, each becoming a Prometheus label. */
+/* entry without the spaces around it (cut in place). */
+static char *trimmed(char *entry)
+{
+	char *last;
+
+	while (isspace((unsigned char)*entry))
+		entry++;
+	last = entry + strlen(entry);
+	while (last > entry && isspace((unsigned char)last[-1]))
+		*--last = '\0';
+	return entry;
+}
+
 static int parse_tag_list(const struct config_key *key, const char *name, const char *value,
 			  char *base, char *problem, size_t problem_size)
 {
@@ -715,11 +728,7 @@ static int parse_tag_list(const struct config_key *key, const char *name, const 
 	if (!copy)
 		return problem_at(problem, problem_size, "out of memory");
 	while (result == 0 && (entry = strsep(&cursor, ",")) != NULL) {
-		while (isspace((unsigned char)*entry))
-			entry++;
-		char *last = entry + strlen(entry);
-		while (last > entry && isspace((unsigned char)last[-1]))
-			*--last = '\0';
+		entry = trimmed(entry);
 		if (entry[0] == '\0' && cursor == NULL && entry == copy)
 			break; /* an empty value: no labels */
 		if (!vnfs_tag_name_valid(entry))
@@ -756,11 +765,7 @@ static int parse_variable_list(const struct config_key *key, const char *name, c
 		struct vnfs_environment_job_variable variable;
 		char reason[160] = "";
 
-		while (isspace((unsigned char)*entry))
-			entry++;
-		char *last = entry + strlen(entry);
-		while (last > entry && isspace((unsigned char)last[-1]))
-			*--last = '\0';
+		entry = trimmed(entry);
 		if (entry[0] == '\0' && cursor == NULL && entry == copy)
 			break; /* an empty value: none */
 		if (jobs ? vnfs_environment_job_variable_parse(entry, &variable, reason,
