@@ -168,6 +168,9 @@ _Static_assert(VNFS_MAX_HOOKS == 40, "VNFS_FOR_EACH_HOOK_SLOT must expand VNFS_M
  * of their own, never adds to the other's.
  */
 #define VNFS_ENVIRONMENT_JOB_BIT (1ull << 63)
+/* Whether a counting id (a key of cgroup_slots, an unattributed row's
+ * cgroup_id) is an environment job's rather than a cgroup's. */
+#define VNFS_IS_ENVIRONMENT_JOB(id) (((id) & VNFS_ENVIRONMENT_JOB_BIT) != 0)
 #define VNFS_MAX_ENVIRONMENT_JOBS 1024
 /* Variables the helper may list: job variables (LSB_JOBID, ...), each with
  * at most one part variable (SGE_TASK_ID beside JOB_ID), and tag variables.

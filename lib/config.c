@@ -50,6 +50,7 @@ struct config_key {
 	size_t offset;             /* of the field in struct vnfs_config */
 	size_t size;               /* of the field, or of one list entry */
 	size_t aux_offset;         /* list: its count; listen: the port */
+	bool list;                 /* entries appended, each occurrence adding more */
 	uint64_t min, max;         /* range in the field's unit; list: max entries */
 	const char *const *choices; /* enum: names in enum order, NULL-terminated */
 	const char *default_text;  /* parsed by vnfs_config_defaults() */
@@ -124,7 +125,7 @@ DECLARE_PARSER(parse_basic_auth_list);
 
 #define FIELD(member) .offset = offsetof(struct vnfs_config, member), \
 		      .size = sizeof(((struct vnfs_config *)0)->member)
-#define LIST(member, count) .offset = offsetof(struct vnfs_config, member), \
+#define LIST(member, count) .list = true, .offset = offsetof(struct vnfs_config, member), \
 		      .size = sizeof(((struct vnfs_config *)0)->member[0]), \
 		      .aux_offset = offsetof(struct vnfs_config, count), \
 		      .max = sizeof(((struct vnfs_config *)0)->member) / \
@@ -717,24 +718,25 @@ static char *trimmed(char *entry)
 	return entry;
 }
 
-static int parse_tag_list(const struct config_key *key, const char *name, const char *value,
-			  char *base, char *problem, size_t problem_size)
+/* Checks one entry of a comma-separated list; 0, or -1 with a problem. */
+typedef int (*list_entry_check)(const char *entry, char *problem, size_t problem_size);
+
+/* A comma-separated list, each entry trimmed, checked and listed once. */
+static int parse_comma_list(const struct config_key *key, const char *value, char *base,
+			    list_entry_check check, char *problem, size_t problem_size)
 {
 	char *copy = strdup(value);
 	char *cursor = copy, *entry;
 	int result = 0;
 
-	(void)name;
 	if (!copy)
 		return problem_at(problem, problem_size, "out of memory");
 	while (result == 0 && (entry = strsep(&cursor, ",")) != NULL) {
 		entry = trimmed(entry);
 		if (entry[0] == '\0' && cursor == NULL && entry == copy)
-			break; /* an empty value: no labels */
-		if (!vnfs_tag_name_valid(entry))
-			result = problem_at(problem, problem_size,
-					    "'%s' is not a tag name (allowed: letters, digits and '_', not starting with a digit, at most %d characters)",
-					    entry, VNFS_TAG_NAME_MAX);
+			break; /* an empty value: an empty list */
+		if (check(entry, problem, problem_size) != 0)
+			result = -1;
 		else if (list_contains(key, entry, base))
 			result = problem_at(problem, problem_size, "'%s' is listed twice", entry);
 		else
@@ -744,46 +746,47 @@ static int parse_tag_list(const struct config_key *key, const char *name, const 
 	return result;
 }
 
-/* Environment variables' names, comma-separated: job variables
- * ("NAME[:PART]", lib/environment.h) or tag variables ("NAME", which is
- * also the tag's name). */
+static int check_tag_name(const char *entry, char *problem, size_t problem_size)
+{
+	if (vnfs_tag_name_valid(entry))
+		return 0;
+	return problem_at(problem, problem_size,
+			  "'%s' is not a tag name (allowed: letters, digits and '_', not starting with a digit, at most %d characters)",
+			  entry, VNFS_TAG_NAME_MAX);
+}
+
+/* A job variable: "NAME" or "NAME:PART" (lib/environment.h). */
+static int check_job_variable(const char *entry, char *problem, size_t problem_size)
+{
+	struct vnfs_environment_job_variable variable;
+
+	return vnfs_environment_job_variable_parse(entry, &variable, problem, problem_size);
+}
+
+/* A tag variable: a variable's name, which is also the tag's. */
+static int check_tag_variable(const char *entry, char *problem, size_t problem_size)
+{
+	if (strchr(entry, ':') != NULL)
+		return problem_at(problem, problem_size, "a tag variable has no part (NAME only)");
+	return check_job_variable(entry, problem, problem_size);
+}
+
+static int parse_tag_list(const struct config_key *key, const char *name, const char *value,
+			  char *base, char *problem, size_t problem_size)
+{
+	(void)name;
+	return parse_comma_list(key, value, base, check_tag_name, problem, problem_size);
+}
+
+/* [environment]'s lists of variables' names. */
 static int parse_variable_list(const struct config_key *key, const char *name, const char *value,
 			       char *base, char *problem, size_t problem_size)
 {
 	bool jobs = strcmp(key->name, "job_variables") == 0;
-	char *copy = strdup(value);
-	char *cursor = copy, *entry;
-	size_t none = 0;
-	int result = 0;
 
 	(void)name;
-	if (!copy)
-		return problem_at(problem, problem_size, "out of memory");
-	/* The value is the whole list: it replaces the default's. */
-	memcpy(base + key->aux_offset, &none, sizeof(none));
-	while (result == 0 && (entry = strsep(&cursor, ",")) != NULL) {
-		struct vnfs_environment_job_variable variable;
-		char reason[160] = "";
-
-		entry = trimmed(entry);
-		if (entry[0] == '\0' && cursor == NULL && entry == copy)
-			break; /* an empty value: none */
-		if (jobs ? vnfs_environment_job_variable_parse(entry, &variable, reason,
-							       sizeof(reason)) != 0
-			 : strchr(entry, ':') != NULL ||
-				   vnfs_environment_job_variable_parse(entry, &variable, reason,
-								       sizeof(reason)) != 0)
-			result = problem_at(problem, problem_size, "%s",
-					    strchr(entry, ':') && !jobs
-						    ? "a tag variable has no part (NAME only)"
-						    : reason);
-		else if (list_contains(key, entry, base))
-			result = problem_at(problem, problem_size, "'%s' is listed twice", entry);
-		else
-			result = list_append(key, entry, base, problem, problem_size);
-	}
-	free(copy);
-	return result;
+	return parse_comma_list(key, value, base, jobs ? check_job_variable : check_tag_variable,
+				problem, problem_size);
 }
 
 /* "Name: value", one header per line; Name is an HTTP token. */
@@ -1117,6 +1120,13 @@ static int handle_key(void *user, const char *section, const char *name, const c
 		record_error(state, "%s:%u: [%s] %s: unknown key (keys in [%s]: %s)", path, line,
 			     section, name, section, choices);
 		return 0;
+	}
+	if (key->list && state->key_line[key - config_keys] == 0) {
+		/* The file's first occurrence replaces the default's entries;
+		 * more occurrences add to it. */
+		size_t none = 0;
+
+		memcpy((char *)state->config + key->aux_offset, &none, sizeof(none));
 	}
 	if (key->parse(key, name, value, (char *)state->config, problem, sizeof(problem)) < 0) {
 		record_error(state, "%s:%u: [%s] %s: %s", path, line, section, name, problem);

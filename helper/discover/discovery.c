@@ -128,7 +128,7 @@ static int note_row(const struct vnfs_unattributed_key *key,
 	(void)stats;
 	/* Id 0 holds the per-uid [other] and [expired] rows: no cgroup's;
 	 * an environment job's id is none either (environment_jobs.h). */
-	if (key->cgroup_id == 0 || (key->cgroup_id & VNFS_ENVIRONMENT_JOB_BIT) ||
+	if (key->cgroup_id == 0 || VNFS_IS_ENVIRONMENT_JOB(key->cgroup_id) ||
 	    seen->count == VNFS_DISCOVERY_MAX_CGROUPS)
 		return 0;
 	seen->cgroups[seen->count++] = (struct seen_cgroup){ key->cgroup_id, key->uid };

@@ -206,7 +206,7 @@ static void note_step(const struct vnfs_step *step, uint32_t slot, void *context
 	struct vnfs_environment_pass *pass = context;
 
 	(void)slot;
-	if (!(step->cgroup_id & VNFS_ENVIRONMENT_JOB_BIT) || pass->step_count == VNFS_MAX_STEPS)
+	if (!VNFS_IS_ENVIRONMENT_JOB(step->cgroup_id) || pass->step_count == VNFS_MAX_STEPS)
 		return;
 	pass->steps[pass->step_count++] = (struct vnfs_discovery_step){
 		.workload = step->workload,

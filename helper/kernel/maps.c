@@ -348,7 +348,7 @@ static int should_expire(struct vnfs_probes *probes, const struct unattributed_r
 		return 0; /* where the others go */
 	/* An environment job's rows wait for the helper to register it: those
 	 * of a job it could not register go once idle. */
-	if (!(row->key.cgroup_id & VNFS_ENVIRONMENT_JOB_BIT))
+	if (!VNFS_IS_ENVIRONMENT_JOB(row->key.cgroup_id))
 		*gone = vnfs_cgroup_gone(cgroup_root(probes), row->key.cgroup_id);
 	return *gone || now_ms - watch->still_since_ms >= idle_ms;
 }
