@@ -173,20 +173,33 @@ static const struct vnfs_discovery_cgroup *last_verdict(const struct vnfs_discov
 
 /* ---- registering a container ---- */
 
-/* Remembers the pod of a container at path (its parent cgroup), once. */
+/*
+ * Remembers the pod of a container (its cgroup's parent), once.  The path
+ * is told from the cgroup's id, relative to the cgroup2 mount: a step a
+ * hook registered holds the path it was given, from the root of the
+ * filesystem, and a parent read from that would look gone.
+ */
 static void await_pod(struct vnfs_discovery *discovery, const struct vnfs_workload *container,
-		      const char *path)
+		      uint64_t cgroup_id)
 {
 	struct vnfs_discovery_pod pod = { .job = *container };
-	const char *slash = strrchr(path, '/');
+	char path[sizeof(pod.path)], error[512];
+	const char *slash;
 
 	pod.job.part[0] = '\0';
-	if (slash == NULL || slash == path || (size_t)(slash - path) >= sizeof(pod.path))
-		return;
-	memcpy(pod.path, path, (size_t)(slash - path));
 	for (size_t i = 0; i < discovery->pod_count; i++)
 		if (vnfs_workload_compare(&discovery->pods[i].job, &pod.job) == 0)
 			return;
+	if (vnfs_cgroup_path_of_id(discovery->cgroup_root_fd, cgroup_id, path, sizeof(path),
+				   error, sizeof(error)) != 0) {
+		vnfs_debug("%s: not awaited (%s): it is finished by its hooks or its grace",
+			   pod.job.job, error);
+		return;
+	}
+	slash = strrchr(path, '/');
+	if (slash == NULL || slash == path)
+		return;
+	memcpy(pod.path, path, (size_t)(slash - path));
 	if (discovery->pod_count == VNFS_DISCOVERY_MAX_PODS) {
 		vnfs_warning("%s: more than %d pods awaited at once: it is not finished when its "
 			     "cgroup goes", pod.job.job, VNFS_DISCOVERY_MAX_PODS);
@@ -212,7 +225,7 @@ static enum vnfs_discovery_verdict register_container(struct vnfs_discovery *dis
 	}
 	discovery->containers_registered++;
 	if (step->workload.source == VNFS_SOURCE_KUBERNETES)
-		await_pod(discovery, &step->workload, step->cgroup_path);
+		await_pod(discovery, &step->workload, step->cgroup_id);
 	errno = EOPNOTSUPP; /* a source that cannot fold */
 	if (source->fold_unattributed == NULL ||
 	    source->fold_unattributed(source->context, step->cgroup_id, slot, &calls) != 0) {
@@ -517,7 +530,7 @@ static void end_gone_steps(struct vnfs_discovery *discovery, struct followed_ste
 		if (step->state != VNFS_STEP_RUNNING)
 			continue;
 		if (kubernetes && step->workload.part[0] != '\0')
-			await_pod(discovery, &step->workload, step->cgroup_path);
+			await_pod(discovery, &step->workload, step->cgroup_id);
 		if (!vnfs_cgroup_gone(discovery->cgroup_root_fd, step->cgroup_id) ||
 		    vnfs_steps_end(discovery->steps, &step->workload, now_ms) != 0)
 			continue;

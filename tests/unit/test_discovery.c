@@ -348,6 +348,41 @@ static void test_ends_follow_the_cgroups(void **state)
 	assert_int_equal(f->discovery.pod_count, 0);
 }
 
+/* A container a hook registered (vnfs-register, with the cgroup's path from
+ * the root of the filesystem, as given): after its end, the pod is not
+ * finished while the pod's cgroup stays, and is once that goes. */
+static void test_hook_registered_pod_awaited(void **state)
+{
+	struct fixture *f = *state;
+	struct vnfs_step step = {
+		.state = VNFS_STEP_RUNNING,
+		.workload = { .source = VNFS_SOURCE_KUBERNETES, .job = "ml/resnet-7f9c",
+			      .part = "trainer" },
+		.cgroup_id = f->container_id,
+		.start_time_ms = 500,
+	};
+	char error[256];
+	uint32_t slot;
+
+	f->fake.row_count = 0; /* nothing for discovery to register itself */
+	assert_true(strlen(f->top) + strlen(CONTAINER_SCOPE) < sizeof(step.cgroup_path));
+	memcpy(step.cgroup_path, f->top, strlen(f->top));
+	strcat(step.cgroup_path, CONTAINER_SCOPE);
+	assert_int_equal(vnfs_steps_register(&f->steps, &step, &slot, error, sizeof(error)), 0);
+	vnfs_discovery_run(&f->discovery, 1000);
+	assert_int_equal(f->discovery.pod_count, 1);
+	assert_int_equal(vnfs_steps_end(&f->steps, &step.workload, 2000), 0);
+	vnfs_discovery_run(&f->discovery, 3000);
+	assert_int_equal(f->finished.count, 0);
+	assert_int_equal(f->discovery.pod_count, 1);
+
+	remove_cgroup(f->top, CONTAINER_SCOPE);
+	vnfs_discovery_run(&f->discovery, 4000);
+	assert_int_equal(f->finished.count, 1);
+	assert_string_equal(f->finished.job.job, "ml/resnet-7f9c");
+	assert_string_equal(f->finished.job.part, "");
+}
+
 /* A cgroup named like the container whose runtime state does not name it
  * (the config's cgroupsPath is the systemd one above) is not it. */
 static void test_lookalike_cgroup_is_not_the_container(void **state)
@@ -515,6 +550,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_container_known_as_its_cgroup_is_made, set_up,
 						tear_down),
 		cmocka_unit_test_setup_teardown(test_podman_container, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_hook_registered_pod_awaited, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_disabled, set_up, tear_down),
 	};
 

@@ -150,6 +150,15 @@ until_ok() {
 	done
 }
 
+# helper_collections ADDRESS: the intervals the helper whose /metrics is at
+# ADDRESS (host:port) has collected.  collected_beyond ADDRESS COUNT: it has
+# collected more than COUNT.  A check that something did not happen within
+# a pass waits for two more than it saw, so one whole pass ran in between.
+helper_collections() {
+	curl -sf "http://$1/metrics" | awk '/^vnfs_helper_collections_total / {print $2}'
+}
+collected_beyond() { [ "$(helper_collections "$1")" -gt "$2" ]; }
+
 # as_user USER COMMAND...: runs COMMAND as USER (name or uid) with that
 # user's groups, from the current directory and environment.
 as_user() {

@@ -270,15 +270,12 @@ sh -c "echo \$\$ > $CGROUP_ROOT$LOOKALIKE/cgroup.procs &&
 # unattributed (its row existed at that collection), and one more interval
 # has been collected since, whose discovery pass ran before it: a (wrong)
 # discovery of the row would have been made by then.
-collections() { curl -sf http://127.0.0.1:9717/metrics | awk '/^vnfs_helper_collections_total / {print $2}'; }
 lookalike_seen() {
 	curl -sf http://127.0.0.1:9717/metrics |
 		awk -v id="$(stat -c %i "$CGROUP_ROOT$LOOKALIKE")" '$1 ~ "^vnfs_unattributed_write_bytes_total[{]cgroup_id=\"" id "\"" {found = 1} END {exit !found}'
 }
 check "the look-alike's write is counted, unattributed" until_ok 60 lookalike_seen
-seen_at=$(collections)
-collected_since() { [ "$(collections)" -gt "$seen_at" ]; }
-check "an interval was collected since" until_ok 60 collected_since
+check "an interval was collected since" until_ok 60 collected_beyond 127.0.0.1:9717 "$(helper_collections 127.0.0.1:9717)"
 check_eq "a look-alike cgroup is not vision/train-a1's: still one step" \
 	"$(query_job vision/train-a1 | jq '.job.steps | length')" 1
 rmdir "$CGROUP_ROOT$LOOKALIKE"

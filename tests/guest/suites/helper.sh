@@ -260,6 +260,10 @@ check "the container's series carry pod and container labels, with its bytes" \
 	metric_has "vnfs_write_bytes_total{pod=\"$POD\",container=\"trainer\",user=\"root\"} $((3 * MIB))\$"
 check_eq "vnfs-register --end" "$("$REGISTER" --socket $SOCKET --end --source kubernetes --job $POD --part trainer)" \
 	"ended kubernetes pod $POD container trainer"
+# The pod's own cgroup is still there: a whole discovery pass after the end
+# leaves it for its hook to finish.
+check "a whole interval was collected since the end" \
+	until_ok 60 collected_beyond 127.0.0.1:9716 $(($(helper_collections 127.0.0.1:9716) + 1))
 check_eq "vnfs-register --finish" "$("$REGISTER" --socket $SOCKET --finish --source kubernetes --job $POD)" \
 	"finished kubernetes pod $POD"
 check_eq "the history holds the container by its identity, Slurm's numbers NULL" \
