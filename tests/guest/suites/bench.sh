@@ -20,6 +20,10 @@
 # attributed path.  The table holds per loop the median ns/op of each variant,
 # the median added time, and the ratios the budgets are stated in.
 #
+# Capture at exec: what following jobs named by their environment adds to a
+# fork + exec + exit of /bin/true, with the helper's exec programs and
+# without, after the rounds (see "capture at exec" below).
+#
 # The helper itself: start to "ready:" at every start, and, in the last
 # round's vnfs-fentry attach, its RSS and CPU at a 1 s interval with 1,000
 # registered idle steps (100 in short mode), then with 10 of them doing I/O.
@@ -39,8 +43,10 @@ source /vnfs/src/tests/guest/lib/guest.sh
 
 mode=${1:-short}
 case $mode in
-short) iterations=1000 repeats=3 rounds=2 cpu_window=10 idle_steps=100 ;;
-long) iterations=4000 repeats=5 rounds=5 cpu_window=60 idle_steps=1000 ;;
+short) iterations=1000 repeats=3 rounds=2 cpu_window=10 idle_steps=100
+	exec_iterations=50 exec_repeats=2 exec_rounds=1 ;;
+long) iterations=4000 repeats=5 rounds=5 cpu_window=60 idle_steps=1000
+	exec_iterations=100 exec_repeats=3 exec_rounds=2 ;;
 *) fail "bench.sh: unknown mode '$mode' (short or long)"; guest_done; exit 1 ;;
 esac
 
@@ -134,14 +140,15 @@ wait_for_line() {
 	done
 }
 
-# start_helper MODE LOG: a fresh helper (no state, no pins) in probe MODE;
-# appends "MODE MILLISECONDS" from exec to its "ready:" line to $STARTS.
+# start_helper MODE LOG [CONFIG]: a fresh helper (no state, no pins) in probe
+# MODE, with CONFIG (default $CONFIG); appends "MODE MILLISECONDS" from exec
+# to its "ready:" line to $STARTS.
 start_helper() {
-	local probe_mode=$1 log=$2 started
-	"$HELPER" --config "$CONFIG" --unload > /dev/null 2>&1
+	local probe_mode=$1 log=$2 config=${3:-$CONFIG} started
+	"$HELPER" --config "$config" --unload > /dev/null 2>&1
 	rm -rf "$WORK/state" "$WORK/history.db"
 	started=$EPOCHREALTIME
-	"$HELPER" --config "$CONFIG" --probes "$probe_mode" > "$log" 2>&1 &
+	"$HELPER" --config "$config" --probes "$probe_mode" > "$log" 2>&1 &
 	helper_pid=$!
 	wait_for_line "$log" 'ready:' "$helper_pid" || return 1
 	echo "$probe_mode $(elapsed_ms "$started")" >> "$STARTS"
@@ -353,7 +360,7 @@ run_variant() {
 
 # ------------------------------------------------------------ the table
 
-# median_table: from $RAW, one line per loop and variant:
+# median_table [RAW]: from RAW (default $RAW), one line per loop and variant:
 # "loop variant median_ns median_added_ns runs median_rpcs".  A run's added
 # time is its time minus the mean of the "none" runs just before and after it.
 median_table() {
@@ -389,7 +396,7 @@ median_table() {
 					part[2] == "none" ? "0.0" : (keys[i] in added) ? sprintf("%.1f", median(added[keys[i]])) : "n/a",
 					count[keys[i]], median(rpcs[keys[i]])
 			}
-		}' "$RAW"
+		}' "${1:-$RAW}"
 }
 
 # value_of SUMMARY LOOP VARIANT FIELD: FIELD 3 = median, 4 = added.
@@ -567,6 +574,156 @@ for variant in "${PROBE_VARIANTS[@]}"; do
 	done
 done
 mark bench-program-time
+
+# ------------------------------------------------------- capture at exec
+# What capturing a process's job at exec (docs/PROBES.md, "Environment
+# jobs") adds to a fork + exec + exit of a trivial program (/bin/true),
+# which every process of a node in no registered cgroup pays.  Variants:
+# the helper with [environment] job_variables at their default
+# ("vnfs-capture"), in long mode beside the same helper with none listed
+# ("vnfs-no-capture": no exec or fork programs), and no probes ("none")
+# before the first and after each.  Loops:
+#   exec_plain       in a cgroup of no workload, with no job variable: every
+#                    string of the environment read, none named
+#   exec_job         the same with LSB_JOBID set: the job found and joined,
+#                    and the fork that starts each program inherits it
+#   exec_registered  (long) in the registered workload cgroup: the capture
+#                    returns at its first test
+# A fork + exec + exit takes tens of milliseconds in the emulated guest and
+# its time moves by 10-20 % between runs, far more than the capture costs:
+# the budget (at most 5 % of the loop without probes) is checked on the
+# capture programs' own run time per loop call (kernel.bpf_stats_enabled,
+# on in the vnfs variants' loops), which that noise does not reach; the
+# loops' added times are printed beside it.
+EXEC_LOOPS=(exec_plain exec_job)
+EXEC_PROBE_VARIANTS=(vnfs-capture)
+if [ "$mode" = long ]; then
+	EXEC_LOOPS+=(exec_registered)
+	EXEC_PROBE_VARIANTS+=(vnfs-no-capture)
+fi
+EXEC_RAW=$VNFS_OUT/bench-exec-raw.txt
+EXEC_PROGRAMS=$VNFS_OUT/bench-exec-programs.txt
+PLAIN_CGROUP=$CGROUP/plain
+EXEC_JOB=4343
+NO_CAPTURE_CONFIG=$WORK/vnfs-no-capture.conf
+: > "$EXEC_RAW"
+: > "$EXEC_PROGRAMS"
+{ cat "$CONFIG"; printf '[environment]\njob_variables =\n'; } > "$NO_CAPTURE_CONFIG"
+mkdir -p "$PLAIN_CGROUP" || fail "bench.sh: cannot create $PLAIN_CGROUP"
+
+# exec_loop LOOP: runs the exec loop LOOP; prints bench_workload's line.
+exec_loop() {
+	local arguments=(-n "$exec_iterations" -r "$exec_repeats" -l exec "$FILE")
+	case $1 in
+	exec_registered) in_cgroup "$WORKLOAD_CGROUP" env -u LSB_JOBID "$WORKLOAD" "${arguments[@]}" ;;
+	exec_plain) in_cgroup "$PLAIN_CGROUP" env -u LSB_JOBID "$WORKLOAD" "${arguments[@]}" ;;
+	exec_job) in_cgroup "$PLAIN_CGROUP" env LSB_JOBID=$EXEC_JOB "$WORKLOAD" "${arguments[@]}" ;;
+	esac
+}
+
+# capture_program_totals: "RUN_TIME_NS RUN_COUNT" of the capture's programs.
+capture_program_totals() {
+	bpftool -j prog show | jq -r '[.[] | select((.name // "") | test("^(capture|inherit)_environ"))] |
+		"\(([.[].run_time_ns // 0] | add) // 0) \(([.[].run_cnt // 0] | add) // 0)"'
+}
+
+# exec_job_known: the helper answers a QUERY of LSF job $EXEC_JOB.
+exec_job_known() {
+	"$(program tests/tools/vnfs-send)" "$SOCKET" \
+		"{\"v\":1,\"type\":\"query\",\"source\":\"lsf\",\"job\":\"$EXEC_JOB\"}" | jq -e '.ok' > /dev/null
+}
+exec_job_unknown() { ! exec_job_known; }
+
+exec_sequence=0
+# run_exec_variant ROUND VARIANT: appends "round variant loop best median 0
+# sequence" per loop to $EXEC_RAW, and in the vnfs variants "variant loop
+# program_ns program_runs loop_calls" to $EXEC_PROGRAMS.
+run_exec_variant() {
+	local round=$1 variant=$2 loop line name best median log time_before runs_before time_after runs_after
+	attach_count=$((attach_count + 1))
+	log=$VNFS_OUT/bench-attach-$attach_count-$variant.log
+	case $variant in
+	vnfs-capture) start_helper fentry "$log" ;;
+	vnfs-no-capture) start_helper fentry "$log" "$NO_CAPTURE_CONFIG" ;;
+	esac || { fail "exec round $round: $variant did not start"; tail -n 20 "$log"; return 1; }
+	if [ "$variant" != none ]; then
+		"$STEPS" -s "$SOCKET" -j $WORKLOAD_JOB "$WORKLOAD_CGROUP" > /dev/null ||
+			fail "exec round $round: $variant: the workload cgroup is not registered"
+		sysctl -q kernel.bpf_stats_enabled=1 || fail "bench.sh: kernel.bpf_stats_enabled cannot be set"
+	fi
+	exec_sequence=$((exec_sequence + 1))
+	for loop in "${EXEC_LOOPS[@]}"; do
+		read -r time_before runs_before <<< "$(capture_program_totals)"
+		line=$(exec_loop "$loop")
+		[ $? = 0 ] || fail "exec round $round: $variant: $loop failed"
+		read -r time_after runs_after <<< "$(capture_program_totals)"
+		read -r name best median _ <<< "$line"
+		[ "$name" = exec ] && echo "$round $variant $loop $best $median 0 $exec_sequence" >> "$EXEC_RAW"
+		[ "$variant" = none ] ||
+			echo "$variant $loop $((time_after - time_before)) $((runs_after - runs_before))" \
+				"$((exec_iterations / 10 + 1 + exec_iterations * exec_repeats))" >> "$EXEC_PROGRAMS"
+	done
+	[ "$variant" = none ] && return 0
+	sysctl -q kernel.bpf_stats_enabled=0
+	# One whole interval after the loops: a job the capture found is
+	# registered by then.
+	until_ok 60 collected_beyond 127.0.0.1:9716 $(($(helper_collections 127.0.0.1:9716) + 1))
+	if [ "$variant" = vnfs-capture ]; then
+		check "exec round $round: the exec_job loop's processes are LSF job $EXEC_JOB" exec_job_known
+	else
+		check "exec round $round: without job variables, no LSF job $EXEC_JOB" exec_job_unknown
+	fi
+	stop_helper || fail "exec round $round: $variant did not stop cleanly"
+}
+
+for ((round = 1; round <= exec_rounds; round++)); do
+	run_exec_variant "$round" none
+	for ((i = 0; i < ${#EXEC_PROBE_VARIANTS[@]}; i++)); do
+		run_exec_variant "$round" "${EXEC_PROBE_VARIANTS[(i + round - 1) % ${#EXEC_PROBE_VARIANTS[@]}]}"
+		run_exec_variant "$round" none
+	done
+done
+exec_summary=$(median_table "$EXEC_RAW")
+echo "$exec_summary" > "$VNFS_OUT/bench-exec-summary.txt"
+# capture_ns LOOP: the capture programs' own time per loop call, ns (median
+# over the rounds of vnfs-capture).
+capture_ns() {
+	awk -v l="$1" '$1 == "vnfs-capture" && $2 == l { print $3 / $5 }' "$EXEC_PROGRAMS" | sort -n |
+		awk '{ v[NR] = $1 } END { if (NR) printf "%.0f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+{
+	echo
+	printf 'fork + exec + exit of /bin/true, ns per loop call: median over %d rounds of the best of %d runs of %d\n' \
+		"$exec_rounds" "$exec_repeats" "$exec_iterations"
+	echo "(the vnfs columns: added to none, by loop time; capture programs: their own run time)"
+	printf '%-16s %12s %14s %16s %18s %8s\n' loop none "+vnfs-capture" "+vnfs-no-capture" \
+		"capture programs" "of none"
+	for loop in "${EXEC_LOOPS[@]}"; do
+		none_ns=$(value_of "$exec_summary" "$loop" none 3)
+		printf '%-16s %12s %14s %16s %18s %7s%%\n' "$loop" "$none_ns" \
+			"$(value_of "$exec_summary" "$loop" vnfs-capture 4)" \
+			"$(value_of "$exec_summary" "$loop" vnfs-no-capture 4 | grep . || echo -)" "$(capture_ns "$loop")" \
+			"$(awk -v c="$(capture_ns "$loop")" -v n="$none_ns" 'BEGIN { printf "%.2f", 100 * c / n }')"
+	done
+} | tee -a "$TABLE"
+for loop in "${EXEC_LOOPS[@]}"; do
+	none_ns=$(value_of "$exec_summary" "$loop" none 3)
+	check "budget $loop: the capture's programs take $(capture_ns "$loop") ns <= 5 % of a fork + exec + exit ($none_ns ns)" \
+		awk -v c="$(capture_ns "$loop")" -v n="$none_ns" 'BEGIN { exit !(c > 0 && c <= 0.05 * n) }'
+done
+check "exec_job: the capture's programs ran at every exec and fork (2 runs per loop call or more)" \
+	awk '$1 == "vnfs-capture" && $2 == "exec_job" && $4 < 2 * $5 { short = 1 } END { exit short }' "$EXEC_PROGRAMS"
+[ "$mode" = long ] && check "vnfs-no-capture: no capture program ran" \
+	awk '$1 == "vnfs-no-capture" && $4 != 0 { ran = 1 } END { exit ran }' "$EXEC_PROGRAMS"
+for variant in none "${EXEC_PROBE_VARIANTS[@]}"; do
+	expected=$exec_rounds
+	[ "$variant" = none ] && expected=$((exec_rounds * (${#EXEC_PROBE_VARIANTS[@]} + 1)))
+	for loop in "${EXEC_LOOPS[@]}"; do
+		check_eq "$variant: $loop measured in every run" \
+			"$(awk -v v="$variant" -v l="$loop" '$2 == v && $3 == l' "$EXEC_RAW" | wc -l)" "$expected"
+	done
+done
+mark bench-exec-capture
 
 if [ $measure_helper = 0 ]; then
 	guest_done
