@@ -707,8 +707,10 @@ static int read_step_identity(struct reader *reader, const struct json_object *o
 		if (vnfs_protocol_get_workload((struct json_object *)object, &workload, message,
 					       sizeof(message)) < 0)
 			return fail(reader, "%s", message);
-		if (workload.part[0] == '\0')
-			return fail(reader, "a step record needs a 'part'");
+		/* A Slurm step has its step; another source's job may be one
+		 * whole (an LSF job, a pod a hook registered whole): part "". */
+		if (workload.source == VNFS_SOURCE_SLURM && workload.part[0] == '\0')
+			return fail(reader, "a Slurm step record needs a 'part'");
 	} else {
 		if (read_u32(reader, object, "job", &job_id) < 0 ||
 		    read_string(reader, object, "step", step, sizeof(step)) < 0)

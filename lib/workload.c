@@ -11,10 +11,10 @@
 #include "lib/record.h"
 
 static const struct {
-	const char *name, *job_label, *part_label;
+	const char *name, *job_label, *part_label, *job_noun, *part_noun;
 } sources[VNFS_SOURCE_COUNT] = {
-#define VNFS_WORKLOAD_SOURCE_ROW(constant, name, job_label, part_label) \
-	[VNFS_SOURCE_##constant] = { name, job_label, part_label },
+#define VNFS_WORKLOAD_SOURCE_ROW(constant, name, job_label, part_label, job_noun, part_noun) \
+	[VNFS_SOURCE_##constant] = { name, job_label, part_label, job_noun, part_noun },
 	VNFS_WORKLOAD_SOURCES(VNFS_WORKLOAD_SOURCE_ROW)
 #undef VNFS_WORKLOAD_SOURCE_ROW
 };
@@ -230,13 +230,34 @@ static int check_slurm(const char *job, const char *part, char *error, size_t er
 	return 0;
 }
 
+/*
+ * Flux prints a job id in F58 with the prefix U+0192 ("ƒ", two bytes in
+ * UTF-8) and sets FLUX_JOB_ID so; with FLUX_F58_FORCE_ASCII the prefix is
+ * "f", and every Flux command takes either.  vnfs spells it with the "f":
+ * one spelling of one job, in the bytes a workload may hold.  Returns job,
+ * or ascii holding its ASCII spelling.
+ */
+#define FLUX_F58_PREFIX "\xc6\x92"
+static const char *flux_ascii_spelling(const char *job, char *ascii, size_t size)
+{
+	if (strncmp(job, FLUX_F58_PREFIX, strlen(FLUX_F58_PREFIX)) != 0)
+		return job;
+	if ((size_t)snprintf(ascii, size, "f%s", job + strlen(FLUX_F58_PREFIX)) >= size)
+		return job; /* too long either way: check_text says so */
+	return ascii;
+}
+
 int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source source,
 		      const char *job, const char *part, char *error, size_t error_size)
 {
+	char flux_job[VNFS_WORKLOAD_JOB_MAX];
+
 	if ((unsigned)source >= VNFS_SOURCE_COUNT) {
 		snprintf(error, error_size, "unknown workload source %d", (int)source);
 		return -1;
 	}
+	if (source == VNFS_SOURCE_FLUX)
+		job = flux_ascii_spelling(job, flux_job, sizeof(flux_job));
 	if (check_text("job", job, VNFS_WORKLOAD_JOB_MAX, false, error, error_size) < 0 ||
 	    check_text("part", part, VNFS_WORKLOAD_PART_MAX, true, error, error_size) < 0)
 		return -1;
@@ -254,7 +275,7 @@ int vnfs_workload_set(struct vnfs_workload *workload, enum vnfs_workload_source 
 
 const char *vnfs_workload_describe(const struct vnfs_workload *workload, char *buf, size_t size)
 {
-	const char *source = vnfs_workload_source_name(workload->source), *job_label;
+	const char *source = vnfs_workload_source_name(workload->source), *job_noun;
 	bool has_part = workload->part[0] != '\0';
 
 	if (source == NULL || workload->source == VNFS_SOURCE_SLURM) {
@@ -263,11 +284,11 @@ const char *vnfs_workload_describe(const struct vnfs_workload *workload, char *b
 			 workload->part);
 		return buf;
 	}
-	/* "container trainer-7 ...", not "container container trainer-7 ...". */
-	job_label = sources[workload->source].job_label;
-	snprintf(buf, size, "%s%s%s %s%s%s%s%s", source, strcmp(source, job_label) ? " " : "",
-		 strcmp(source, job_label) ? job_label : "", workload->job, has_part ? " " : "",
-		 has_part ? sources[workload->source].part_label : "", has_part ? " " : "",
+	/* "container trainer-7 id ...": a container's job noun is its source's. */
+	job_noun = sources[workload->source].job_noun;
+	snprintf(buf, size, "%s%s%s %s%s%s%s%s", source, job_noun[0] ? " " : "", job_noun,
+		 workload->job, has_part ? " " : "",
+		 has_part ? sources[workload->source].part_noun : "", has_part ? " " : "",
 		 workload->part);
 	return buf;
 }

@@ -25,26 +25,27 @@
 
 /*
  * Every source, once: its constant, its name (in records, the history, the
- * protocol) and the names of its job and part in reports and metrics labels
- * (Slurm's are today's job_id and step_id, which stay as they are).
+ * protocol), the names of its job and part in reports and metrics labels
+ * (Slurm's are today's job_id and step_id, which stay as they are), and the
+ * words for them in messages ("sge job 77 task 3").
  */
-#define VNFS_WORKLOAD_SOURCES(X)                           \
-	/* constant  name          job label  part label */    \
-	X(SLURM, "slurm", "job_id", "step_id")                \
-	/* a pod, "namespace/name", and one of its containers */ \
-	X(KUBERNETES, "kubernetes", "pod", "container")             \
-	/* a podman or docker container: its name, its short id */ \
-	X(CONTAINER, "container", "container", "container_id")        \
-	/* jobs their processes' environment names (lib/environment.h) */ \
-	X(LSF, "lsf", "job_id", "index")                             \
-	X(GRID_ENGINE, "sge", "job_id", "task_id")                   \
-	X(PBS, "pbs", "job_id", "index")                             \
-	X(FLUX, "flux", "job_id", "part")                            \
-	/* a job variable the admin added: its value, its part's */   \
-	X(ENVIRONMENT, "environment", "job", "part")
+#define VNFS_WORKLOAD_SOURCES(X)                                                     \
+	/* constant     name           job label    part label      job    part */   \
+	X(SLURM,       "slurm",       "job_id",    "step_id",      "job", "step")      \
+	/* a pod, "namespace/name", and one of its containers */                      \
+	X(KUBERNETES,  "kubernetes",  "pod",       "container",    "pod", "container") \
+	/* a podman or docker container: its name, its short id */                    \
+	X(CONTAINER,   "container",   "container", "container_id", "",    "id")        \
+	/* jobs their processes' environment names (lib/environment.h) */             \
+	X(LSF,         "lsf",         "job_id",    "index",        "job", "index")     \
+	X(GRID_ENGINE, "sge",         "job_id",    "task_id",      "job", "task")      \
+	X(PBS,         "pbs",         "job_id",    "index",        "job", "index")     \
+	X(FLUX,        "flux",        "job_id",    "part",         "job", "part")      \
+	/* a job variable the admin added: its value, its part's */                   \
+	X(ENVIRONMENT, "environment", "job",       "part",         "job", "part")
 
 enum vnfs_workload_source {
-#define VNFS_WORKLOAD_SOURCE_ENUM(constant, name, job_label, part_label) \
+#define VNFS_WORKLOAD_SOURCE_ENUM(constant, name, job_label, part_label, job_noun, part_noun) \
 	VNFS_SOURCE_##constant,
 	VNFS_WORKLOAD_SOURCES(VNFS_WORKLOAD_SOURCE_ENUM)
 #undef VNFS_WORKLOAD_SOURCE_ENUM
@@ -61,6 +62,13 @@ struct vnfs_workload {
 	char job[VNFS_WORKLOAD_JOB_MAX];   /* never empty once set */
 	char part[VNFS_WORKLOAD_PART_MAX]; /* "" when the job has no parts */
 };
+
+/* "slurm, kubernetes, ...": every source's name, for messages and help. */
+#define VNFS_WORKLOAD_SOURCE_NAME_ITEM(constant, name, job_label, part_label, job_noun, \
+					       part_noun)                                   \
+	", " name
+#define VNFS_WORKLOAD_SOURCE_NAME_LIST \
+	(VNFS_WORKLOAD_SOURCES(VNFS_WORKLOAD_SOURCE_NAME_ITEM) + sizeof(", ") - 1)
 
 /* "slurm", ...; NULL for an out-of-range source. */
 const char *vnfs_workload_source_name(enum vnfs_workload_source source);

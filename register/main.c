@@ -46,9 +46,11 @@ static void usage(FILE *out)
 		"Tells vnfs-helper that the cgroup PATH belongs to a workload (a job, or one\n"
 		"part of it), that the part ended, or that the job finished.  Root only.\n"
 		"\n"
-		"  --source NAME       the workload's source: slurm, kubernetes\n"
-		"  --job JOB           its job: 42 (Slurm), namespace/pod (Kubernetes)\n"
-		"  --part PART         its part: a Slurm step (0, batch), a container\n"
+		"  --source NAME       the workload's source: %s\n"
+		"  --job JOB           its job: 42 (Slurm), namespace/pod (Kubernetes),\n"
+		"                      1234.pbs01 (PBS), the scheduler's id of it\n"
+		"  --part PART         its part: a Slurm step (0, batch), a container, an\n"
+		"                      array task\n"
 		"  --cgroup PATH       the cgroup v2 directory whose tasks are the workload's\n"
 		"  --uid UID           the workload's owner, who may read its counts (default 0)\n"
 		"  --tag NAME=VALUE    a tag, as srun --vnfs-tags gives them (repeatable)\n"
@@ -61,7 +63,8 @@ static void usage(FILE *out)
 		"  --timeout MS        give up after MS milliseconds (default 5000)\n"
 		"  -h, --help          this text\n"
 		"\n"
-		"Exit status: 0 done, 1 the helper refused or could not be reached, 2 usage.\n");
+		"Exit status: 0 done, 1 the helper refused or could not be reached, 2 usage.\n",
+		VNFS_WORKLOAD_SOURCE_NAME_LIST);
 }
 
 static int bad_usage(const char *format, const char *value)
@@ -148,9 +151,11 @@ static int make_request(struct options *options)
 	request->type = options->type;
 	if (options->source == NULL || options->job == NULL)
 		return bad_usage("%s", "--source and --job are needed");
-	if (vnfs_workload_source_parse(options->source, &source) < 0)
-		return bad_usage("--source: no workload source '%s' (slurm, kubernetes)",
-				 options->source);
+	if (vnfs_workload_source_parse(options->source, &source) < 0) {
+		snprintf(error, sizeof(error), "--source: no workload source '%.64s' (known: %s)",
+			 options->source, VNFS_WORKLOAD_SOURCE_NAME_LIST);
+		return bad_usage("%s", error);
+	}
 	if (vnfs_workload_set(&request->workload, source, options->job,
 			      options->part != NULL ? options->part : "", error, sizeof(error)) < 0)
 		return bad_usage("%s", error);

@@ -42,7 +42,7 @@ static int operation_index(const char *name)
 #define STEP_IDENTITY_COLUMN 12 /* source, job, part */
 
 /* "'slurm',...,NULL": the sources this vnfs knows, for an IN list. */
-#define SOURCE_NAME_SQL(constant, name, job_label, part_label) "'" name "',"
+#define SOURCE_NAME_SQL(constant, name, job_label, part_label, job_noun, part_noun) "'" name "',"
 #define KNOWN_SOURCES VNFS_WORKLOAD_SOURCES(SOURCE_NAME_SQL) "NULL"
 
 static const struct schema_queries {

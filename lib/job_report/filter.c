@@ -43,15 +43,8 @@ static int parse_sourced(char *item, char *colon, struct report_selection *selec
 	char message[256];
 	*colon = '\0';
 	if (vnfs_workload_source_parse(item, &source) < 0) {
-		char known[256] = "";
-		size_t used = 0;
-		for (int i = 0; i < VNFS_SOURCE_COUNT && used < sizeof(known); i++)
-			used += (size_t)snprintf(known + used, sizeof(known) - used, "%s%s",
-						 i > 0 ? ", " : "",
-						 vnfs_workload_source_name(
-							 (enum vnfs_workload_source)i));
 		snprintf(error, error_size, "invalid job '%.40s:%.40s': no workload source '%.40s' "
-			 "(known: %s)", item, colon + 1, item, known);
+			 "(known: %s)", item, colon + 1, item, VNFS_WORKLOAD_SOURCE_NAME_LIST);
 		return -1;
 	}
 	if (source == VNFS_SOURCE_SLURM)

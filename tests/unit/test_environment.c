@@ -57,6 +57,18 @@ static void test_workloads(void **state)
 	assert_int_equal(vnfs_environment_workload("PBS_JOBID", "12[3].pbs01", "", &workload,
 						   error, sizeof(error)), 0);
 	assert_int_equal(workload.source, VNFS_SOURCE_PBS);
+	/* Flux's F58 id, as its shell sets it ("ƒ" in UTF-8), is spelled with
+	 * Flux's ASCII prefix "f"; so is one given so already. */
+	assert_int_equal(vnfs_environment_workload("FLUX_JOB_ID", "\xc6\x92" "2NpVKsDb", "",
+						   &workload, error, sizeof(error)), 0);
+	assert_int_equal(workload.source, VNFS_SOURCE_FLUX);
+	assert_string_equal(workload.job, "f2NpVKsDb");
+	assert_int_equal(vnfs_environment_workload("FLUX_JOB_ID", "f2NpVKsDb", "", &workload,
+						   error, sizeof(error)), 0);
+	assert_string_equal(workload.job, "f2NpVKsDb");
+	/* Another source's job keeps its bytes, and is refused for them. */
+	assert_int_equal(vnfs_environment_workload("LSB_JOBID", "\xc6\x92" "2", "", &workload,
+						   error, sizeof(error)), -1);
 	assert_int_equal(vnfs_environment_workload("SCHEDID", "x7", "", &workload, error,
 						   sizeof(error)), 0);
 	assert_int_equal(workload.source, VNFS_SOURCE_ENVIRONMENT);

@@ -426,8 +426,8 @@ static void edit_general_slurm_misspelt(struct json_object *o)
 	json_object_object_add(o, "job", json_object_new_string("0042"));
 }
 
-/* A record naming its step in the general form is the same step; such a
- * record still needs a part, and Slurm's spelling. */
+/* A record naming its step in the general form is the same step; a Slurm
+ * step's still needs its part, and Slurm's spelling. */
 static void test_general_identity(void **state)
 {
 	struct history_step step;
@@ -447,7 +447,7 @@ static void test_general_identity(void **state)
 	assert_int_equal(back.step_id, VNFS_STEP_BATCH);
 	vnfs_step_record_free_arrays(&back);
 	json_object_put(object);
-	expect_error(edit_general_without_part, "a step record needs a 'part'");
+	expect_error(edit_general_without_part, "a Slurm step record needs a 'part'");
 
 	/* A Kubernetes container's record: the general form, and back. */
 	struct vnfs_workload container;
@@ -470,6 +470,20 @@ static void test_general_identity(void **state)
 	vnfs_step_record_free_arrays(&back);
 	json_object_put(object);
 	expect_error(edit_general_slurm_misspelt, "Slurm job 0042 step batch is spelled 42.batch");
+
+	/* A job that is one whole (a PBS job its prologue registered, an LSF
+	 * job its environment named): its one step has no part, and back. */
+	struct vnfs_workload whole;
+	assert_int_equal(vnfs_workload_set(&whole, VNFS_SOURCE_PBS, "5678.pbs01", "", error,
+					   sizeof(error)),
+			 0);
+	vnfs_record_identify(&step.record, &whole);
+	object = vnfs_step_record_to_json(&step.record);
+	assert_false(json_object_object_get_ex(object, "part", NULL)); /* none: left out */
+	assert_int_equal(vnfs_step_record_from_json(object, &back, error, sizeof(error)), 0);
+	assert_true(vnfs_workload_equal(&back.workload, &whole));
+	vnfs_step_record_free_arrays(&back);
+	json_object_put(object);
 }
 
 static void test_errors(void **state)

@@ -176,6 +176,11 @@ static void test_describe(void **state)
 	workload.part[0] = '\0';
 	assert_string_equal(vnfs_workload_describe(&workload, text, sizeof(text)),
 			    "kubernetes pod ml/resnet-7f9c");
+	assert_int_equal(vnfs_workload_set(&workload, VNFS_SOURCE_GRID_ENGINE, "77", "3", text,
+					   sizeof(text)),
+			 0);
+	assert_string_equal(vnfs_workload_describe(&workload, text, sizeof(text)),
+			    "sge job 77 task 3");
 }
 
 static void expect_kubernetes_refused(const char *job, const char *part, const char *message)
@@ -207,7 +212,7 @@ static void test_container_identity(void **state)
 					   "a4ab434a7d0a", error, sizeof(error)),
 			 0);
 	assert_string_equal(vnfs_workload_describe(&container, name, sizeof(name)),
-			    "container Trainer_7.b-2 container_id a4ab434a7d0a");
+			    "container Trainer_7.b-2 id a4ab434a7d0a");
 	memset(longest, 'a', VNFS_CONTAINER_NAME_MAX);
 	longest[VNFS_CONTAINER_NAME_MAX] = '\0';
 	assert_true(vnfs_container_name_valid(longest));

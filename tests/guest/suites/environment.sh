@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # environment.sh — jobs named by their processes' environment (LSF, Grid
-# Engine), counted exactly on NFS v4.2: two jobs started by one plain shell
+# Engine, PBS, Flux), and one a PBS prologue registers with vnfs-register,
+# counted exactly on NFS v4.2: two jobs started by one plain shell
 # in one cgroup, each with short-lived children, one child whose
 # environment no longer names the job, and one process that does its I/O
 # and exits at once; a process naming no job stays unattributed.  The
@@ -116,6 +117,70 @@ check_eq "the writer naming no job: its 1 MiB unattributed" \
 	"$MIB"
 check_eq "the helper logged both jobs finished when their tasks were gone" \
 	"$(grep -c 'finished: its tasks are gone' $VNFS_OUT/helper.log)" 2
+
+mark pbs-flux
+# PBS job 1234.pbs01, as the test user (2 MiB, then a brief process of one
+# stat), and Flux job ƒ2NpVKsDb, its id in F58 as Flux's shell sets it
+# (1 MiB, as root), at the same time: vnfs spells the Flux id with Flux's
+# ASCII prefix, f2NpVKsDb.
+FLUX_ID=$'\xc6\x92'2NpVKsDb
+as_user "$VNFS_TEST_USER" env PBS_JOBID=1234.pbs01 bash -c "
+	$WORKLOAD write $mount_dir/env/pbs-a 2 > /dev/null &&
+	$WORKLOAD brief $mount_dir/env/pbs-a 1 > /dev/null" &
+pbs=$!
+env FLUX_JOB_ID="$FLUX_ID" $WORKLOAD write $mount_dir/env/flux-a 1 > /dev/null
+check_eq "the Flux job ran" $? 0
+wait $pbs; check_eq "the PBS job ran" $? 0
+
+# A job a prologue registers (vnfs-register, as a PBS hook calls it): its
+# cgroup is PBS job 5678.pbs01's, tagged by the hook.  Its process's
+# environment names another job: the cgroup's registration comes first.
+REGISTER=$BUILD/vnfs-register
+CGROUP=${VNFS_CGROUP2_MOUNT:-/sys/fs/cgroup}/vnfs-environment/pbs-5678
+mkdir -p "$CGROUP"
+check "vnfs-register registers PBS job 5678.pbs01's cgroup" \
+	"$REGISTER" --socket $SOCKET --source pbs --job 5678.pbs01 --uid "$(id -u "$VNFS_TEST_USER")" \
+	--cgroup "$CGROUP" --tag PROJECT_NAME=glacier
+bash -c 'echo $$ > "$1/cgroup.procs" && exec setpriv --reuid="$2" --regid="$3" --init-groups -- \
+	env PBS_JOBID=9999.pbs01 "$4" write "$5" 3' _ "$CGROUP" "$(id -u "$VNFS_TEST_USER")" \
+	"$(id -g "$VNFS_TEST_USER")" "$WORKLOAD" $mount_dir/env/pbs-prologue > /dev/null
+check_eq "the registered job's process ran" $? 0
+check_eq "vnfs-register --end" \
+	"$("$REGISTER" --socket $SOCKET --end --source pbs --job 5678.pbs01)" "ended pbs job 5678.pbs01"
+check_eq "vnfs-register --finish" \
+	"$("$REGISTER" --socket $SOCKET --finish --source pbs --job 5678.pbs01)" "finished pbs job 5678.pbs01"
+rmdir "$CGROUP" "${CGROUP%/*}"
+
+finished_three() { [ "$(history "SELECT count(*) FROM steps WHERE finished = 1 AND source IN ('pbs', 'flux')")" = 3 ]; }
+until_ok 30 finished_three
+check_eq "three more jobs finished in the history (two PBS, one Flux)" \
+	"$(history "SELECT count(*) FROM steps WHERE finished = 1 AND source IN ('pbs', 'flux')")" 3
+pbs_report=$(report pbs:1234.pbs01)
+flux_report=$(report "flux:$FLUX_ID")
+prologue_report=$(report pbs:5678.pbs01)
+echo "$pbs_report" > $VNFS_OUT/report-pbs.json
+echo "$flux_report" > $VNFS_OUT/report-flux.json
+echo "$prologue_report" > $VNFS_OUT/report-pbs-prologue.json
+check_eq "pbs job 1234.pbs01: write bytes, exactly" \
+	"$(jq '.jobs[0].operations.write.bytes' <<< "$pbs_report")" $((2 * MIB))
+check_eq "pbs job 1234.pbs01: write calls, exactly" \
+	"$(jq '.jobs[0].operations.write.count' <<< "$pbs_report")" 2
+check_eq "pbs job 1234.pbs01: the brief process's stat, exactly" \
+	"$(jq '.jobs[0].operations.getattr.count' <<< "$pbs_report")" 1
+check_eq "pbs job 1234.pbs01: owned by the test user" \
+	"$(history "SELECT uid FROM steps WHERE source = 'pbs' AND job = '1234.pbs01'")" "$(id -u "$VNFS_TEST_USER")"
+check_eq "flux job: spelled with Flux's ASCII prefix in the history" \
+	"$(history "SELECT job FROM steps WHERE source = 'flux'")" f2NpVKsDb
+check_eq "flux job f2NpVKsDb (asked for as ƒ2NpVKsDb): write bytes, exactly" \
+	"$(jq '.jobs[0].operations.write.bytes' <<< "$flux_report")" $MIB
+check_eq "pbs job 5678.pbs01 (registered by its prologue): write bytes, exactly" \
+	"$(jq '.jobs[0].operations.write.bytes' <<< "$prologue_report")" $((3 * MIB))
+check_eq "pbs job 5678.pbs01: write calls, exactly" \
+	"$(jq '.jobs[0].operations.write.count' <<< "$prologue_report")" 3
+check_eq "pbs job 5678.pbs01: its hook's tag" \
+	"$(history "SELECT t.name || '=' || t.value FROM step_tags t JOIN steps s ON s.id = t.step WHERE s.source = 'pbs' AND job = '5678.pbs01'")" "PROJECT_NAME=glacier"
+check_eq "the environment's job 9999.pbs01 is not one: its process was the registered cgroup's" \
+	"$(history "SELECT count(*) FROM steps WHERE job = '9999.pbs01'")" 0
 
 kill $HELPER_PID; wait $HELPER_PID
 guest_done
