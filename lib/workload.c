@@ -19,6 +19,11 @@ static const struct {
 #undef VNFS_WORKLOAD_SOURCE_ROW
 };
 
+bool vnfs_workload_part_may_restart(const struct vnfs_workload *workload)
+{
+	return workload->source == VNFS_SOURCE_KUBERNETES && workload->part[0] != '\0';
+}
+
 /* Bytes of a user's text quoted in a message. */
 #define SHOWN_MAX 40
 

@@ -63,6 +63,15 @@ struct vnfs_workload {
 	char part[VNFS_WORKLOAD_PART_MAX]; /* "" when the job has no parts */
 };
 
+/*
+ * Whether the workload's part may run again after it ended: Kubernetes
+ * restarts a container (its restartPolicy) in a new cgroup, in the same pod,
+ * by the same name, and counts its restarts as one container.  Its ended
+ * step then keeps its slot until the pod finishes, so that the restart runs
+ * on in it (helper/steps/registry.h).
+ */
+bool vnfs_workload_part_may_restart(const struct vnfs_workload *workload);
+
 /* "slurm, kubernetes, ...": every source's name, for messages and help. */
 #define VNFS_WORKLOAD_SOURCE_NAME_ITEM(constant, name, job_label, part_label, job_noun, \
 					       part_noun)                                   \

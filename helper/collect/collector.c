@@ -634,7 +634,8 @@ static int move_out(struct vnfs_collector *collector, uint32_t index, int64_t no
 
 /* Every ended step whose cgroup holds no task any more leaves its slot: its
  * counters cannot move again.  This interval published them from their
- * slots; from the next one they come from the ended steps. */
+ * slots; from the next one they come from the ended steps.  A Kubernetes
+ * container keeps its slot until its pod finishes: it may restart in it. */
 static void move_out_ended_steps(struct vnfs_collector *collector, int64_t now_ms)
 {
 	uint32_t moved = 0;
@@ -644,6 +645,7 @@ static void move_out_ended_steps(struct vnfs_collector *collector, int64_t now_m
 		const struct vnfs_step_record *record = &collector->records[i];
 
 		if (collector->snapshot[i].state != VNFS_STEP_ENDED ||
+		    vnfs_workload_part_may_restart(&record->workload) ||
 		    !vnfs_ended_steps_has_room(&collector->ended, record->uid) ||
 		    !cgroup_empty(record->cgroup_path))
 			continue;

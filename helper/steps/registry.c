@@ -726,6 +726,28 @@ static int check_limits(const struct vnfs_registry *registry, const struct vnfs_
 	return 0;
 }
 
+/* Whether known, ended, is step's container restarted: the same container
+ * of the same owner, in a new cgroup.  A Slurm step or a job named by its
+ * environment never comes back once ended. */
+static bool container_restarted(const struct vnfs_step *known, const struct vnfs_step *step)
+{
+	return vnfs_workload_part_may_restart(&step->workload) &&
+	       known->state == VNFS_STEP_ENDED && known->uid == step->uid &&
+	       known->cgroup_id != step->cgroup_id;
+}
+
+/* Makes the ended step in slot run again in step's cgroup. */
+static void reopen(struct vnfs_registry *registry, uint32_t slot, const struct vnfs_step *step)
+{
+	struct vnfs_step *known = &registry->steps[slot];
+
+	known->state = VNFS_STEP_RUNNING;
+	known->cgroup_id = step->cgroup_id;
+	snprintf(known->cgroup_path, sizeof(known->cgroup_path), "%s", step->cgroup_path);
+	known->end_time_ms = 0;
+	persist(registry, &slot, 1);
+}
+
 int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *step, uint32_t *slot,
 		      char *error, size_t error_size)
 {
@@ -740,6 +762,10 @@ int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *st
 		if (known->cgroup_id == step->cgroup_id && known->state == VNFS_STEP_RUNNING) {
 			*slot = (uint32_t)existing;
 			result = 0;
+		} else if (container_restarted(known, step)) {
+			*slot = (uint32_t)existing;
+			reopen(registry, *slot, step);
+			result = 1;
 		} else {
 			snprintf(error, error_size,
 				 "%s is already registered (cgroup %" PRIu64 ", %s)",

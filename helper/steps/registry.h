@@ -97,11 +97,17 @@ int vnfs_registry_load(struct vnfs_registry *registry, char *error, size_t error
 /*
  * The calls below take the lock themselves.  vnfs_registry_add gives the step
  * a slot; registering the same workload again with the same cgroup returns
- * the same slot (slurmstepd may retry), with another cgroup it is an error.
+ * the same slot (slurmstepd may retry), with another cgroup it is an error,
+ * but for a container that restarted (vnfs_workload_part_may_restart): an
+ * ended Kubernetes container, registered again by the same uid in a new
+ * cgroup, runs again in its slot, its counts going on from where they were
+ * (a container's restarts are one container to Kubernetes, and to its
+ * users).
  * A new step is refused when its job already holds max_steps_per_job running
  * or ended steps ("job 42 already holds 256 steps on this node
  * (max_steps_per_job)"), or its uid max_steps_per_user.
- * Returns 0, or -1 with a message (no free slot, a limit, conflict).
+ * Returns 0, 1 when it reopened an ended container, or -1 with a message
+ * (no free slot, a limit, conflict).
  */
 int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *step, uint32_t *slot,
 		      char *error, size_t error_size);

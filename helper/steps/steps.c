@@ -22,15 +22,22 @@ int vnfs_steps_register(struct vnfs_steps *steps, const struct vnfs_step *step, 
 	const struct vnfs_counter_source *source = &steps->source;
 	char name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
-	if (vnfs_registry_add(steps->registry, step, slot, error, error_size) != 0)
+	int added = vnfs_registry_add(steps->registry, step, slot, error, error_size);
+
+	if (added < 0)
 		return -1;
 	vnfs_workload_describe(&step->workload, name, sizeof(name));
 	if (source->register_cgroup(source->context, step->cgroup_id, *slot) != 0) {
-		vnfs_registry_release(steps->registry, *slot);
+		/* A restarted container keeps what it counted before: ended. */
+		if (added == 1)
+			(void)vnfs_registry_end(steps->registry, &step->workload, step->start_time_ms);
+		else
+			vnfs_registry_release(steps->registry, *slot);
 		snprintf(error, error_size, "%s: the BPF registry is full", name);
 		return -1;
 	}
-	vnfs_info("registered %s (uid %u, cgroup %llu %s) in slot %u", name, step->uid,
+	vnfs_info("%s %s (uid %u, cgroup %llu %s) in slot %u",
+		  added == 1 ? "restarted: registered again" : "registered", name, step->uid,
 		  (unsigned long long)step->cgroup_id, step->cgroup_path, *slot);
 	return 0;
 }

@@ -98,6 +98,47 @@ static void test_same_step_again_is_idempotent_other_cgroup_conflicts(void **sta
 	free_registry(registry);
 }
 
+/* A container that restarted (Kubernetes gives it a new cgroup, the same
+ * pod and name) runs again in its slot; a Slurm step, another owner, or a
+ * container still running in its first cgroup does not. */
+static void test_restarted_container_runs_again(void **state)
+{
+	struct vnfs_registry *registry = new_registry(NULL);
+	struct vnfs_step step = make_step(42, 0, 100), slurm = make_step(43, 0, 300);
+	uint32_t slot, again;
+	char error[256];
+
+	(void)state;
+	assert_int_equal(vnfs_workload_set(&step.workload, VNFS_SOURCE_KUBERNETES, "ml/resnet-7f9c",
+					   "trainer", error, sizeof(error)),
+			 0);
+	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
+	step.cgroup_id = 101;
+	assert_int_equal(vnfs_registry_add(registry, &step, &again, error, sizeof(error)), -1);
+	assert_string_equal(error, "kubernetes pod ml/resnet-7f9c container trainer is already "
+				   "registered (cgroup 100, running)");
+	assert_int_equal(vnfs_registry_end(registry, &step.workload, 1700000005000), (int)slot);
+	step.uid++;
+	assert_int_equal(vnfs_registry_add(registry, &step, &again, error, sizeof(error)), -1);
+	step.uid--;
+	snprintf(step.cgroup_path, sizeof(step.cgroup_path), "/kubepods/besteffort/pod1/c2");
+	assert_int_equal(vnfs_registry_add(registry, &step, &again, error, sizeof(error)), 1);
+	assert_int_equal(again, slot);
+	assert_int_equal(registry->used, 1);
+	assert_int_equal(registry->steps[slot].state, VNFS_STEP_RUNNING);
+	assert_int_equal(registry->steps[slot].cgroup_id, 101);
+	assert_string_equal(registry->steps[slot].cgroup_path, "/kubepods/besteffort/pod1/c2");
+	assert_int_equal(registry->steps[slot].end_time_ms, 0);
+	assert_int_equal(registry->steps[slot].start_time_ms, 1700000000000);
+
+	assert_int_equal(vnfs_registry_add(registry, &slurm, &slot, error, sizeof(error)), 0);
+	assert_int_equal(vnfs_registry_end(registry, &slurm.workload, 1700000005000), (int)slot);
+	slurm.cgroup_id = 301;
+	assert_int_equal(vnfs_registry_add(registry, &slurm, &again, error, sizeof(error)), -1);
+	assert_string_equal(error, "job 43 step 0 is already registered (cgroup 300, ended)");
+	free_registry(registry);
+}
+
 static void test_full_registry_refuses_with_message(void **state)
 {
 	struct vnfs_registry *registry = new_registry(NULL);
@@ -1068,6 +1109,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slots_are_lowest_free_first_and_reused),
 		cmocka_unit_test(test_same_step_again_is_idempotent_other_cgroup_conflicts),
+		cmocka_unit_test(test_restarted_container_runs_again),
 		cmocka_unit_test(test_full_registry_refuses_with_message),
 		cmocka_unit_test(test_steps_per_job_are_limited),
 		cmocka_unit_test(test_steps_per_user_are_limited),

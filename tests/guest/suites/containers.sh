@@ -221,6 +221,25 @@ check "its state is gone with it" test ! -e /run/containerd/io.containerd.runtim
 check "its cgroup is gone with it" test ! -e "$CGROUP_ROOT$NLP_SHORT_CGROUP"
 short_ended() { query_job nlp/bert-b2 | jq -e '[.job.steps[] | select(.part == "detokenizer") | .end_time != null] == [true]' > /dev/null; }
 check "nlp/bert-b2's detokenizer counted, and ended" until_ok 30 short_ended
+# Kubernetes restarts a container with a new id and a new cgroup, in the
+# same pod, by the same name: it runs again as the same step, its counts
+# going on from where they were (1 MiB more).
+NLP_RESTART=6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f
+NLP_RESTART_CGROUP=$NLP_SLICE/cri-containerd-$NLP_RESTART.scope
+ctr_run $NLP_RESTART $NLP_RESTART_CGROUP nlp bert-b2 detokenizer $NLP_UID "$mount_dir/nlp" \
+	--rm $RUN/rootfs $NLP_RESTART /bin/busybox sh -c \
+	'until [ -e /data/go-restart ]; do sleep 0.1; done &&
+	 dd if=/dev/zero of=/data/restart bs=1048576 count=1 conv=fsync 2> /dev/null' \
+	> $VNFS_OUT/ctr-nlp-restart.log 2>&1 &
+CTR_RESTART_PID=$!
+check "the helper knew the restarted detokenizer as its cgroup was made" \
+	until_ok 60 grep -q "cgroup $NLP_RESTART_CGROUP made: kubernetes pod nlp/bert-b2 container detokenizer" $VNFS_OUT/helper.log
+touch "$mount_dir/nlp/go-restart"
+wait $CTR_RESTART_PID
+check_eq "containerd ran the restarted detokenizer" $? 0
+check "the restarted detokenizer registered again, in its step" \
+	until_ok 30 grep -q "restarted: registered again kubernetes pod nlp/bert-b2 container detokenizer" $VNFS_OUT/helper.log
+check "the restarted detokenizer counted, and ended" until_ok 30 short_ended
 
 check "the helper discovered vision/train-a1" until_ok 30 listed vision/train-a1
 check "the helper discovered nlp/bert-b2 after its container exited" until_ok 30 listed nlp/bert-b2
@@ -255,10 +274,12 @@ check_eq "nlp/bert-b2 tokenizer: write calls, exactly" "$(tokenizer .operations.
 check_eq "nlp/bert-b2 tokenizer: fsync calls, exactly" "$(tokenizer .operations.fsync.count)" 1
 check_eq "nlp/bert-b2 tokenizer: its cgroup, the systemd driver's" \
 	"$(tokenizer .cgroup_path)" "\"$NLP_CGROUP\""
-check_eq "nlp/bert-b2 detokenizer (deleted at its exit): write bytes, exactly" \
-	"$(detokenizer .operations.write.bytes)" $MIB
-check_eq "nlp/bert-b2 detokenizer: write calls, exactly" "$(detokenizer .operations.write.count)" 1
-check_eq "nlp/bert-b2 detokenizer: fsync calls, exactly" "$(detokenizer .operations.fsync.count)" 1
+check_eq "nlp/bert-b2 detokenizer (deleted at its exit, then restarted): write bytes of both runs, exactly" \
+	"$(detokenizer .operations.write.bytes)" $((2 * MIB))
+check_eq "nlp/bert-b2 detokenizer: write calls, exactly" "$(detokenizer .operations.write.count)" 2
+check_eq "nlp/bert-b2 detokenizer: fsync calls, exactly" "$(detokenizer .operations.fsync.count)" 2
+check_eq "nlp/bert-b2 detokenizer: its cgroup, the restarted one's" \
+	"$(detokenizer .cgroup_path)" "\"$NLP_RESTART_CGROUP\""
 
 # A cgroup made to look like a container of vision/train-a1 (its pod's
 # directory, a 64-hex name no runtime knows), with a writer in it: no pod's.
