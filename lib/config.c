@@ -8,8 +8,9 @@
  * parsers as the file, so the built-in values and etc/vnfs.conf cannot drift
  * apart without the unit test noticing.
  *
- * A key given twice: the later value wins for scalars, a list key (tag_labels,
- * header) appends, and a kafka property.NAME replaces the earlier NAME.
+ * A key is given once, and a section has one header: a second one is an error
+ * naming both lines, since which of two values a reader meant cannot be told.
+ * The two keys that take one entry per line (header, basic_auth_users) repeat.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -50,7 +51,8 @@ struct config_key {
 	size_t offset;             /* of the field in struct vnfs_config */
 	size_t size;               /* of the field, or of one list entry */
 	size_t aux_offset;         /* list: its count; listen: the port */
-	bool list;                 /* entries appended, each occurrence adding more */
+	bool list;                 /* the file's entries replace the default's */
+	bool repeats;              /* may be given on several lines, each adding entries */
 	uint64_t min, max;         /* range in the field's unit; list: max entries */
 	const char *const *choices; /* enum: names in enum order, NULL-terminated */
 	const char *default_text;  /* parsed by vnfs_config_defaults() */
@@ -213,7 +215,7 @@ static const struct config_key config_keys[] = {
 	  .default_text = "" },
 	{ "prometheus", "basic_auth_users", parse_basic_auth_list,
 	  LIST(prometheus.basic_auth_users, prometheus.basic_auth_user_count),
-	  .default_text = "" },
+	  .repeats = true, .default_text = "" },
 
 	{ "jsonlog", "enabled", parse_bool, FIELD(jsonlog.enabled), .default_text = "false" },
 	{ "jsonlog", "path", parse_path, FIELD(jsonlog.path),
@@ -236,7 +238,7 @@ static const struct config_key config_keys[] = {
 	{ "http", "url", parse_url, FIELD(http.url), .default_text = "",
 	  .required_when = "enabled", .example = "url = https://collector.example.org/vnfs" },
 	{ "http", "header", parse_header_list, LIST(http.headers, http.header_count),
-	  .default_text = "" },
+	  .repeats = true, .default_text = "" },
 	{ "http", "timeout", parse_duration_ms, FIELD(http.timeout_ms),
 	  .min = 100, .max = 600 * MS_PER_SECOND, .default_text = "5s" },
 	{ "http", "batch_records", parse_uint, FIELD(http.batch_records),
@@ -913,13 +915,29 @@ static int parse_basic_auth_list(const struct config_key *key, const char *name,
 	return result;
 }
 
-/* property.NAME = VALUE, handed to librdkafka unchanged; a repeated NAME replaces. */
+/* The entry of property.NAME's NAME, or the count when NAME is not set yet. */
+static size_t property_index(const struct config_key *key, const char *property,
+			     const char *base)
+{
+	const struct vnfs_key_value *entries = (const struct vnfs_key_value *)(base + key->offset);
+	size_t count, entry;
+
+	memcpy(&count, base + key->aux_offset, sizeof(count));
+	for (entry = 0; entry < count; entry++) {
+		if (strcmp(entries[entry].key, property) == 0)
+			break;
+	}
+	return entry;
+}
+
+/* property.NAME = VALUE, handed to librdkafka unchanged.  The loader refuses a
+ * NAME given twice before it gets here, so every NAME is a new entry. */
 static int parse_property(const struct config_key *key, const char *name, const char *value,
 			  char *base, char *problem, size_t problem_size)
 {
 	const char *property = name + strlen(key->name);
 	struct vnfs_key_value *entries = (struct vnfs_key_value *)(base + key->offset);
-	size_t count, entry;
+	size_t count;
 
 	if (property[0] == '\0' || strspn(property, "abcdefghijklmnopqrstuvwxyz"
 						  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
@@ -936,32 +954,32 @@ static int parse_property(const struct config_key *key, const char *name, const 
 				  "value of %zu characters is too long (allowed: at most %zu)",
 				  strlen(value), sizeof(entries[0].value) - 1);
 	memcpy(&count, base + key->aux_offset, sizeof(count));
-	for (entry = 0; entry < count; entry++) {
-		if (strcmp(entries[entry].key, property) == 0)
-			break;
-	}
-	if (entry == count) {
-		if (count >= key->max)
-			return problem_at(problem, problem_size,
-					  "too many properties (allowed: at most %" PRIu64 ")",
-					  key->max);
-		count++;
-		memcpy(base + key->aux_offset, &count, sizeof(count));
-	}
-	snprintf(entries[entry].key, sizeof(entries[entry].key), "%s", property);
-	snprintf(entries[entry].value, sizeof(entries[entry].value), "%s", value);
+	if (count >= key->max)
+		return problem_at(problem, problem_size,
+				  "too many properties (allowed: at most %" PRIu64 ")", key->max);
+	snprintf(entries[count].key, sizeof(entries[count].key), "%s", property);
+	snprintf(entries[count].value, sizeof(entries[count].value), "%s", value);
+	count++;
+	memcpy(base + key->aux_offset, &count, sizeof(count));
 	return 0;
 }
 
 /* Lookup ------------------------------------------------------------------- */
 
-static const struct config_section *find_section(const char *name)
+/* name: length bytes, not necessarily NUL-terminated (a header's, in its line). */
+static const struct config_section *find_section_span(const char *name, size_t length)
 {
 	for (size_t i = 0; i < SECTION_COUNT; i++) {
-		if (strcmp(config_sections[i].name, name) == 0)
+		if (strlen(config_sections[i].name) == length &&
+		    memcmp(config_sections[i].name, name, length) == 0)
 			return &config_sections[i];
 	}
 	return NULL;
+}
+
+static const struct config_section *find_section(const char *name)
+{
+	return find_section_span(name, strlen(name));
 }
 
 static const struct config_key *find_key(const char *section, const char *name)
@@ -1037,6 +1055,9 @@ struct load_state {
 	unsigned error_line;        /* first error we found; 0 = none */
 	char error[1024];
 	unsigned key_line[KEY_COUNT]; /* where each key was last set; 0 = default */
+	unsigned property_line[VNFS_CONFIG_MAX_PROPERTIES]; /* of each property.NAME */
+	unsigned section_line[SECTION_COUNT]; /* of each section's header; 0 = none */
+	bool key_since_header;      /* inih's prev_name is set: an indented line continues it */
 };
 
 static void record_error(struct load_state *state, const char *format, ...)
@@ -1053,6 +1074,64 @@ static void record_error(struct load_state *state, const char *format, ...)
 	va_start(arguments, format);
 	vsnprintf(state->error, sizeof(state->error), format, arguments);
 	va_end(arguments);
+}
+
+/* Where inih's find_chars_or_comment() stops: at stop, or at a ';' after a blank. */
+static size_t span_before_comment(const char *text, char stop)
+{
+	bool after_blank = false;
+	size_t length = 0;
+
+	for (; text[length] && text[length] != stop && !(after_blank && text[length] == ';');
+	     length++)
+		after_blank = isspace((unsigned char)text[length]);
+	return length;
+}
+
+/*
+ * The name of the section a line opens, by inih's rule, or NULL.  inih tells
+ * its handler only of keys (Debian's libinih is built without
+ * INI_CALL_HANDLER_ON_NEW_SECTION), so a repeated header is seen only here:
+ * '[' first after blanks (and, on line 1, a UTF-8 BOM) and ']' before an
+ * inline comment, unless the line is indented after a key, which inih reads
+ * as that key's continuation.
+ */
+static const char *header_name(const struct load_state *state, const char *line,
+			       size_t *length)
+{
+	const char *start = line;
+
+	if (state->line_number == 1 && strncmp(start, "\xEF\xBB\xBF", 3) == 0)
+		start += 3;
+	while (isspace((unsigned char)*start))
+		start++;
+	if (*start != '[' || (start > line && state->key_since_header))
+		return NULL;
+	*length = span_before_comment(start + 1, ']');
+	return start[1 + *length] == ']' ? start + 1 : NULL;
+}
+
+/* A known section's second header is an error: its keys belong in one place.
+ * An unknown section is left to its first key, which names it as unknown. */
+static void check_section_header(struct load_state *state, const char *line)
+{
+	size_t length;
+	const char *name = header_name(state, line, &length);
+
+	if (!name)
+		return;
+	state->key_since_header = false;
+	const struct config_section *section = find_section_span(name, length);
+	if (!section)
+		return;
+	unsigned *first = &state->section_line[section - config_sections];
+	if (*first != 0) {
+		record_error(state, "%s:%u: [%s]: section given twice (first at line %u); put its "
+			     "keys in one section", state->path, state->line_number, section->name,
+			     *first);
+		return;
+	}
+	*first = state->line_number;
 }
 
 /*
@@ -1085,8 +1164,49 @@ static char *read_line(char *buffer, int buffer_size, void *stream)
 			     state->line_number, buffer_size - 3);
 		return NULL;
 	}
+	check_section_header(state, state->line);
 	memcpy(buffer, state->line, (size_t)length + 1);
 	return buffer;
+}
+
+/* The line where this key was given before, or 0; per NAME for property.NAME. */
+static unsigned earlier_line(const struct load_state *state, const struct config_key *key,
+			     const char *name)
+{
+	const char *base = (const char *)state->config;
+	size_t count;
+
+	if (!key_is_prefix(key))
+		return state->key_line[key - config_keys];
+	memcpy(&count, base + key->aux_offset, sizeof(count));
+	size_t entry = property_index(key, name + strlen(key->name), base);
+	return entry < count ? state->property_line[entry] : 0;
+}
+
+/* After a key was parsed: where it was given, for earlier_line() and messages. */
+static void note_key_line(struct load_state *state, const struct config_key *key, unsigned line)
+{
+	size_t count;
+
+	state->key_line[key - config_keys] = line;
+	if (!key_is_prefix(key))
+		return;
+	/* parse_property() appended NAME as the last entry. */
+	memcpy(&count, (const char *)state->config + key->aux_offset, sizeof(count));
+	if (count > 0 && count <= VNFS_CONFIG_MAX_PROPERTIES)
+		state->property_line[count - 1] = line;
+}
+
+/* A key given a second time; inih also hands an indented line on as the
+ * continuation of the key above it, which is then given twice too. */
+static void record_repeated_key(struct load_state *state, const char *section,
+				const char *name, unsigned earlier)
+{
+	bool indented = isspace((unsigned char)state->line[0]);
+
+	record_error(state, "%s:%u: [%s] %s: given twice (first at line %u)%s", state->path,
+		     state->line_number, section, name, earlier,
+		     indented ? "; an indented line continues the key above it" : "");
 }
 
 static int handle_key(void *user, const char *section, const char *name, const char *value)
@@ -1094,10 +1214,12 @@ static int handle_key(void *user, const char *section, const char *name, const c
 	struct load_state *state = user;
 	char problem[512], choices[256];
 
-	if (state->error_line)
-		return 0; /* only the first error is reported */
 	if (!name)
 		return 1; /* a section header, from an inih built to report them */
+	/* inih keeps the name as prev_name; an empty one continues nothing. */
+	state->key_since_header = name[0] != '\0';
+	if (state->error_line)
+		return 0; /* only the first error is reported */
 	const char *path = state->path;
 	unsigned line = state->line_number;
 
@@ -1121,9 +1243,14 @@ static int handle_key(void *user, const char *section, const char *name, const c
 			     section, name, section, choices);
 		return 0;
 	}
-	if (key->list && state->key_line[key - config_keys] == 0) {
-		/* The file's first occurrence replaces the default's entries;
-		 * more occurrences add to it. */
+	unsigned earlier = earlier_line(state, key, name);
+	if (earlier != 0 && !key->repeats) {
+		record_repeated_key(state, section, name, earlier);
+		return 0;
+	}
+	if (key->list && earlier == 0) {
+		/* The file's first line of a list replaces the default's entries
+		 * (job_variables has some); a key that repeats adds on later lines. */
 		size_t none = 0;
 
 		memcpy((char *)state->config + key->aux_offset, &none, sizeof(none));
@@ -1138,7 +1265,7 @@ static int handle_key(void *user, const char *section, const char *name, const c
 			     known->configure_hint);
 		return 0;
 	}
-	state->key_line[key - config_keys] = line;
+	note_key_line(state, key, line);
 	return 1;
 }
 
@@ -1189,19 +1316,58 @@ static void check_prometheus_tls(struct load_state *state)
 		     state->path, state->line_number, given->name, missing->name);
 }
 
-static int parse_file(struct load_state *state, char *error, size_t error_size)
+/* Reads the file's line NUMBER again into state->line; its text trimmed, or NULL. */
+static const char *reread_line(struct load_state *state, unsigned number)
 {
-	int result = ini_parse_stream(read_line, state, handle_key, state);
+	ssize_t length = -1;
 
-	free(state->line);
-	state->line = NULL;
+	rewind(state->file);
+	for (unsigned i = 0; i < number; i++) {
+		length = getline(&state->line, &state->line_capacity, state->file);
+		if (length < 0)
+			return NULL;
+	}
+	while (length > 0 && isspace((unsigned char)state->line[length - 1]))
+		state->line[--length] = '\0';
+	const char *start = state->line;
+	if (number == 1 && strncmp(start, "\xEF\xBB\xBF", 3) == 0)
+		start += 3;
+	while (isspace((unsigned char)*start))
+		start++;
+	return start;
+}
+
+/*
+ * inih refuses two kinds of line: a '[' without its ']' (before an inline
+ * comment), and any other that has no '=' or ':'.  It says only which line,
+ * so the line is read again to quote it and say which.
+ */
+static void explain_syntax_error(struct load_state *state, unsigned number, char *error,
+				 size_t error_size)
+{
+	const char *line = reread_line(state, number);
+
+	if (!line)
+		snprintf(error, error_size, "%s:%u: syntax error (the line cannot be read again)",
+			 state->path, number);
+	else if (line[0] == '[')
+		snprintf(error, error_size, "%s:%u: '%s': a section header needs its closing ']'",
+			 state->path, number, line);
+	else
+		snprintf(error, error_size, "%s:%u: '%s': not a key = value line", state->path,
+			 number, line);
+}
+
+/* inih's result and the errors the handler recorded, as one message. */
+static int finish_parse(struct load_state *state, int result, char *error, size_t error_size)
+{
 	if (result == -2) {
 		snprintf(error, error_size, "%s: out of memory", state->path);
 		return -1;
 	}
 	/* inih reports the first line it rejected: ours, or one it could not parse. */
 	if (result > 0 && (state->error_line == 0 || (unsigned)result < state->error_line)) {
-		snprintf(error, error_size, "%s:%d: syntax error", state->path, result);
+		explain_syntax_error(state, (unsigned)result, error, error_size);
 		return -1;
 	}
 	if (state->error_line == 0)
@@ -1213,6 +1379,16 @@ static int parse_file(struct load_state *state, char *error, size_t error_size)
 		return -1;
 	}
 	return 0;
+}
+
+static int parse_file(struct load_state *state, char *error, size_t error_size)
+{
+	int result = ini_parse_stream(read_line, state, handle_key, state);
+	int status = finish_parse(state, result, error, error_size);
+
+	free(state->line);
+	state->line = NULL;
+	return status;
 }
 
 int vnfs_config_load(struct vnfs_config *config, const char *path, bool missing_ok,

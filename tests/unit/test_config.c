@@ -2,7 +2,7 @@
  * test_config.c — vnfs.conf parsing: defaults, the shipped example file, every
  * value type accepted and rejected with its exact message, lists, the kafka
  * property pass-through, and the file-level errors (missing, unreadable,
- * syntax, overlong line).  Each test writes real files in its own mkdtemp
+ * malformed or overlong line, a key or a section given twice).  Each test writes real files in its own mkdtemp
  * directory and loads them with the real parser and the real libinih.
  */
 #include <setjmp.h>
@@ -244,15 +244,13 @@ static void test_every_type_accepted(void **state)
 		"batch_records = 1\n"
 		"buffer_records = 10000000\n"
 		"retry_max = 0\n"
-		"retry_backoff = 10m\n"
-		"[helper]\n"
-		"interval = 7\n");
+		"retry_backoff = 10m\n");
 	assert_string_equal(fixture->error, "");
 	assert_int_equal(result, 0);
 
 	assert_string_equal(config->helper.socket_path, "/tmp/x.sock");
 	assert_int_equal(config->helper.socket_mode, 0660);
-	assert_int_equal(config->helper.interval_ms, 7000); /* the later value wins */
+	assert_int_equal(config->helper.interval_ms, 500);
 	assert_string_equal(config->helper.state_dir, "/srv/vnfs");
 	assert_string_equal(config->helper.pin_dir, "/sys/fs/bpf/other");
 	assert_string_equal(config->helper.report_dir, "/srv/reports");
@@ -302,6 +300,8 @@ static void test_value_spellings(void **state)
 	assert_int_equal(load_text(fixture, "[jsonlog]\nenabled = False\nmax_size = 65536\n"), 0);
 	assert_false(config->jsonlog.enabled);
 	assert_int_equal(config->jsonlog.max_bytes, 65536);
+	assert_int_equal(load_text(fixture, "[helper]\ninterval = 7\n"), 0);
+	assert_int_equal(config->helper.interval_ms, 7000); /* a plain number is seconds */
 	assert_int_equal(load_text(fixture, "[helper]\ninterval = 1h\nsocket_mode = 0\n"), 0);
 	assert_int_equal(config->helper.interval_ms, 3600000);
 	assert_int_equal(config->helper.socket_mode, 0);
@@ -318,16 +318,15 @@ static void test_value_spellings(void **state)
 	assert_int_equal(config->helper.interval_ms, 1000);
 }
 
-static void test_lists_append(void **state)
+/* A comma list on its line; header, one entry per line, repeats and adds. */
+static void test_lists(void **state)
 {
 	struct fixture *fixture = *state;
 	struct vnfs_config *config = &fixture->config;
 
 	int result = load_text(fixture,
 		"[prometheus]\n"
-		"tag_labels = A\n"
-		"tag_labels =\n"
-		"tag_labels = B,C\n"
+		"tag_labels = A, B,C\n"
 		"[http]\n"
 		"header = Authorization: Bearer abc.def\n"
 		"header =\n"
@@ -388,10 +387,10 @@ static void test_list_limit(void **state)
 	assert_int_equal(fixture->config.prometheus.tag_label_count, VNFS_CONFIG_MAX_LIST);
 	assert_string_equal(fixture->config.prometheus.tag_labels[31], "T31");
 
-	strcat(text, "tag_labels = ONE_MORE\n");
+	strcpy(text + strlen(text) - 1, ",ONE_MORE\n");
 	assert_int_equal(load_text(fixture, text), -1);
 	snprintf(expected, sizeof(expected),
-		 "%s:3: [prometheus] tag_labels: too many entries (allowed: at most 32)",
+		 "%s:2: [prometheus] tag_labels: too many entries (allowed: at most 32)",
 		 fixture->path);
 	assert_string_equal(fixture->error, expected);
 }
@@ -403,9 +402,8 @@ static void test_kafka_properties(void **state)
 
 	int result = load_text(fixture,
 		"[kafka]\n"
-		"property.compression.codec = lz4\n"
-		"property.acks = all\n"
 		"property.compression.codec = zstd\n"
+		"property.acks = all\n"
 		"property.sasl.password = p=a:s;s\n");
 	assert_string_equal(fixture->error, "");
 	assert_int_equal(result, 0);
@@ -575,8 +573,8 @@ static const struct bad_case bad_cases[] = {
 	{ "[prometheus]\ntag_labels = A,,B\n",
 	  ":2: [prometheus] tag_labels: '' is not a tag name (allowed: letters, digits and '_', "
 	  "not starting with a digit, at most 64 characters)" },
-	{ "[prometheus]\ntag_labels = A\ntag_labels = B, A\n",
-	  ":3: [prometheus] tag_labels: 'A' is listed twice" },
+	{ "[prometheus]\ntag_labels = A, B, A\n",
+	  ":2: [prometheus] tag_labels: 'A' is listed twice" },
 	/* [prometheus] connection limits, TLS and basic auth */
 	{ "[prometheus]\nmax_connections = 1\n",
 	  ":2: [prometheus] max_connections: '1' is out of range (allowed: 2 to 4096)" },
@@ -589,7 +587,7 @@ static const struct bad_case bad_cases[] = {
 	  "starting with /)" },
 	{ "[prometheus]\n\ntls_cert_file = /etc/vnfs/cert.pem\n",
 	  ":3: [prometheus] tls_cert_file: TLS needs tls_key_file as well (or neither)" },
-	{ "[prometheus]\ntls_cert_file = /c.pem\ntls_key_file = /k.pem\ntls_cert_file =\n",
+	{ "[prometheus]\ntls_cert_file =\ntls_key_file = /k.pem\n",
 	  ":3: [prometheus] tls_key_file: TLS needs tls_cert_file as well (or neither)" },
 	{ "[prometheus]\nbasic_auth_users = alice\n",
 	  ":2: [prometheus] basic_auth_users: 'alice' is not NAME:HASH (NAME: 1 to 64 letters, "
@@ -637,7 +635,7 @@ static const struct bad_case bad_cases[] = {
 	{ "[kafka]\nenabled = true\ntopic = t\n",
 	  ":2: [kafka] enabled: kafka is enabled but brokers is not set (use e.g. brokers = "
 	  "kafka1:9092,kafka2:9092)" },
-	{ "[kafka]\nbrokers = k:9092\nenabled = yes\nbrokers =\n",
+	{ "[kafka]\nbrokers =\nenabled = yes\n",
 	  ":3: [kafka] enabled: kafka is enabled but brokers is not set (use e.g. brokers = "
 	  "kafka1:9092,kafka2:9092)" },
 #endif
@@ -646,10 +644,48 @@ static const struct bad_case bad_cases[] = {
 	  ":3: [http] enabled: http is enabled but url is not set (use e.g. url = "
 	  "https://collector.example.org/vnfs)" },
 #endif
-	/* lines inih cannot parse */
-	{ "[helper]\ninterval = 1s\nthis is not a key\n", ":3: syntax error" },
-	{ "[helper\ninterval = 1s\n", ":1: syntax error" },
-	{ "[helper]\ngarbage\nintervall = 1\n", ":2: syntax error" },
+	/* a key given twice: scalars, comma lists and property.NAME alike */
+	{ "[helper]\ninterval = 1s\nsocket_mode = 0660\ninterval = 2s\n",
+	  ":4: [helper] interval: given twice (first at line 2)" },
+	{ "[prometheus]\ntag_labels = A\ntag_labels = B\n",
+	  ":3: [prometheus] tag_labels: given twice (first at line 2)" },
+	{ "[environment]\njob_variables = LSB_JOBID\n\njob_variables =\n",
+	  ":4: [environment] job_variables: given twice (first at line 2)" },
+	{ "[kafka]\nproperty.acks = all\nproperty.linger.ms = 5\nproperty.acks = 1\n",
+	  ":4: [kafka] property.acks: given twice (first at line 2)" },
+	/* ... and an indented line, which inih reads as the key above continued */
+	{ "[helper]\ninterval = 1s\n  2s\n",
+	  ":3: [helper] interval: given twice (first at line 2); an indented line continues the "
+	  "key above it" },
+	{ "[helper]\ninterval = 1s\n\t[helper]\n",
+	  ":3: [helper] interval: given twice (first at line 2); an indented line continues the "
+	  "key above it" },
+	/* a section given twice, with or without keys, reported at its second header */
+	{ "[helper]\ninterval = 1s\n[sqlite]\npath = /a.db\n[helper]\nsocket_mode = 0660\n",
+	  ":5: [helper]: section given twice (first at line 1); put its keys in one section" },
+	{ "[sqlite]\n[helper]\n[sqlite] ; again\n",
+	  ":3: [sqlite]: section given twice (first at line 1); put its keys in one section" },
+	{ "  [helper]\n[helper]\n",
+	  ":2: [helper]: section given twice (first at line 1); put its keys in one section" },
+	{ "\xEF\xBB\xBF[http]\n[http]\n",
+	  ":2: [http]: section given twice (first at line 1); put its keys in one section" },
+	{ "[helper]\n[helper]\ngarbage\n",
+	  ":2: [helper]: section given twice (first at line 1); put its keys in one section" },
+	/* an unknown section is named as such, at its first key, however often given */
+	{ "[promethus]\n[promethus]\nlisten = 127.0.0.1:9716\n",
+	  ":3: [promethus] listen: unknown section (sections: helper, containers, environment, "
+	  "sqlite, prometheus, jsonlog, kafka, http)" },
+	/* lines inih cannot parse, quoted */
+	{ "[helper]\ninterval = 1s\nthis is not a key\n",
+	  ":3: 'this is not a key': not a key = value line" },
+	{ "[helper]\ninterval 1s\n", ":2: 'interval 1s': not a key = value line" },
+	{ "[helper\ninterval = 1s\n", ":1: '[helper': a section header needs its closing ']'" },
+	{ "[sqlite]\n  [helper \r\n",
+	  ":2: '[helper': a section header needs its closing ']'" },
+	{ "[helper ; comment]\n",
+	  ":1: '[helper ; comment]': a section header needs its closing ']'" },
+	{ "[helper]\ngarbage\nintervall = 1\n", ":2: 'garbage': not a key = value line" },
+	{ "[helper]\ngarbage\n[helper]\n", ":2: 'garbage': not a key = value line" },
 	{ "[helper]\nintervall = 1\ngarbage\n",
 	  ":2: [helper] intervall: unknown key (keys in [helper]: socket, socket_mode, interval, "
 	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, finished_job_grace, "
@@ -722,7 +758,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unreadable_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_type_accepted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_value_spellings, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lists_append, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_basic_auth_users, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kafka_properties, setup, teardown),
