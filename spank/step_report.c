@@ -44,27 +44,37 @@ static const struct vnfs_step_record *find_step(const struct vnfs_job *job, uint
 	return NULL;
 }
 
+/* The brief line counts calls as vnfs-report's default columns do
+ * (ReadOps, WriteOps, MetaOps: lib/operations.c's classes), and names the
+ * data calls that are neither (fsync, and memory-mapped reads when there
+ * were any), so that its numbers are the report's. */
 static void format_brief(const struct vnfs_step_record *record, struct text *text)
 {
 	const struct vnfs_operation_stats *operations = record->stats->operations;
-	uint64_t other_calls = 0, errors = 0, time_ns = 0;
+	uint64_t metadata_calls = 0, errors = 0, time_ns = 0;
 	char step[32];
 
 	for (int op = 0; op < VNFS_OP_COUNT; op++) {
-		if (op != VNFS_OP_READ && op != VNFS_OP_WRITE)
-			other_calls += operations[op].count;
+		if (vnfs_operation_is_metadata[op])
+			metadata_calls += operations[op].count;
 		errors += operations[op].errors;
 		time_ns += operations[op].time_ns;
 	}
 	append(text,
 	       "vnfs: job %u step %s: read %llu bytes (%llu calls), write %llu bytes (%llu calls), "
-	       "%llu other calls, %llu errors, %.3f s in NFS calls\n",
+	       "%llu metadata calls, %llu fsync calls, ",
 	       record->job_id, vnfs_step_name(record->step_id, step, sizeof(step)),
 	       (unsigned long long)operations[VNFS_OP_READ].bytes,
 	       (unsigned long long)operations[VNFS_OP_READ].count,
 	       (unsigned long long)operations[VNFS_OP_WRITE].bytes,
 	       (unsigned long long)operations[VNFS_OP_WRITE].count,
-	       (unsigned long long)other_calls, (unsigned long long)errors, time_ns / 1e9);
+	       (unsigned long long)metadata_calls,
+	       (unsigned long long)operations[VNFS_OP_FSYNC].count);
+	if (operations[VNFS_OP_MMAP_READ].bytes > 0)
+		append(text, "%llu bytes read through mmap, ",
+		       (unsigned long long)operations[VNFS_OP_MMAP_READ].bytes);
+	append(text, "%llu errors, %.3f s in NFS calls\n", (unsigned long long)errors,
+	       time_ns / 1e9);
 }
 
 static void format_full(const struct vnfs_step_record *record, struct text *text)

@@ -91,7 +91,14 @@ package_tarball() {
 		log=$package_work/dist.log
 		rm -rf -- "$build" "$tarball" && mkdir -p "$build" || return 1
 		echo "lib.sh: make dist from $tree (log: $log)" >&2
-		if ! (cd "$build" && "$tree/configure" -q --disable-tests && make -j"$(nproc)" dist) > "$log" 2>&1; then
+		# A tree configured in place cannot be configured again out of
+		# tree: its own configuration makes the tarball then.
+		if [ -f "$tree/config.status" ]; then
+			(make -C "$tree" -j"$(nproc)" dist && mv "$tree/vnfs-$version.tar.gz" "$build/") > "$log" 2>&1
+		else
+			(cd "$build" && "$tree/configure" -q --disable-tests && make -j"$(nproc)" dist) > "$log" 2>&1
+		fi
+		if [ $? != 0 ]; then
 			show_log "$log" >&2
 			return 1
 		fi

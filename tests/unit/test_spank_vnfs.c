@@ -634,7 +634,7 @@ static void test_srun_prints_the_report_the_user_asked_for(void **state)
 	assert_int_equal(slurm_spank_local_user_init(NULL, line.argc, line.argv), 0);
 	srun_exit(&line, printed, sizeof(printed));
 	assert_string_equal(printed, "vnfs: job 7 step 0: read 8192 bytes (2 calls), write 0 bytes "
-				     "(0 calls), 0 other calls, 0 errors, 0.000 s in NFS calls\n");
+				     "(0 calls), 0 metadata calls, 0 fsync calls, 0 errors, 0.000 s in NFS calls\n");
 	assert_int_equal(helper.request_count, 1);
 	assert_request(0, VNFS_REQUEST_QUERY, 0);
 

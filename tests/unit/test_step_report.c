@@ -92,13 +92,13 @@ static void test_brief(void **state)
 						 sizeof(out), error, sizeof(error)),
 			 0);
 	assert_string_equal(out, "vnfs: job 77 step 0: read 0 bytes (0 calls), write 8388608 "
-				 "bytes (8 calls), 5 other calls, 2 errors, 0.050 s in NFS calls\n");
+				 "bytes (8 calls), 4 metadata calls, 1 fsync calls, 2 errors, 0.050 s in NFS calls\n");
 	assert_int_equal(vnfs_step_report_format(&fixture->job, VNFS_STEP_BATCH,
 						 VNFS_REPORT_BRIEF, out, sizeof(out), error,
 						 sizeof(error)),
 			 0);
 	assert_string_equal(out, "vnfs: job 77 step batch: read 8388608 bytes (9 calls), write 0 "
-				 "bytes (0 calls), 0 other calls, 0 errors, 0.000 s in NFS calls\n");
+				 "bytes (0 calls), 0 metadata calls, 0 fsync calls, 0 errors, 0.000 s in NFS calls\n");
 }
 
 static void test_full(void **state)
@@ -111,7 +111,7 @@ static void test_full(void **state)
 			 0);
 	assert_string_equal(out,
 			    "vnfs: job 77 step 0: read 0 bytes (0 calls), write 8388608 bytes "
-			    "(8 calls), 5 other calls, 2 errors, 0.050 s in NFS calls\n"
+			    "(8 calls), 4 metadata calls, 1 fsync calls, 2 errors, 0.050 s in NFS calls\n"
 			    "vnfs: tags: PROJECT_NAME=alpha\n"
 			    "vnfs: operation           calls   errors       time_s            bytes\n"
 			    "vnfs: write                   8        0     0.040000          8388608\n"
