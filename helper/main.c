@@ -1,9 +1,10 @@
 /*
  * main.c — vnfs-helper: command line, start-up order, the main loop.
  *
- * Start-up: configuration, then the BPF probes (refusing to run when nothing
- * attaches), then the persisted registry reconciled with the pinned
- * cgroup_slots map (helper/steps/steps.c), then the sinks and the socket,
+ * Start-up: configuration, the instance lock, then the BPF probes (refusing
+ * to run when nothing attaches, and then leaving nothing behind), then the
+ * persisted registry reconciled with the pinned cgroup_slots map
+ * (helper/steps/steps.c) while the sinks open, then the socket,
  * whose requests helper/control/requests.c carries out.  The main thread then only waits
  * on a timerfd (collect every interval) and a signalfd (SIGTERM/SIGINT stop,
  * SIGHUP reloads); the socket server has its own thread.
@@ -52,6 +53,8 @@ struct helper {
 	struct vnfs_server *server;
 	char node[65];
 	int instance_lock;      /* flock'd STATE_DIR/helper.lock, for life */
+	bool made_state_dir;    /* by this start: a failed start removes them */
+	bool made_instance_lock;
 };
 
 static void usage(FILE *out)
@@ -74,13 +77,14 @@ static void usage(FILE *out)
 
 typedef int (*sink_open_fn)(struct vnfs_sink *, const struct vnfs_config *, char *, size_t);
 
-/* The outputs, opened on a thread of their own while the probes load: the
- * kernel verifying and attaching the probes is most of a start, and opening
- * the outputs (a database to create or migrate, an HTTP server to start)
- * needs nothing from them. */
+/* The outputs, opened on a thread of their own once the probes are
+ * attached (a helper that cannot count must not create a database or take a
+ * port), while the registry loads: opening them (a database to create or
+ * migrate, an HTTP server to start) needs nothing from it. */
 struct opened_sinks {
 	const struct vnfs_config *config;
 	pthread_t thread;
+	bool threaded;  /* opened on thread; else already, on the caller's */
 	unsigned count;
 	struct vnfs_sink sinks[VNFS_MAX_SINKS];
 	const char *names[VNFS_MAX_SINKS];
@@ -112,6 +116,21 @@ static void open_sink(struct opened_sinks *opened, bool enabled, const char *nam
 	opened->names[opened->count++] = name;
 }
 
+static void *open_sinks(void *argument);
+
+/* Starts opening the outputs; on this thread if no other can start. */
+static void start_opening_sinks(struct opened_sinks *opened)
+{
+	int status = pthread_create(&opened->thread, NULL, open_sinks, opened);
+
+	opened->threaded = status == 0;
+	if (status != 0) {
+		vnfs_warning("cannot start a thread for the outputs (%s): opening them first",
+			     strerror(status));
+		open_sinks(opened);
+	}
+}
+
 static void *open_sinks(void *argument)
 {
 	struct opened_sinks *opened = argument;
@@ -140,7 +159,7 @@ static void *open_sinks(void *argument)
 /* Waits for the outputs; with a collector, hands them to it, else closes them. */
 static void take_sinks(struct opened_sinks *opened, struct vnfs_collector *collector)
 {
-	int error = pthread_join(opened->thread, NULL);
+	int error = opened->threaded ? pthread_join(opened->thread, NULL) : 0;
 
 	if (error != 0) {
 		vnfs_error("waiting for the outputs to open: %s", strerror(error));
@@ -232,13 +251,17 @@ static int run(struct helper *helper, const char *config_path)
 {
 	sigset_t signals;
 	int timer, signal_fd;
-	bool running = true;
+	bool running = true, failed = false;
 
 	control_signals(&signals);
 	signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
 	timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	if (signal_fd < 0 || timer < 0 || arm_timer(timer, helper->config.helper.interval_ms) != 0) {
 		vnfs_error("cannot set up the main loop: %s", strerror(errno));
+		if (timer >= 0)
+			close(timer);
+		if (signal_fd >= 0)
+			close(signal_fd);
 		return -1;
 	}
 	while (running) {
@@ -253,6 +276,7 @@ static int run(struct helper *helper, const char *config_path)
 			if (errno == EINTR)
 				continue;
 			vnfs_error("poll: %s", strerror(errno));
+			failed = true;
 			break;
 		}
 		if (fds[2].revents & POLLIN)
@@ -278,7 +302,7 @@ static int run(struct helper *helper, const char *config_path)
 	vnfs_collector_collect(&helper->collector, report_now_ms());
 	close(timer);
 	close(signal_fd);
-	return 0;
+	return failed ? -1 : 0;
 }
 
 /*
@@ -287,32 +311,101 @@ static int run(struct helper *helper, const char *config_path)
  * (or one doing it under a running one) would lose steps.  The kernel drops
  * the lock when the process dies, however it dies.
  */
-static int take_instance_lock(struct helper *helper)
+static void instance_lock_path(const struct helper *helper, char *path, size_t size)
+{
+	snprintf(path, size, "%s/helper.lock", helper->config.helper.state_dir);
+}
+
+/* Opens the lock file, noting whether this start made it. */
+static int open_instance_lock(struct helper *helper, const char *path)
+{
+	const int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC;
+
+	helper->instance_lock = open(path, flags | O_CREAT | O_EXCL, 0600);
+	helper->made_instance_lock = helper->instance_lock >= 0;
+	if (helper->instance_lock < 0 && errno == EEXIST)
+		helper->instance_lock = open(path, flags);
+	return helper->instance_lock;
+}
+
+/* A failed start removes the lock file it made (see forget_first_writes):
+ * a lock taken on a file no longer at path locks nothing.  Returns whether
+ * fd is still path's file. */
+static bool lock_still_at(int fd, const char *path)
+{
+	struct stat held, named;
+
+	return fstat(fd, &held) == 0 && lstat(path, &named) == 0 && held.st_dev == named.st_dev &&
+	       held.st_ino == named.st_ino;
+}
+
+/* Returns 0 locked, 1 to try again (the file was replaced), -1 refused. */
+static int lock_instance_once(struct helper *helper, const char *path)
 {
 	const char *state_dir = helper->config.helper.state_dir;
-	char path[VNFS_PATH_MAX + 16];
 
-	if (mkdir(state_dir, 0755) != 0 && errno != EEXIST) {
-		vnfs_error("cannot create state directory %s: %s", state_dir, strerror(errno));
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/helper.lock", state_dir);
-	helper->instance_lock = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (helper->instance_lock < 0) {
+	if (open_instance_lock(helper, path) < 0) {
 		vnfs_error("cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (flock(helper->instance_lock, LOCK_EX | LOCK_NB) != 0) {
+		/* Made by this start but locked by another since: theirs now. */
+		helper->made_instance_lock = false;
 		vnfs_error(errno == EWOULDBLOCK
 				   ? "another vnfs-helper is running with state directory %s (it holds %s)"
 				   : "cannot lock %s: %s",
 			   state_dir, errno == EWOULDBLOCK ? path : strerror(errno));
 		return -1;
 	}
-	return 0;
+	if (lock_still_at(helper->instance_lock, path))
+		return 0;
+	close(helper->instance_lock);
+	helper->instance_lock = -1;
+	helper->made_instance_lock = false;
+	return 1;
 }
 
-static int start(struct helper *helper)
+static int take_instance_lock(struct helper *helper)
+{
+	const char *state_dir = helper->config.helper.state_dir;
+	char path[VNFS_PATH_MAX + 16];
+	int status = 1;
+
+	helper->made_state_dir = mkdir(state_dir, 0755) == 0;
+	if (!helper->made_state_dir && errno != EEXIST) {
+		vnfs_error("cannot create state directory %s: %s", state_dir, strerror(errno));
+		return -1;
+	}
+	instance_lock_path(helper, path, sizeof(path));
+	for (int tries = 0; status == 1 && tries < 3; tries++)
+		status = lock_instance_once(helper, path);
+	if (status == 1)
+		vnfs_error("cannot lock %s: other helpers keep replacing it", path);
+	return status == 0 ? 0 : -1;
+}
+
+/* A start that failed before the probes attached leaves nothing behind:
+ * the lock file and state directory go if it made them.  The lock file is
+ * removed while still held, so a helper that opened it meanwhile finds its
+ * lock stale (lock_still_at) rather than sharing it. */
+static void forget_first_writes(struct helper *helper)
+{
+	const char *state_dir = helper->config.helper.state_dir;
+	char path[VNFS_PATH_MAX + 16];
+
+	instance_lock_path(helper, path, sizeof(path));
+	if (helper->made_instance_lock && unlink(path) != 0)
+		vnfs_warning("cannot remove %s: %s", path, strerror(errno));
+	if (helper->instance_lock >= 0)
+		close(helper->instance_lock);
+	helper->instance_lock = -1;
+	if (helper->made_state_dir && rmdir(state_dir) != 0)
+		vnfs_warning("cannot remove %s: %s", state_dir, strerror(errno));
+	helper->made_instance_lock = helper->made_state_dir = false;
+}
+
+/* Lock, then probes: nothing else is written before the probes attach. */
+static int start_probes(struct helper *helper)
 {
 	struct vnfs_probes_options probe_options = {
 		.mode = helper->config.helper.probe_mode,
@@ -320,6 +413,26 @@ static int start(struct helper *helper)
 		.pin = true,
 		.capture_environment = helper->config.environment.job_variable_count > 0,
 	};
+	char error[1024];
+
+	if (take_instance_lock(helper) != 0) {
+		forget_first_writes(helper);
+		return -1;
+	}
+	if (vnfs_probes_open(&helper->probes, &probe_options, error, sizeof(error)) != 0) {
+		vnfs_error("cannot attach to the kernel NFS client: %s", error);
+		forget_first_writes(helper);
+		return -1;
+	}
+	if (probe_options.capture_environment &&
+	    vnfs_probes_list_environment_variables(helper->probes, &helper->config) != 0)
+		vnfs_error("cannot list the environment's job variables for the probes: %s",
+			   strerror(errno));
+	return 0;
+}
+
+static int start(struct helper *helper)
+{
 	struct vnfs_server_options server_options = {
 		.socket_path = helper->config.helper.socket_path,
 		.socket_mode = helper->config.helper.socket_mode,
@@ -331,30 +444,18 @@ static int start(struct helper *helper)
 	struct opened_sinks opened = { .config = &helper->config };
 	struct vnfs_counter_source counters;
 	char error[4096];
-	int status;
 
-	if (take_instance_lock(helper) != 0)
+	if (start_probes(helper) != 0)
 		return -1;
-	status = pthread_create(&opened.thread, NULL, open_sinks, &opened);
-	if (status != 0) {
-		vnfs_error("cannot start a thread: %s", strerror(status));
-		return -1;
-	}
-	if (vnfs_probes_open(&helper->probes, &probe_options, error, sizeof(error)) != 0) {
-		vnfs_error("cannot attach to the kernel NFS client: %s", error);
-		take_sinks(&opened, NULL);
-		return -1;
-	}
-	if (probe_options.capture_environment &&
-	    vnfs_probes_list_environment_variables(helper->probes, &helper->config) != 0)
-		vnfs_error("cannot list the environment's job variables for the probes: %s",
-			   strerror(errno));
+	start_opening_sinks(&opened);
 	if (vnfs_registry_init(&helper->registry, helper->config.helper.state_dir, error,
 			       sizeof(error)) != 0 ||
 	    vnfs_registry_load(&helper->registry, error, sizeof(error)) != 0)
 		vnfs_error("%s", error);
-	if (helper->registry.steps == NULL) /* out of memory: not even in memory */
+	if (helper->registry.steps == NULL) { /* out of memory: not even in memory */
+		take_sinks(&opened, NULL);
 		return -1;
+	}
 	vnfs_registry_set_limits(&helper->registry, helper->config.helper.max_steps_per_job,
 				 helper->config.helper.max_steps_per_user);
 	counters = vnfs_probes_counter_source(helper->probes);
@@ -434,7 +535,28 @@ static void keep_memory_small(void)
 			     strerror(errno));
 }
 
-int main(int argc, char **argv)
+/* Exit statuses (man/vnfs-helper.8, EXIT STATUS). */
+enum { EXIT_USAGE = 2 };
+
+/* What the command line asks for, checked whole before anything runs. */
+struct command_line {
+	const char *config_path;
+	bool config_given;
+	const char *check_config; /* --check-config FILE */
+	const char *probe_mode;   /* --probes MODE, checked */
+	bool unload, help, version;
+};
+
+static int usage_error(const char *format, const char *argument)
+{
+	fprintf(stderr, "vnfs-helper: ");
+	fprintf(stderr, format, argument);
+	fprintf(stderr, "\nTry 'vnfs-helper --help'.\n");
+	return -1;
+}
+
+/* Returns 0, or -1 after saying what is wrong (a usage error). */
+static int parse_command_line(int argc, char **argv, struct command_line *command)
 {
 	enum { OPTION_CHECK_CONFIG = 256, OPTION_PROBES, OPTION_UNLOAD };
 	static const struct option options[] = {
@@ -446,72 +568,101 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct helper helper = { .instance_lock = -1 }; /* large: off the stack */
-	const char *config_path = VNFS_DEFAULT_CONFIG_PATH, *probe_mode = NULL;
-	bool config_given = false, unload = false;
-	char error[1024];
-	sigset_t signals;
-	int option, status;
+	enum vnfs_probe_mode mode;
+	int option;
 
+	*command = (struct command_line){ .config_path = VNFS_DEFAULT_CONFIG_PATH };
 	while ((option = getopt_long(argc, argv, "c:Vh", options, NULL)) != -1) {
 		switch (option) {
 		case 'c':
-			config_path = optarg;
-			config_given = true;
+			command->config_path = optarg;
+			command->config_given = true;
 			break;
-		case OPTION_CHECK_CONFIG:
-			if (load_config(&helper.config, optarg, false) != 0)
-				return 1;
-			printf("%s: valid\n", optarg);
-			return 0;
-		case OPTION_PROBES:
-			probe_mode = optarg;
-			break;
-		case OPTION_UNLOAD:
-			unload = true;
-			break;
-		case 'V':
-			printf("vnfs-helper %s\n", PACKAGE_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
+		case OPTION_CHECK_CONFIG: command->check_config = optarg; break;
+		case OPTION_PROBES: command->probe_mode = optarg; break;
+		case OPTION_UNLOAD: command->unload = true; break;
+		case 'V': command->version = true; break;
+		case 'h': command->help = true; break;
+		default: /* getopt said what */
 			usage(stderr);
-			return 2;
+			return -1;
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "vnfs-helper: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	/* The default file may be absent (built-in defaults); a named one may not. */
-	if (load_config(&helper.config, config_path, !config_given) != 0)
+	if (optind != argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (command->check_config && command->unload)
+		return usage_error("%s", "--check-config and --unload cannot be combined");
+	if (command->probe_mode && parse_probe_mode(command->probe_mode, &mode) != 0)
+		return usage_error("--probes: '%s' is not auto, fentry or kprobe", command->probe_mode);
+	return 0;
+}
+
+/* --unload: says whether there was anything to remove. */
+static int unload(const struct vnfs_config *config)
+{
+	const char *pin_dir = config->helper.pin_dir;
+	char error[1024];
+	size_t removed;
+
+	if (vnfs_probes_unpin(pin_dir, &removed, error, sizeof(error)) != 0) {
+		vnfs_error("%s", error);
 		return 1;
-	if (probe_mode != NULL && parse_probe_mode(probe_mode, &helper.config.helper.probe_mode) != 0) {
-		fprintf(stderr, "vnfs-helper: --probes: '%s' is not auto, fentry or kprobe\n", probe_mode);
-		return 2;
 	}
-	setup_logging(&helper.config);
-	if (unload) {
-		if (vnfs_probes_unpin(helper.config.helper.pin_dir, error, sizeof(error)) != 0) {
-			vnfs_error("%s", error);
-			return 1;
-		}
-		vnfs_info("removed the pinned probes and maps under %s", helper.config.helper.pin_dir);
+	if (removed == 0)
+		vnfs_info("nothing pinned under %s", pin_dir);
+	else
+		vnfs_info("removed the pinned probes and maps under %s (%zu pins)", pin_dir, removed);
+	return 0;
+}
+
+static void name_node(struct helper *helper)
+{
+	if (helper->config.helper.node_name[0] != '\0')
+		snprintf(helper->node, sizeof(helper->node), "%s", helper->config.helper.node_name);
+	else if (gethostname(helper->node, sizeof(helper->node) - 1) != 0)
+		snprintf(helper->node, sizeof(helper->node), "localhost");
+}
+
+/* Exits 0, 1 on a runtime error, EXIT_USAGE on a usage error. */
+int main(int argc, char **argv)
+{
+	static struct helper helper = { .instance_lock = -1 }; /* large: off the stack */
+	struct command_line command;
+	sigset_t signals;
+	int status;
+
+	if (parse_command_line(argc, argv, &command) != 0)
+		return EXIT_USAGE;
+	if (command.help) {
+		usage(stdout);
 		return 0;
 	}
-	if (helper.config.helper.node_name[0] != '\0')
-		snprintf(helper.node, sizeof(helper.node), "%s", helper.config.helper.node_name);
-	else if (gethostname(helper.node, sizeof(helper.node) - 1) != 0)
-		snprintf(helper.node, sizeof(helper.node), "localhost");
+	if (command.version) {
+		printf("vnfs-helper %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	if (command.check_config) {
+		if (load_config(&helper.config, command.check_config, false) != 0)
+			return 1;
+		printf("%s: valid\n", command.check_config);
+		return 0;
+	}
+	/* The default file may be absent (built-in defaults); a named one may not. */
+	if (load_config(&helper.config, command.config_path, !command.config_given) != 0)
+		return 1;
+	if (command.probe_mode)
+		parse_probe_mode(command.probe_mode, &helper.config.helper.probe_mode);
+	setup_logging(&helper.config);
+	if (command.unload)
+		return unload(&helper.config);
+	name_node(&helper);
 	keep_memory_small();
 	control_signals(&signals);
 	if (pthread_sigmask(SIG_BLOCK, &signals, NULL) != 0) {
 		vnfs_error("cannot block the control signals");
 		return 1;
 	}
-	status = start(&helper) == 0 && run(&helper, config_path) == 0 ? 0 : 1;
+	status = start(&helper) == 0 && run(&helper, command.config_path) == 0 ? 0 : 1;
 	stop(&helper);
 	return status;
 }

@@ -24,8 +24,7 @@
 
 #include "lib/escape.h"
 
-/* A formatted line is cut here, before escaping. */
-#define LOG_LINE_MAX 2048
+#define LOG_LINE_MAX VNFS_LOG_LINE_MAX
 
 static const char *log_ident = "vnfs";
 static _Atomic int log_threshold = VNFS_LOG_PRIORITY_INFO;
@@ -81,6 +80,16 @@ void vnfs_log_set_sink(vnfs_log_sink_fn sink)
 	atomic_store(&log_sink, sink);
 }
 
+/* Ends a line vsnprintf cut at size - 1 bytes with the cut mark; returns
+ * its length. */
+static int mark_cut(char *formatted, size_t size)
+{
+	size_t mark = sizeof(VNFS_LOG_CUT_MARK) - 1;
+
+	memcpy(formatted + size - 1 - mark, VNFS_LOG_CUT_MARK, mark);
+	return (int)size - 1;
+}
+
 void vnfs_log(enum vnfs_log_priority priority, const char *format, ...)
 {
 	vnfs_log_sink_fn sink = atomic_load(&log_sink);
@@ -98,7 +107,7 @@ void vnfs_log(enum vnfs_log_priority priority, const char *format, ...)
 	if (length < 0)
 		length = 0; /* an encoding error: log the empty line rather than nothing */
 	else if ((size_t)length >= sizeof(formatted))
-		length = (int)sizeof(formatted) - 1;
+		length = mark_cut(formatted, sizeof(formatted));
 	vnfs_escape(VNFS_ESCAPE_LOG, formatted, (size_t)length, line, sizeof(line));
 
 	if (sink != NULL)

@@ -15,6 +15,13 @@
 enum vnfs_log_priority { VNFS_LOG_PRIORITY_ERROR, VNFS_LOG_PRIORITY_WARNING,
 			 VNFS_LOG_PRIORITY_INFO, VNFS_LOG_PRIORITY_DEBUG };
 
+/* A formatted line longer than this (with its NUL) is cut before escaping,
+ * and its end replaced by VNFS_LOG_CUT_MARK: a cut line says so instead of
+ * stopping mid-word as if it were whole.  A message that may be longer (one
+ * part per item of a list) is best logged a line per part. */
+#define VNFS_LOG_LINE_MAX 2048
+#define VNFS_LOG_CUT_MARK " [cut]"
+
 /* Replaces where lines go (NULL: back to stderr). */
 typedef void (*vnfs_log_sink_fn)(enum vnfs_log_priority priority, const char *line);
 

@@ -43,15 +43,21 @@ int pins_link_path(char *buffer, size_t size, const char *pin_dir, const char *f
 	return length < 0 || (size_t)length >= size ? -1 : 0;
 }
 
-/* Removes the files of directory (not recursive) and the directory. */
-static int remove_directory(const char *directory, char *error, size_t error_size)
+/* Removes the files of directory (not recursive), counted in *removed, and
+ * the directory. */
+static int remove_directory(const char *directory, size_t *removed, char *error,
+			    size_t error_size)
 {
 	char path[PATH_MAX];
 	struct dirent *entry;
 	DIR *handle = opendir(directory);
 
-	if (!handle)
-		return errno == ENOENT ? 0 : -1;
+	if (!handle) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(error, error_size, "cannot open %s: %s", directory, strerror(errno));
+		return -1;
+	}
 	while ((entry = readdir(handle))) {
 		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
 			continue;
@@ -62,6 +68,7 @@ static int remove_directory(const char *directory, char *error, size_t error_siz
 			closedir(handle);
 			return -1;
 		}
+		(*removed)++;
 	}
 	closedir(handle);
 	if (rmdir(directory) != 0 && errno != ENOENT) {
@@ -71,39 +78,51 @@ static int remove_directory(const char *directory, char *error, size_t error_siz
 	return 0;
 }
 
-int vnfs_probes_unpin(const char *pin_dir, char *error, size_t error_size)
+int vnfs_probes_unpin(const char *pin_dir, size_t *removed, char *error, size_t error_size)
 {
 	char links[PATH_MAX];
+	size_t ignored = 0;
 
+	if (!removed)
+		removed = &ignored;
+	*removed = 0;
 	if (!pin_dir)
 		pin_dir = VNFS_DEFAULT_PIN_DIR;
 	if (join_path(links, sizeof(links), pin_dir, "links") != 0) {
 		snprintf(error, error_size, "pin directory path too long: %s", pin_dir);
 		return -1;
 	}
-	if (remove_directory(links, error, error_size) != 0)
+	if (remove_directory(links, removed, error, error_size) != 0)
 		return -1;
-	return remove_directory(pin_dir, error, error_size);
+	return remove_directory(pin_dir, removed, error, error_size);
+}
+
+/* Entries of directory but . and .. (0 when it cannot be read). */
+static size_t count_entries(const char *directory)
+{
+	struct dirent *entry;
+	size_t count = 0;
+	DIR *handle = opendir(directory);
+
+	if (!handle)
+		return 0;
+	while ((entry = readdir(handle)))
+		count += strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0;
+	closedir(handle);
+	return count;
 }
 
 static bool directory_is_empty(const char *directory)
 {
-	struct dirent *entry;
-	bool empty = true;
-	DIR *handle = opendir(directory);
-
-	if (!handle)
-		return true;
-	while (empty && (entry = readdir(handle)))
-		empty = strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0;
-	closedir(handle);
-	return empty;
+	return count_entries(directory) == 0;
 }
 
 /* Checks that pin_dir's parent is a BPF file system, mounting one at
- * /sys/fs/bpf if that is the parent and nothing is mounted there. */
-static int check_bpffs(const char *pin_dir, char *error, size_t error_size)
+ * /sys/fs/bpf if that is the parent and nothing is mounted there (noted in
+ * probes->mounted_bpffs). */
+static int check_bpffs(struct vnfs_probes *probes, char *error, size_t error_size)
 {
+	const char *pin_dir = probes->pin_dir;
 	struct statfs file_system;
 	char parent[PATH_MAX];
 	char *slash;
@@ -116,8 +135,14 @@ static int check_bpffs(const char *pin_dir, char *error, size_t error_size)
 	    strcmp(parent, "/sys/fs/bpf") == 0) {
 		/* The usual place, where systemd mounts it; without systemd
 		 * nobody may have. */
-		if (mount("bpf", parent, "bpf", 0, NULL) == 0)
+		if (mount("bpf", parent, "bpf", 0, NULL) == 0) {
 			vnfs_info("mounted a BPF file system at %s", parent);
+			snprintf(probes->mounted_bpffs, sizeof(probes->mounted_bpffs), "%s",
+				 parent);
+			/* A new bpffs is not empty: the kernel's preloaded
+			 * iterators (maps.debug, progs.debug) are there. */
+			probes->mounted_bpffs_entries = count_entries(parent);
+		}
 	}
 	if (statfs(parent, &file_system) != 0 || file_system.f_type != BPF_FS_MAGIC) {
 		snprintf(error, error_size,
@@ -137,8 +162,11 @@ static int make_pin_dir(const char *pin_dir, char *error, size_t error_size)
 		snprintf(error, error_size, "pin directory path too long: %s", pin_dir);
 		return -1;
 	}
-	if ((mkdir(pin_dir, 0700) != 0 && errno != EEXIST) ||
-	    (mkdir(links, 0700) != 0 && errno != EEXIST)) {
+	if (mkdir(pin_dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(error, error_size, "cannot create %s: %s", pin_dir, strerror(errno));
+		return -1;
+	}
+	if (mkdir(links, 0700) != 0 && errno != EEXIST) {
 		snprintf(error, error_size, "cannot create %s: %s", links, strerror(errno));
 		return -1;
 	}
@@ -174,7 +202,7 @@ static int check_pinned_abi(const char *pin_dir, char *error, size_t error_size)
 	}
 	vnfs_warning("pinned maps have ABI v%u, this helper v%u: replacing", version,
 		     VNFS_ABI_VERSION);
-	if (vnfs_probes_unpin(pin_dir, error, error_size) != 0)
+	if (vnfs_probes_unpin(pin_dir, NULL, error, error_size) != 0)
 		return -1;
 	return 0;
 }
@@ -340,7 +368,7 @@ int pins_prepare(struct vnfs_probes *probes, bool *had_pins, char *error, size_t
 	int status;
 
 	*had_pins = false;
-	if (check_bpffs(probes->pin_dir, error, error_size) != 0)
+	if (check_bpffs(probes, error, error_size) != 0)
 		return -1;
 	status = check_pinned_abi(probes->pin_dir, error, error_size);
 	if (status < 0 || make_pin_dir(probes->pin_dir, error, error_size) != 0)
@@ -379,4 +407,21 @@ int pins_save(struct vnfs_probes *probes, char *error, size_t error_size)
 map_error:
 	snprintf(error, error_size, "cannot write the pinned abi map: %s", strerror(errno));
 	return -1;
+}
+
+void pins_unmount_bpffs(struct vnfs_probes *probes)
+{
+	const char *mount_point = probes->mounted_bpffs;
+
+	if (mount_point[0] == '\0')
+		return;
+	/* Someone else pinned there since: their pins must stay. */
+	if (count_entries(mount_point) != probes->mounted_bpffs_entries)
+		vnfs_warning("leaving the BPF file system at %s mounted: it holds pins", mount_point);
+	else if (umount(mount_point) != 0)
+		vnfs_warning("cannot unmount the BPF file system at %s: %s", mount_point,
+			     strerror(errno));
+	else
+		vnfs_info("unmounted the BPF file system this start mounted at %s", mount_point);
+	probes->mounted_bpffs[0] = '\0';
 }

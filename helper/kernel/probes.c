@@ -439,24 +439,37 @@ static void append(char *buffer, size_t size, size_t *length, const char *format
 	*length += (size_t)written < size - *length ? (size_t)written : size - *length - 1;
 }
 
-static void describe_failures(const struct vnfs_probes *probes, char *error, size_t error_size)
+/* The refusal: one line per function naming each method and why it failed
+ * (28 of them do not fit one log line, which lib/log.c cuts at 2 KiB), then
+ * a summary in error for the caller's last line. */
+static void log_failures(const struct vnfs_probes *probes, char *error, size_t error_size)
 {
-	size_t length = 0;
+	size_t absent = 0;
 
-	append(error, error_size, &length,
-	       "no NFS client function could be probed (tried per function):");
 	for (size_t i = 0; i < probes->hook_count; i++) {
 		const struct hook_state *state = &probes->hooks[i];
+		const char *function = state->hook->function;
+		const char *operation = vnfs_operation_names[state->hook->operation];
 
-		if (state->absent)
-			append(error, error_size, &length, "\n  %s: %s", state->hook->function,
-			       state->note);
-		else
-			append(error, error_size, &length, "\n  %s: fentry: %s; kprobe: %s",
-			       state->hook->function,
-			       state->fentry_error[0] ? state->fentry_error : "not tried",
-			       state->kprobe_error[0] ? state->kprobe_error : "not tried");
+		if (state->absent) {
+			absent++;
+			vnfs_error("cannot probe %s (%s): %s", function, operation, state->note);
+			continue;
+		}
+		vnfs_error("cannot probe %s (%s): fentry: %s; kprobe: %s", function, operation,
+			   state->fentry_error[0] ? state->fentry_error : "not tried",
+			   state->kprobe_error[0] ? state->kprobe_error : "not tried");
 	}
+	if (absent > 0)
+		snprintf(error, error_size,
+			 "none of the %zu hooked NFS client functions could be probed (%zu not in "
+			 "this kernel; each is named above with why)",
+			 probes->hook_count, absent);
+	else
+		snprintf(error, error_size,
+			 "none of the %zu hooked NFS client functions could be probed (each is "
+			 "named above with why)",
+			 probes->hook_count);
 }
 
 /* A kprobe where fentry was tried and failed (mode auto). */
@@ -758,7 +771,7 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 		goto fail;
 	}
 	if (!any_attached(probes)) {
-		describe_failures(probes, error, error_size);
+		log_failures(probes, error, error_size);
 		goto fail;
 	}
 	attach_exit_drain(probes);
@@ -787,8 +800,9 @@ fail:
 		}
 		vnfs_bpf__destroy(probes->skeleton);
 		probes->skeleton = NULL;
-		if (vnfs_probes_unpin(probes->pin_dir, ignored, sizeof(ignored)) != 0)
+		if (vnfs_probes_unpin(probes->pin_dir, NULL, ignored, sizeof(ignored)) != 0)
 			vnfs_warning("%s", ignored);
+		pins_unmount_bpffs(probes);
 	}
 	vnfs_probes_close(probes);
 	return -1;

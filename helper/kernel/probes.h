@@ -35,9 +35,11 @@ struct vnfs_probes_options {
 /*
  * Loads and attaches the probes.  Logs one line per operation saying how it is
  * attached.  Fails (-1, with a message in error) when no function at all could
- * be attached; the message lists every method tried per function and why it
- * failed.  With pin, reuses maps and links pinned by an earlier helper of the
- * same ABI, and replaces those of another ABI.
+ * be attached; it then first logs one error line per hooked function naming
+ * every method tried and why it failed, and error sums them up.  With pin,
+ * reuses maps and links pinned by an earlier helper of the same ABI, and
+ * replaces those of another ABI; a failed start removes the pins it made and
+ * unmounts a bpffs it mounted.
  */
 int vnfs_probes_open(struct vnfs_probes **probes, const struct vnfs_probes_options *options,
 		     char *error, size_t error_size);
@@ -46,8 +48,9 @@ int vnfs_probes_open(struct vnfs_probes **probes, const struct vnfs_probes_optio
 void vnfs_probes_close(struct vnfs_probes *probes);
 
 /* Removes everything pinned under pin_dir (NULL: the default), which detaches
- * the probes.  A missing pin_dir is not an error. */
-int vnfs_probes_unpin(const char *pin_dir, char *error, size_t error_size);
+ * the probes; *removed (when not NULL) gets how many pins went.  A missing
+ * pin_dir is not an error (0 removed). */
+int vnfs_probes_unpin(const char *pin_dir, size_t *removed, char *error, size_t error_size);
 
 /* How the operation's functions are attached: kprobe if any of them fell
  * back to kprobes, fentry if all use fentry, none if none is attached. */

@@ -78,6 +78,10 @@ struct vnfs_probes {
 	enum vnfs_probe_mode mode;
 	bool pin;
 	char pin_dir[PATH_MAX];
+	/* The bpffs this start mounted (pins.c, check_bpffs), "" none: a
+	 * failed start unmounts it. */
+	char mounted_bpffs[PATH_MAX];
+	size_t mounted_bpffs_entries; /* what it held once mounted */
 	struct bpf_link *exit_drain_link; /* drain_at_exit on sched_process_exit */
 	/* The environment capture (bpf/vnfs.h, "Environment jobs"): wanted
 	 * (job variables listed) and loadable (bpf_loop, 5.17), and its links,
@@ -107,6 +111,9 @@ struct vnfs_probes {
 
 /* ---- pins.c ---- */
 int pins_prepare(struct vnfs_probes *probes, bool *had_pins, char *error, size_t error_size);
+/* After a failed start: unmounts the bpffs pins_prepare mounted, if nothing
+ * is pinned on it any more. */
+void pins_unmount_bpffs(struct vnfs_probes *probes);
 int pins_set_map_paths(struct vnfs_probes *probes);
 int pins_save(struct vnfs_probes *probes, char *error, size_t error_size);
 int pins_link_path(char *buffer, size_t size, const char *pin_dir, const char *function,

@@ -24,6 +24,7 @@
  * they name no file: its cgroup and start do, numbers that one step owns.
  */
 #define FILE_NAME_MAX 96
+#define FILE_LABEL_MAX (FILE_NAME_MAX + VNFS_WORKLOAD_DESCRIPTION_MAX + 16)
 static void file_name(const struct vnfs_step_record *record, char *name, size_t size)
 {
 	uint32_t job_id, step_id;
@@ -34,6 +35,25 @@ static void file_name(const struct vnfs_step_record *record, char *name, size_t 
 		snprintf(name, size, "%s-%llu-%lld.json",
 			 vnfs_workload_source_name(record->workload.source),
 			 (unsigned long long)record->cgroup_id, (long long)record->start_time_ms);
+}
+
+/* A kept step's file in a message: "ended/42.4294967292.json (job 42 step
+ * extern)", the step as a name where the file name has its number. */
+static const char *file_label(const char *name, char *label, size_t size)
+{
+	struct vnfs_workload workload;
+	char description[VNFS_WORKLOAD_DESCRIPTION_MAX];
+	unsigned job_id, step_id;
+	int end = 0;
+
+	if (sscanf(name, "%u.%u.json%n", &job_id, &step_id, &end) != 2 || name[end] != '\0') {
+		snprintf(label, size, "%s/%s", DIRECTORY_NAME, name);
+		return label;
+	}
+	vnfs_workload_of_slurm_step(&workload, job_id, step_id);
+	snprintf(label, size, "%s/%s (%s)", DIRECTORY_NAME, name,
+		 vnfs_workload_describe(&workload, description, sizeof(description)));
+	return label;
 }
 
 /* Deep copy: the record's stats and rows become the copy's own. */
@@ -185,7 +205,7 @@ static void load_file(struct vnfs_ended_steps *ended, const char *name)
 {
 	struct vnfs_step_record record;
 	struct json_object *json = NULL;
-	char error[512] = "";
+	char error[512] = "", label[FILE_LABEL_MAX];
 	char *data = read_file(ended->directory_fd, name, error, sizeof(error));
 
 	if (data == NULL)
@@ -207,7 +227,8 @@ static void load_file(struct vnfs_ended_steps *ended, const char *name)
 	return;
 failed:
 	json_object_put(json);
-	vnfs_error("%s/%s: not read back, left in place: %s", DIRECTORY_NAME, name, error);
+	vnfs_error("%s: not read back, left in place: %s",
+		   file_label(name, label, sizeof(label)), error);
 }
 
 static bool is_step_file(const char *name)
@@ -329,12 +350,12 @@ int vnfs_ended_steps_add(struct vnfs_ended_steps *ended, const struct vnfs_step_
 static void remove_at(struct vnfs_ended_steps *ended, size_t index)
 {
 	struct vnfs_step_record *record = &ended->steps[index];
-	char name[FILE_NAME_MAX];
+	char name[FILE_NAME_MAX], label[FILE_LABEL_MAX];
 
 	if (ended->directory_fd >= 0) {
 		file_name(record, name, sizeof(name));
 		if (unlinkat(ended->directory_fd, name, 0) != 0 && errno != ENOENT)
-			vnfs_warning("%s/%s: not removed: %s", DIRECTORY_NAME, name,
+			vnfs_warning("%s: not removed: %s", file_label(name, label, sizeof(label)),
 				     strerror(errno));
 	}
 	vnfs_step_record_free_arrays(record);

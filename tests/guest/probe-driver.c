@@ -365,7 +365,8 @@ int main(int argc, char **argv)
 	closing = now_ms();
 	vnfs_probes_close(probes);
 	printf("timing open %.0f\ntiming close %.0f\n", opened - started, now_ms() - closing);
-	if (options.pin && !keep_pins && vnfs_probes_unpin(options.pin_dir, error, sizeof(error)) != 0) {
+	if (options.pin && !keep_pins &&
+	    vnfs_probes_unpin(options.pin_dir, NULL, error, sizeof(error)) != 0) {
 		fprintf(stderr, "probe-driver: %s\n", error);
 		status = 1;
 	}

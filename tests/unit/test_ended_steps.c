@@ -19,6 +19,7 @@
 
 #include "workload_fixtures.h"
 #include "helper/steps/ended_steps.h"
+#include "lib/log.h"
 
 struct fixture {
 	char state_dir[64];
@@ -212,6 +213,43 @@ static void test_unreadable_file_is_left_and_the_rest_load(void **state)
 	vnfs_ended_steps_close(&ended);
 }
 
+static char logged[1024];
+
+static void capture_log(enum vnfs_log_priority priority, const char *line)
+{
+	size_t length = strlen(logged);
+
+	(void)priority;
+	snprintf(logged + length, sizeof(logged) - length, "%s\n", line);
+}
+
+/* The file of Slurm's extern step has its number in its name; the log says
+ * which step it is by name. */
+static void test_extern_step_file_is_logged_by_name(void **state)
+{
+	struct fixture *fixture = *state;
+	struct vnfs_ended_steps ended;
+	char error[512], path[160], name[64];
+	FILE *file;
+
+	snprintf(name, sizeof(name), "12.%u.json", (unsigned)VNFS_STEP_EXTERN);
+	snprintf(path, sizeof(path), "%s/ended", fixture->state_dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/ended/%s", fixture->state_dir, name);
+	file = fopen(path, "w");
+	assert_non_null(file);
+	fputs("{", file);
+	fclose(file);
+	logged[0] = '\0';
+	vnfs_log_set_sink(capture_log);
+	assert_int_equal(vnfs_ended_steps_open(&ended, fixture->state_dir, error, sizeof(error)), 0);
+	vnfs_log_set_sink(NULL);
+	vnfs_ended_steps_close(&ended);
+	assert_non_null(strstr(logged, name));
+	if (!strstr(logged, "(job 12 step extern): not read back"))
+		fail_msg("the extern step is not named in: %s", logged);
+}
+
 static void test_bounds_per_user_and_node(void **state)
 {
 	struct fixture *fixture = *state;
@@ -259,6 +297,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_finished_job_takes_its_steps_and_files, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_file_is_left_and_the_rest_load, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_extern_step_file_is_logged_by_name, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bounds_per_user_and_node, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_directory_others_can_write_is_refused, setup,

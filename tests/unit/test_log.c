@@ -72,6 +72,37 @@ static void test_lines_escaped(void **state)
 					 "\\x1b[2J\\xff\\xc3 \\x41 \xc3\xa9\\x09\\x7f");
 }
 
+static char long_line[VNFS_LOG_LINE_MAX * 2];
+
+static void capture_long(enum vnfs_log_priority priority, const char *line)
+{
+	(void)priority;
+	snprintf(long_line, sizeof(long_line), "%s", line);
+}
+
+/* A line too long for the log is cut, and says so at its end; one that
+ * just fits is whole. */
+static void test_long_line_marked_cut(void **state)
+{
+	char text[VNFS_LOG_LINE_MAX + 100];
+	size_t mark = strlen(VNFS_LOG_CUT_MARK);
+
+	(void)state;
+	memset(text, 'a', sizeof(text) - 1);
+	text[sizeof(text) - 1] = '\0';
+	vnfs_log_setup("test", VNFS_LOG_PRIORITY_INFO, 0);
+	vnfs_log_set_sink(capture_long);
+	vnfs_error("%s", text);
+	assert_int_equal(strlen(long_line), VNFS_LOG_LINE_MAX - 1);
+	assert_string_equal(long_line + VNFS_LOG_LINE_MAX - 1 - mark, VNFS_LOG_CUT_MARK);
+	assert_int_equal(long_line[VNFS_LOG_LINE_MAX - 2 - mark], 'a');
+
+	text[VNFS_LOG_LINE_MAX - 1] = '\0';
+	vnfs_error("%s", text);
+	vnfs_log_set_sink(NULL);
+	assert_string_equal(long_line, text);
+}
+
 /*
  * Logs two lines with stderr redirected into a pipe and returns what came
  * out.  journal: "match" sets JOURNAL_STREAM to the pipe itself (as systemd
@@ -134,6 +165,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threshold_and_sink),
 		cmocka_unit_test(test_lines_escaped),
+		cmocka_unit_test(test_long_line_marked_cut),
 		cmocka_unit_test(test_stderr_format),
 	};
 

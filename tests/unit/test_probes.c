@@ -40,18 +40,19 @@ static void capture_log(enum vnfs_log_priority priority, const char *line)
 	snprintf(logged + length, sizeof(logged) - length, "%s\n", line);
 }
 
-/* The line of the error message about one function ("\n  name: ..."). */
-static const char *function_line(const char *error, const char *function, char *line,
-				 size_t size)
+/* The logged line about one function ("cannot probe name (operation): ..."),
+ * which must be a line of its own. */
+static const char *function_line(const char *log, const char *function, char *line, size_t size)
 {
 	char prefix[96];
 	const char *start, *end;
 
-	snprintf(prefix, sizeof(prefix), "\n  %s: ", function);
-	start = strstr(error, prefix);
+	snprintf(prefix, sizeof(prefix), "cannot probe %s (", function);
+	for (start = strstr(log, prefix); start != NULL; start = strstr(start + 1, prefix))
+		if (start == log || start[-1] == '\n')
+			break;
 	if (!start)
 		return NULL;
-	start += 1;
 	end = strchr(start, '\n');
 	snprintf(line, size, "%.*s", (int)(end ? end - start : (ptrdiff_t)strlen(start)), start);
 	return line;
@@ -125,9 +126,27 @@ static char *open_must_fail(enum vnfs_probe_mode mode, const char *pin_dir, bool
 	char *error = calloc(1, ERROR_SIZE);
 
 	assert_non_null(error);
+	logged[0] = '\0';
+	vnfs_log_set_sink(capture_log);
 	assert_int_equal(vnfs_probes_open(&probes, &options, error, ERROR_SIZE), -1);
+	vnfs_log_set_sink(NULL);
 	assert_null(probes);
 	return error;
+}
+
+/* The refusal's summary, and one logged line per hooked function. */
+static void assert_refusal(const char *error)
+{
+	char expected[96], line[512];
+
+	snprintf(expected, sizeof(expected),
+		 "none of the %zu hooked NFS client functions could be probed", vnfs_hook_count);
+	if (!strstr(error, expected))
+		fail_msg("'%s' not in '%s'", expected, error);
+	assert_null(strchr(error, '\n'));
+	for (size_t i = 0; i < vnfs_hook_count; i++)
+		if (!function_line(logged, vnfs_hooks[i].function, line, sizeof(line)))
+			fail_msg("%s missing from:\n%s", vnfs_hooks[i].function, logged);
 }
 
 static void test_auto_mode_names_fentry_and_kprobe_per_function(void **state)
@@ -136,12 +155,12 @@ static void test_auto_mode_names_fentry_and_kprobe_per_function(void **state)
 	char line[512];
 
 	(void)state;
-	assert_non_null(strstr(error, "no NFS client function could be probed"));
+	assert_refusal(error);
 	for (size_t i = 0; i < vnfs_hook_count; i++) {
 		const char *function = vnfs_hooks[i].function;
 
-		if (!function_line(error, function, line, sizeof(line)))
-			fail_msg("%s missing from:\n%s", function, error);
+		if (!function_line(logged, function, line, sizeof(line)))
+			fail_msg("%s missing from:\n%s", function, logged);
 		/* No NFS client here: nothing describes the function, so fentry
 		 * cannot be tried; the kprobe attach is tried and refused. */
 		assert_non_null(strstr(line, "fentry: no BTF describes it"));
@@ -157,7 +176,7 @@ static void test_kprobe_mode_does_not_try_fentry(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < vnfs_hook_count; i++) {
-		assert_non_null(function_line(error, vnfs_hooks[i].function, line, sizeof(line)));
+		assert_non_null(function_line(logged, vnfs_hooks[i].function, line, sizeof(line)));
 		assert_non_null(strstr(line, "fentry: not tried (probe mode kprobe)"));
 		assert_non_null(strstr(line, "kprobe: attach failed: "));
 	}
@@ -171,7 +190,7 @@ static void test_fentry_mode_does_not_try_kprobe(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < vnfs_hook_count; i++) {
-		assert_non_null(function_line(error, vnfs_hooks[i].function, line, sizeof(line)));
+		assert_non_null(function_line(logged, vnfs_hooks[i].function, line, sizeof(line)));
 		assert_non_null(strstr(line, "fentry: no BTF describes it"));
 		assert_non_null(strstr(line, "kprobe: not tried (probe mode fentry)"));
 	}
@@ -217,7 +236,7 @@ static void test_failed_start_leaves_no_pins(void **state)
 	char *error = open_must_fail(VNFS_PROBE_AUTO, bpffs->pin_dir, true);
 	struct stat status;
 
-	assert_non_null(strstr(error, "no NFS client function could be probed"));
+	assert_refusal(error);
 	assert_int_equal(stat(bpffs->pin_dir, &status), -1);
 	assert_int_equal(errno, ENOENT);
 	free(error);
@@ -251,10 +270,7 @@ static void assert_pins_replaced(const char *pin_dir, const char *expected)
 	char path[160];
 	char *error;
 
-	logged[0] = '\0';
-	vnfs_log_set_sink(capture_log);
 	error = open_must_fail(VNFS_PROBE_AUTO, pin_dir, true);
-	vnfs_log_set_sink(NULL);
 	assert_non_null(strstr(logged, expected));
 	snprintf(path, sizeof(path), "%s/abi", pin_dir);
 	assert_int_equal(access(path, F_OK), -1);
@@ -292,15 +308,18 @@ static void test_unpin_of_missing_dir_succeeds(void **state)
 {
 	struct bpffs *bpffs = *state;
 	char error[256] = "";
+	size_t removed = 99;
 
-	assert_int_equal(vnfs_probes_unpin(bpffs->pin_dir, error, sizeof(error)), 0);
+	assert_int_equal(vnfs_probes_unpin(bpffs->pin_dir, &removed, error, sizeof(error)), 0);
 	assert_string_equal(error, "");
+	assert_int_equal(removed, 0);
 }
 
 static void test_unpin_removes_links_and_maps(void **state)
 {
 	struct bpffs *bpffs = *state;
 	char path[160], error[256] = "";
+	size_t removed = 0;
 	int fd;
 
 	assert_int_equal(mkdir(bpffs->pin_dir, 0700), 0);
@@ -314,7 +333,8 @@ static void test_unpin_removes_links_and_maps(void **state)
 	assert_int_equal(bpf_obj_pin(fd, path), 0); /* any object will do */
 	close(fd);
 
-	assert_int_equal(vnfs_probes_unpin(bpffs->pin_dir, error, sizeof(error)), 0);
+	assert_int_equal(vnfs_probes_unpin(bpffs->pin_dir, &removed, error, sizeof(error)), 0);
+	assert_int_equal(removed, 2);
 	assert_int_equal(access(bpffs->pin_dir, F_OK), -1);
 	assert_int_equal(errno, ENOENT);
 }
