@@ -156,11 +156,11 @@ done
 # Unattributed: the stray writes of the unregistered cgroup, 1 MiB per version.
 unregistered_id=$(stat -c %i "$CGROUP/unregistered")
 mark workloads_done
-sleep 2
-metrics=$(curl -s http://127.0.0.1:9716/metrics)
-echo "$metrics" > $VNFS_OUT/metrics.txt
-check "unattributed writes of cgroup $unregistered_id are exported" \
-	grep -q "vnfs_unattributed_operations_total{.*cgroup_id=\"$unregistered_id\"" $VNFS_OUT/metrics.txt
+unattributed_exported() {
+	curl -s http://127.0.0.1:9716/metrics > $VNFS_OUT/metrics.txt &&
+		grep -q "vnfs_unattributed_operations_total{.*cgroup_id=\"$unregistered_id\"" $VNFS_OUT/metrics.txt
+}
+check "unattributed writes of cgroup $unregistered_id are exported" until_ok 30 unattributed_exported
 
 # Security: a non-root client cannot register, finish, or read another's job.
 denied=$(as_user vnfstest "$SEND" "$SOCKET" '{"v":1,"type":"register","job":9,"step":0,"uid":1,"cgroup_path":"/sys/fs/cgroup"}')
@@ -183,19 +183,35 @@ check "helper still alive after bad input" kill -0 "$HELPER_PID"
 # Live counts: a call waits in its task with at most 15 others, for at most
 # a second while the task keeps calling (docs/PROBES.md, "Pending calls"), so
 # a running job's counts move before it ends; once it ended they are exact.
+# The writer writes 1 MiB per line it reads, 0.4 s apart at least, until
+# its first writes show: they must once a second has passed between its
+# calls (a few writes; 50 at most, a minute of a stalled helper); it waits
+# for the next line meanwhile, so it is still running when they do.  Then
+# one write more, and the end: every write counted.
 mkdir -p "$CGROUP/job501"
 register 501 0 0 "$CGROUP/job501"
-in_cgroup "$CGROUP/job501" "$WORKLOAD" slow-write "$(nfs_mount_of 4.2)/live" 10 300 > /dev/null &
+mkfifo $RUN/pace501
+in_cgroup "$CGROUP/job501" "$WORKLOAD" paced-write "$(nfs_mount_of 4.2)/live" < $RUN/pace501 > /dev/null &
 workload_pid=$!
-sleep 2.5
-live_writes=$(op "$(query 501)" write count)
+exec 9> $RUN/pace501
+sent=0 live_writes=0
+while [ $sent -lt 50 ] && [ "$live_writes" -lt 1 ]; do
+	echo >&9
+	sent=$((sent + 1))
+	sleep 0.4
+	live_writes=$(op "$(query 501)" write count)
+	[[ $live_writes =~ ^[0-9]+$ ]] || live_writes=0
+done
 check "job 501 still writing when queried" kill -0 $workload_pid
-echo "job 501: $live_writes of 10 writes counted after 2.5 s"
-check "job 501's writes show while it runs (1 to 9 of 10)" \
-	[ "$live_writes" -ge 1 -a "$live_writes" -le 9 ]
+echo "job 501: $live_writes of $sent writes counted while it ran"
+check "job 501's writes show while it runs (1 to $sent of the $sent made)" \
+	[ "$live_writes" -ge 1 -a "$live_writes" -le "$sent" ]
+echo >&9
+sent=$((sent + 1))
+exec 9>&-
 wait $workload_pid
 check "job 501's workload succeeded" [ $? = 0 ]
-check_eq "job 501 write calls once it ended" "$(op "$(query 501)" write count)" 10
+check_eq "job 501 write calls once it ended" "$(op "$(query 501)" write count)" $sent
 
 # Restart: kill -9 in the middle of a job's I/O; the final counts are exact.
 mkdir -p "$CGROUP/job500"
@@ -303,8 +319,6 @@ mkdir -p "$CGROUP/job600"
 register 600 0 0 "$CGROUP/job600"
 in_cgroup "$CGROUP/job600" "$WORKLOAD" write "$(nfs_mount_of 4.2)/streams" 2 > /dev/null
 check "job 600's workload succeeded" [ $? = 0 ]
-sleep 2 # at least one interval's step records with the whole workload
-check "finish job 600" bash -c "'$SEND' '$SOCKET' '{\"v\":1,\"type\":\"finish\",\"job\":600}' | grep -q '\"ok\":true'"
 # stream_records KIND TYPE: the JSON of every TYPE record of job 600 that KIND delivered
 stream_records() {
 	case $1 in
@@ -312,6 +326,16 @@ stream_records() {
 	http) awk '$1 == "http" { sub(/^http /, ""); print }' "$RECEIVER_OUT" ;;
 	esac | jq -c --arg type "$2" 'select(.job == 600 and .type == $type)'
 }
+# Both have an interval's step record with the whole workload before FINISH.
+whole_step_streamed() {
+	local kind
+	for kind in kafka http; do
+		[ "$(stream_records $kind step | jq -s 'map(.operations.write.bytes) | max')" = $((2 * MIB)) ] ||
+			return 1
+	done
+}
+check "kafka and http delivered a step record of job 600's whole workload" until_ok 30 whole_step_streamed
+check "finish job 600" bash -c "'$SEND' '$SOCKET' '{\"v\":1,\"type\":\"finish\",\"job\":600}' | grep -q '\"ok\":true'"
 # has_job_record KIND: KIND has delivered job 600's record
 has_job_record() { [ -n "$(stream_records "$1" job)" ]; }
 for kind in kafka http; do
