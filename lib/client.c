@@ -87,6 +87,7 @@ static int wait_for(const struct call *call, int fd, short events)
 	}
 }
 
+/* The connected socket, or -1 or VNFS_CLIENT_NOT_RUNNING with the message. */
 static int connect_socket(const struct call *call)
 {
 	struct sockaddr_un address = { .sun_family = AF_UNIX };
@@ -120,7 +121,8 @@ static int connect_socket(const struct call *call)
 		close(fd);
 		if (saved == EAGAIN)
 			return fail_timeout(call, "its connection queue is full");
-		return fail_errno(call, "cannot reach", saved);
+		fail_errno(call, "cannot reach", saved);
+		return saved == ENOENT || saved == ECONNREFUSED ? VNFS_CLIENT_NOT_RUNNING : -1;
 	}
 	return fd;
 }
@@ -271,7 +273,7 @@ int vnfs_client_call(const char *socket_path, const struct vnfs_request *request
 	fd = connect_socket(&call);
 	if (fd < 0) {
 		free(message);
-		return -1;
+		return fd; /* -1 or VNFS_CLIENT_NOT_RUNNING */
 	}
 	result = send_all(&call, fd, message, strlen(message));
 	free(message);

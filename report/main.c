@@ -29,7 +29,16 @@
 
 #define LIVE_TIMEOUT_MS 3000
 
+/* sacct's: a command line that cannot be run is told from a run that failed. */
+enum { EXIT_REPORTED = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+/* What parse_options found: run the report, or exit with the status. */
+enum parsed { PARSED_RUN, PARSED_DONE, PARSED_USAGE_ERROR, PARSED_FAILED };
+
 enum output { OUTPUT_TABLE, OUTPUT_JSON, OUTPUT_LONG };
+
+/* How the helper answered the request for running jobs. */
+enum live_status { LIVE_NOT_ASKED, LIVE_ANSWERED, LIVE_NOT_RUNNING, LIVE_UNWELL };
 
 struct options {
 	struct report_filter filter;
@@ -44,6 +53,7 @@ struct options {
 	char database_path[VNFS_PATH_MAX];
 	bool database_given;
 	char report_dir[VNFS_PATH_MAX];
+	bool report_dir_given;
 	const char *format_text;
 	const char *user_text;
 	const char *start_text;
@@ -71,14 +81,19 @@ static void usage(FILE *out)
 		"  -n, --noheader         no header line\n"
 		"  -l, --long             the long report: per operation, processes, mounts,\n"
 		"                         findings\n"
-		"      --json             the jobs as JSON (docs/JSON.md)\n"
+		"      --json             the jobs as JSON\n"
 		"  -e, --helpformat       list the fields\n"
 		"      --config PATH      vnfs.conf to read paths from (default %s)\n"
 		"      --socket PATH      the helper's socket (default from vnfs.conf)\n"
 		"      --database PATH    the history database (default from vnfs.conf)\n"
 		"      --report-dir DIR   per-job report files (default from vnfs.conf)\n"
 		"  -h, --help             this help\n"
-		"  -V, --version          the version\n",
+		"  -V, --version          the version\n"
+		"\n"
+		"Exit status: 0 when the report was printed (also with no job), 1 when it\n"
+		"could not be, 2 on a bad option or value.\n"
+		"The numbers and findings: " VNFS_DOCDIR "/REPORT.md\n"
+		"The JSON of --json:       " VNFS_DOCDIR "/JSON.md\n",
 		VNFS_DEFAULT_CONFIG_PATH);
 }
 
@@ -163,10 +178,11 @@ static int copy_path(char *to, const char *from, const char *what)
 	return 0;
 }
 
-/* Returns 0 to go on, 1 to exit successfully (help, version), -1 on error. */
 /* -S, -E and -u into the filter, and the caller's own uid for anyone but
- * root.  Returns 0, or -1 with the message said. */
-static int apply_filter_options(struct options *options)
+ * root.  Returns PARSED_RUN, or another with the message said: a bad value
+ * is the command line's error, another user's jobs asked for by a user is
+ * a refusal (PARSED_FAILED). */
+static enum parsed apply_filter_options(struct options *options)
 {
 	struct report_filter *filter = &options->filter;
 	int64_t now = report_now_ms();
@@ -176,7 +192,7 @@ static int apply_filter_options(struct options *options)
 		if (report_parse_time(options->start_text, now, &filter->start_ms, error,
 				      sizeof(error)) < 0) {
 			complain("-S: %s", error);
-			return -1;
+			return PARSED_USAGE_ERROR;
 		}
 		filter->has_start = true;
 	} else if (filter->job_count == 0) {
@@ -187,25 +203,26 @@ static int apply_filter_options(struct options *options)
 		if (report_parse_time(options->end_text, now, &filter->end_ms, error,
 				      sizeof(error)) < 0) {
 			complain("-E: %s", error);
-			return -1;
+			return PARSED_USAGE_ERROR;
 		}
 		filter->has_end = true;
 	}
 	if (options->user_text != NULL && resolve_user(options->user_text, filter) < 0)
-		return -1;
+		return PARSED_USAGE_ERROR;
 	/* The helper enforces this on its socket; the history file is ours to guard. */
 	if (getuid() != 0) {
 		if (filter->has_uid && filter->uid != getuid()) {
 			complain("only root may see other users' jobs");
-			return -1;
+			return PARSED_FAILED;
 		}
 		filter->has_uid = true;
 		filter->uid = getuid();
 	}
-	return 0;
+	return PARSED_RUN;
 }
 
-static int parse_options(int argc, char **argv, struct options *options)
+/* The command line into options, then vnfs.conf for the paths not given. */
+static enum parsed parse_options(int argc, char **argv, struct options *options)
 {
 	enum { OPTION_JSON = 256, OPTION_SOCKET, OPTION_DATABASE, OPTION_REPORT_DIR, OPTION_CONFIG };
 	static const struct option long_options[] = {
@@ -240,7 +257,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 		case 'j':
 			if (report_parse_jobs(optarg, &options->filter, error, sizeof(error)) < 0) {
 				complain("%s", error);
-				return -1;
+				return PARSED_USAGE_ERROR;
 			}
 			break;
 		case 'u': options->user_text = optarg; break;
@@ -253,40 +270,42 @@ static int parse_options(int argc, char **argv, struct options *options)
 		case 'n': options->header = false; break;
 		case 'l': options->output = OUTPUT_LONG; break;
 		case OPTION_JSON: options->output = OUTPUT_JSON; break;
-		case 'e': report_print_field_names(stdout); return 1;
+		case 'e': report_print_field_names(stdout); return PARSED_DONE;
 		case OPTION_CONFIG:
 			options->config_path = optarg;
 			options->config_given = true;
 			break;
 		case OPTION_SOCKET:
 			if (copy_path(options->socket_path, optarg, "socket") < 0)
-				return -1;
+				return PARSED_USAGE_ERROR;
 			break;
 		case OPTION_DATABASE:
 			if (copy_path(options->database_path, optarg, "database") < 0)
-				return -1;
+				return PARSED_USAGE_ERROR;
 			options->database_given = true;
 			break;
 		case OPTION_REPORT_DIR:
 			if (copy_path(options->report_dir, optarg, "report directory") < 0)
-				return -1;
+				return PARSED_USAGE_ERROR;
+			options->report_dir_given = true;
 			break;
-		case 'h': usage(stdout); return 1;
-		case 'V': printf("vnfs-report %s\n", PACKAGE_VERSION); return 1;
-		default: usage(stderr); return -1;
+		case 'h': usage(stdout); return PARSED_DONE;
+		case 'V': printf("vnfs-report %s\n", PACKAGE_VERSION); return PARSED_DONE;
+		default: usage(stderr); return PARSED_USAGE_ERROR;
 		}
 	}
 	if (optind < argc) {
 		complain("unexpected argument '%s' (see --help)", argv[optind]);
-		return -1;
+		return PARSED_USAGE_ERROR;
 	}
 	if (report_parse_format(options->format_text, &options->format, error, sizeof(error)) < 0) {
 		complain("%s", error);
-		return -1;
+		return PARSED_USAGE_ERROR;
 	}
-	if (apply_filter_options(options) < 0)
-		return -1;
-	return load_config(options);
+	enum parsed filter = apply_filter_options(options);
+	if (filter != PARSED_RUN)
+		return filter;
+	return load_config(options) == 0 ? PARSED_RUN : PARSED_FAILED;
 }
 
 static int compare_jobs(const void *a, const void *b)
@@ -439,22 +458,28 @@ static int compare_records_by_job(const void *a, const void *b)
 	return vnfs_workload_compare_job(&x->workload, &y->workload);
 }
 
-/* The helper's running jobs, sorted by job.  Returns whether it answered. */
-static bool load_live(const struct options *options, struct report_set *live)
+/* The helper's running jobs, sorted by job.  A helper that does not answer
+ * is said, once, here: without it the report lacks the running jobs, and
+ * an empty table alone would say there are none. */
+static enum live_status load_live(const struct options *options, struct report_set *live)
 {
 	char error[1024];
-	struct stat st;
 	if (options->socket_path[0] == '\0')
-		return false;
-	if (report_load_live(live, options->socket_path, &options->filter, LIVE_TIMEOUT_MS, error,
-			     sizeof(error)) < 0) {
-		if (stat(options->socket_path, &st) == 0)
-			complain("live data unavailable: %s", error); /* a helper that is unwell */
-		return false;
+		return LIVE_NOT_ASKED;
+	int loaded = report_load_live(live, options->socket_path, &options->filter,
+				      LIVE_TIMEOUT_MS, error, sizeof(error));
+	if (loaded == REPORT_HELPER_NOT_RUNNING) {
+		complain("vnfs-helper is not running (no answer at %s): running jobs are not shown",
+			 options->socket_path);
+		return LIVE_NOT_RUNNING;
+	}
+	if (loaded < 0) {
+		complain("live data unavailable: %s", error); /* a helper that is unwell */
+		return LIVE_UNWELL;
 	}
 	if (live->count > 1) /* records may be NULL when the helper holds no job */
 		qsort(live->records, live->count, sizeof(*live->records), compare_records_by_job);
-	return true;
+	return LIVE_ANSWERED;
 }
 
 /* A user outside the administrators' group may not read the history. */
@@ -531,35 +556,61 @@ struct job_streams {
 	size_t named_count, named_index;
 };
 
-/* Opens the history, or reads it through the helper when the caller may
- * not.  Returns 0, or 1 with the message said (a history named or present
- * that does not open, or none and no helper either). */
+/* A user who may not read the history: their finished jobs as the helper
+ * reads them from it, unless the helper is known to be down (said). */
+static void read_history_through_helper(const struct options *options,
+					struct job_streams *streams, enum live_status live)
+{
+	/* Not an error: the history holds every user's jobs (docs/SECURITY.md). */
+	if (live == LIVE_NOT_RUNNING) {
+		complain("note: the history %s is readable by root and the administrators' group "
+			 "only, and the helper that reads it for you is not running: showing your "
+			 "jobs as their report files have them", options->database_path);
+		return;
+	}
+	complain("note: the history %s is readable by root and the administrators' group "
+		 "only; showing your jobs as the helper and their report files have them",
+		 options->database_path);
+	if (options->filter.job_count > 0)
+		load_finished_through_helper(options, &streams->live);
+	else
+		load_history_through_helper(options, &streams->live);
+}
+
+/*
+ * Opens the history, or reads it through the helper when the caller may
+ * not.  One that does not exist is done without when --report-dir is given
+ * (a login node has report files, and neither helper nor history; said)
+ * or beside a helper that answered (a node whose helper keeps no history),
+ * unless named with --database.  Returns 0, or 1 with the message said.
+ */
 static int open_history_stream(const struct options *options, struct job_streams *streams,
-			       bool live_answered)
+			       enum live_status live)
 {
 	char error[1024];
 	struct stat st;
 
 	if (history_closed_to_caller(options->database_path)) {
-		/* Not an error: the history holds every user's jobs (docs/SECURITY.md). */
-		complain("note: the history %s is readable by root and the administrators' group "
-			 "only; showing your jobs as the helper and their report files have them",
-			 options->database_path);
-		if (options->filter.job_count > 0)
-			load_finished_through_helper(options, &streams->live);
-		else
-			load_history_through_helper(options, &streams->live);
+		read_history_through_helper(options, streams, live);
 		return 0;
 	}
 	if (report_database_open(&streams->database, options->database_path, &options->filter,
 				 error, sizeof(error)) == 0)
 		return 0;
 	bool missing = stat(options->database_path, &st) < 0 && errno == ENOENT;
-	if (options->database_given || !missing || !live_answered) {
-		complain("%s", error);
-		return 1;
+	bool may_be_missing = missing && !options->database_given;
+	if (may_be_missing && options->report_dir_given) {
+		complain("note: no history database at %s: finished jobs are shown from their "
+			 "report files in %s only", options->database_path, options->report_dir);
+		return 0;
 	}
-	return 0;
+	if (may_be_missing && live == LIVE_ANSWERED)
+		return 0;
+	if (may_be_missing)
+		complain("%s (without one, --report-dir DIR reads the report files alone)", error);
+	else
+		complain("%s", error);
+	return 1;
 }
 
 /* The jobs named with -j, their parts dropped, in job order.  Returns 0, or
@@ -637,8 +688,8 @@ static int run(const struct options *options, struct output_state *state)
 	int status;
 
 	report_set_init(&streams.live);
-	bool live_answered = load_live(options, &streams.live);
-	status = open_history_stream(options, &streams, live_answered);
+	enum live_status live = load_live(options, &streams.live);
+	status = open_history_stream(options, &streams, live);
 	if (status == 0)
 		status = sort_named_jobs(options, &streams);
 	if (status == 0 && options->output == OUTPUT_TABLE && options->header)
@@ -662,12 +713,14 @@ int main(int argc, char **argv)
 	struct options *options = calloc(1, sizeof(*options));
 	if (options == NULL) {
 		complain("out of memory");
-		return 1;
+		return EXIT_FAILED;
 	}
-	int rc = parse_options(argc, argv, options);
-	if (rc != 0) {
+	enum parsed parsed = parse_options(argc, argv, options);
+	if (parsed != PARSED_RUN) {
 		free(options);
-		return rc > 0 ? 0 : 1;
+		return parsed == PARSED_DONE	      ? EXIT_REPORTED
+		       : parsed == PARSED_USAGE_ERROR ? EXIT_USAGE
+						      : EXIT_FAILED;
 	}
 
 	struct output_state state = { .now = report_now_ms(), .first_long = true };

@@ -66,8 +66,9 @@ int report_load_live(struct report_set *set, const char *socket_path,
 	memset(&request, 0, sizeof(request));
 	request.type = VNFS_REQUEST_LIST;
 	struct vnfs_reply reply;
-	if (vnfs_client_call(socket_path, &request, timeout_ms, &reply, error, error_size) < 0)
-		return -1;
+	int called = vnfs_client_call(socket_path, &request, timeout_ms, &reply, error, error_size);
+	if (called < 0)
+		return called == VNFS_CLIENT_NOT_RUNNING ? REPORT_HELPER_NOT_RUNNING : -1;
 
 	/* LIST names the steps the caller may see; QUERY each job once. */
 	struct vnfs_workload *done = calloc(REPORT_MAX_SELECTED_JOBS, sizeof(*done));

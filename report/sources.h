@@ -39,10 +39,15 @@ int report_load_queried_job(struct report_set *set, const char *socket_path,
 			    const struct vnfs_workload *job, int timeout_ms, char *error,
 			    size_t error_size);
 
+/* report_load_live: nothing listens at the socket (lib/client.h's
+ * VNFS_CLIENT_NOT_RUNNING): the helper is not running. */
+#define REPORT_HELPER_NOT_RUNNING (-2)
+
 /*
  * Adds the running jobs the helper at socket_path holds (the selected ones,
- * or all it lets the caller see).  Returns 0, or -1 with a message in error
- * when the helper could not be asked.
+ * or all it lets the caller see).  Returns 0; REPORT_HELPER_NOT_RUNNING; or
+ * -1 when the helper could not be asked otherwise or a reply did not read.
+ * Both failures leave a message in error.
  */
 int report_load_live(struct report_set *set, const char *socket_path,
 		     const struct report_filter *filter, int timeout_ms, char *error,

@@ -1,6 +1,8 @@
 /*
  * findings.c — the rules of the long report (thresholds in findings.h,
- * explained in docs/REPORT.md).
+ * explained in docs/REPORT.md).  Every number in a finding carries its unit
+ * (calls, operations, steps, %, a size in B/KiB/MiB, a duration, a factor),
+ * since a reader checks it against what they know of the job.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -88,8 +90,8 @@ static void small_io(const struct report_row *row, bool reads, struct findings *
 	if (average * REPORT_SMALL_IO_DIVISOR >= size)
 		return;
 	char average_text[32], size_text[32];
-	report_format_bytes(average, average_text, sizeof(average_text));
-	report_format_bytes(size, size_text, sizeof(size_text));
+	report_format_size(average, average_text, sizeof(average_text));
+	report_format_size(size, size_text, sizeof(size_text));
 	add(findings, reads ? REPORT_RULE_SMALL_READS : REPORT_RULE_SMALL_WRITES,
 	    "small %s: the average %s is %s over %" PRIu64 " calls, under 1/%d of the mount's "
 	    "%s (%s); larger requests would need fewer round trips",
@@ -111,7 +113,7 @@ static void many_errors(const struct report_row *row, struct findings *findings)
 			top = op;
 	add(findings, REPORT_RULE_ERRORS,
 	    "many errors: %" PRIu64 " of %" PRIu64 " operations failed (%.2f%%; the limits are "
-	    "%.0f%% and %d); most in %s (%" PRIu64 ")",
+	    "%.0f%% and %d failed operations); most in %s (%" PRIu64 " failed calls)",
 	    errors, calls, 100.0 * (double)errors / (double)calls, 100 * REPORT_ERROR_SHARE,
 	    REPORT_ERRORS_MAX, vnfs_operation_names[top], (uint64_t)row->stats.operations[top].errors);
 }

@@ -157,11 +157,16 @@ void report_format_elapsed(int64_t elapsed_ms, char *buf, size_t size)
 			 (int)(seconds / 60 % 60), (int)(seconds % 60));
 }
 
-void report_format_bytes(uint64_t bytes, char *buf, size_t size)
+/* bytes in the largest power of 1024 it reaches, two decimals unless
+ * exact: "8M" for a table, or with spelled_unit "8 MiB" for a sentence
+ * (and under 1 KiB "512" or "512 B"). */
+static void format_scaled(uint64_t bytes, bool spelled_unit, char *buf, size_t size)
 {
-	static const char suffixes[] = "KMGTPE";
+	static const char letters[] = "KMGTPE";
+	const char *space = spelled_unit ? " " : "";
+	const char *binary = spelled_unit ? "iB" : "";
 	if (bytes < 1024) {
-		snprintf(buf, size, "%" PRIu64, bytes);
+		snprintf(buf, size, "%" PRIu64 "%s", bytes, spelled_unit ? " B" : "");
 		return;
 	}
 	int unit = 0;
@@ -171,9 +176,21 @@ void report_format_bytes(uint64_t bytes, char *buf, size_t size)
 		unit++;
 	}
 	if (bytes % divisor == 0)
-		snprintf(buf, size, "%" PRIu64 "%c", bytes / divisor, suffixes[unit]);
+		snprintf(buf, size, "%" PRIu64 "%s%c%s", bytes / divisor, space, letters[unit],
+			 binary);
 	else
-		snprintf(buf, size, "%.2f%c", (double)bytes / (double)divisor, suffixes[unit]);
+		snprintf(buf, size, "%.2f%s%c%s", (double)bytes / (double)divisor, space,
+			 letters[unit], binary);
+}
+
+void report_format_bytes(uint64_t bytes, char *buf, size_t size)
+{
+	format_scaled(bytes, false, buf, size);
+}
+
+void report_format_size(uint64_t bytes, char *buf, size_t size)
+{
+	format_scaled(bytes, true, buf, size);
 }
 
 void report_format_duration(uint64_t ns, char *buf, size_t size)

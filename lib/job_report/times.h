@@ -26,6 +26,10 @@ void report_format_elapsed(int64_t elapsed_ms, char *buf, size_t size);
 /* "512", "8M", "1.50G": powers of 1024, two decimals unless exact. */
 void report_format_bytes(uint64_t bytes, char *buf, size_t size);
 
+/* The same number in a sentence, with its unit: "512 B", "8 MiB",
+ * "1.50 GiB" (a finding's "the average write is 2" said nothing). */
+void report_format_size(uint64_t bytes, char *buf, size_t size);
+
 /* "830ns", "24.58us", "1.57ms", "2.10s". */
 void report_format_duration(uint64_t ns, char *buf, size_t size);
 

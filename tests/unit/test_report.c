@@ -147,16 +147,13 @@ static void read_file(const char *path, char *buf, size_t size)
 static char socket_name[32] = "none.sock"; /* in directory; the live test serves one */
 static const char *run_as = "";              /* the non-root test sets a setpriv prefix */
 
-/* Runs vnfs-report with the fixture's paths and the given arguments. */
-static void report(struct run *run, const char *arguments)
+/* Runs vnfs-report with exactly these arguments. */
+static void report_alone(struct run *run, const char *arguments)
 {
 	char command[2048], out_path[128], err_path[128];
 	snprintf(out_path, sizeof(out_path), "%s/out", directory);
 	snprintf(err_path, sizeof(err_path), "%s/err", directory);
-	snprintf(command, sizeof(command),
-		 "TZ=UTC %s%s --config %s --socket %s/%s --database %s --report-dir %s %s "
-		 ">%s 2>%s",
-		 run_as, VNFS_REPORT_PROGRAM, config_path, directory, socket_name, database, report_dir,
+	snprintf(command, sizeof(command), "TZ=UTC %s%s %s >%s 2>%s", run_as, VNFS_REPORT_PROGRAM,
 		 arguments, out_path, err_path);
 	int status = system(command);
 	assert_true(WIFEXITED(status));
@@ -165,22 +162,62 @@ static void report(struct run *run, const char *arguments)
 	read_file(err_path, run->err, sizeof(run->err));
 }
 
+/* Runs vnfs-report with the fixture's paths and the given arguments. */
+static void report(struct run *run, const char *arguments)
+{
+	char command[1536];
+	snprintf(command, sizeof(command), "--config %s --socket %s/%s --database %s --report-dir %s %s",
+		 config_path, directory, socket_name, database, report_dir, arguments);
+	report_alone(run, command);
+}
+
 static struct run run; /* too big for the stack */
+
+/* What vnfs-report says, once, with no helper at the socket. */
+static const char *helper_down_note(const char *socket_file)
+{
+	static char note[512];
+	snprintf(note, sizeof(note),
+		 "vnfs-report: vnfs-helper is not running (no answer at %s/%s): running jobs are "
+		 "not shown\n",
+		 directory, socket_file);
+	return note;
+}
+
+/* All a run that works says on stderr: that the helper is down, unless
+ * the live test serves one. */
+static const char *quiet_err(void)
+{
+	return strcmp(socket_name, "none.sock") == 0 ? helper_down_note(socket_name) : "";
+}
 
 static void expect(const char *arguments, const char *out)
 {
 	report(&run, arguments);
-	assert_string_equal(run.err, "");
+	assert_string_equal(run.err, quiet_err());
 	assert_string_equal(run.out, out);
 	assert_int_equal(run.status, 0);
 }
 
+/* A run that fails (exit status 1) after the helper was asked. */
 static void expect_failure(const char *arguments, const char *err)
+{
+	char expected[2048];
+	report(&run, arguments);
+	snprintf(expected, sizeof(expected), "%s%s", quiet_err(), err);
+	assert_string_equal(run.err, expected);
+	assert_string_equal(run.out, "");
+	assert_int_equal(run.status, 1);
+}
+
+/* A command line that cannot be run: said, exit status 2 (sacct's), before
+ * any source is asked. */
+static void expect_usage_error(const char *arguments, const char *err)
 {
 	report(&run, arguments);
 	assert_string_equal(run.err, err);
 	assert_string_equal(run.out, "");
-	assert_int_equal(run.status, 1);
+	assert_int_equal(run.status, 2);
 }
 
 /* Slurm's job job_id as a workload (the report functions take workloads). */
@@ -243,7 +280,7 @@ static void test_json(void **state)
 	(void)state;
 	report(&run, "-j 100 --json");
 	assert_int_equal(run.status, 0);
-	assert_string_equal(run.err, "");
+	assert_string_equal(run.err, quiet_err());
 	struct json_object *top = json_tokener_parse(run.out), *jobs, *job, *value, *operations;
 	assert_non_null(top);
 	assert_true(json_object_object_get_ex(top, "jobs", &jobs));
@@ -302,23 +339,36 @@ static void test_long(void **state)
 static void test_errors(void **state)
 {
 	(void)state;
-	expect_failure("-o JobID,Foo",
+	expect_usage_error("-o JobID,Foo",
 		       "vnfs-report: unknown field 'Foo'; valid fields: JobID User Tags Nodes Start "
 		       "End Elapsed ReadBytes WriteBytes ReadOps WriteOps MetaOps Errors "
 		       "AvgReadSize AvgWriteSize ReadP50 ReadP99 WriteP50 WriteP99 MetaP99 "
 		       "MmapReadBytes TopProcess Mounts State\n");
-	expect_failure("-o JobID%0", "vnfs-report: bad width '0' for field JobID: use 1 to 1000\n");
-	expect_failure("-S yesterday",
+	expect_usage_error("-o JobID%0", "vnfs-report: bad width '0' for field JobID: use 1 to 1000\n");
+	expect_usage_error("-S yesterday",
 		       "vnfs-report: -S: invalid time 'yesterday': use YYYY-MM-DD[THH:MM[:SS]], "
 		       "HH:MM[:SS] or now[-N{minutes,hours,days,weeks}]\n");
-	expect_failure("-E 2026-02-30", "vnfs-report: -E: invalid time '2026-02-30': use "
+	expect_usage_error("-E 2026-02-30", "vnfs-report: -E: invalid time '2026-02-30': use "
 					"YYYY-MM-DD[THH:MM[:SS]], HH:MM[:SS] or "
 					"now[-N{minutes,hours,days,weeks}]\n");
-	expect_failure("-j 12x", "vnfs-report: invalid job '12x': use a job id, or job.step "
+	expect_usage_error("-j 12x", "vnfs-report: invalid job '12x': use a job id, or job.step "
 				 "(e.g. 42, 42.0, 42.batch)\n");
-	expect_failure("-j 12.bat", "vnfs-report: invalid step 'bat' of job 12: use a number, "
+	expect_usage_error("-j 12.bat", "vnfs-report: invalid step 'bat' of job 12: use a number, "
 				    "batch, extern or interactive\n");
-	expect_failure("-u 'no user'", "vnfs-report: invalid user 'no user'\n");
+	expect_usage_error("-u 'no user'", "vnfs-report: invalid user 'no user'\n");
+	expect_usage_error("-X extra", "vnfs-report: unexpected argument 'extra' (see --help)\n");
+	/* getopt's own message, then the usage, as vnfs-helper's bad option. */
+	report(&run, "--bogus");
+	assert_int_equal(run.status, 2);
+	assert_string_equal(run.out, "");
+	assert_non_null(strstr(run.err, "unrecognized option '--bogus'\nUsage: vnfs-report"));
+	report(&run, "-j");
+	assert_int_equal(run.status, 2);
+	assert_non_null(strstr(run.err, "option requires an argument -- 'j'\nUsage: vnfs-report"));
+	report(&run, "--help");
+	assert_int_equal(run.status, 0);
+	assert_string_equal(run.err, "");
+	assert_non_null(strstr(run.out, "2 on a bad option or value"));
 	expect("-u nosuchuser -S 2026-11-01 -X -P -n -o JobID", "");
 
 	char arguments[256], message[512];
@@ -329,14 +379,91 @@ static void test_errors(void **state)
 	expect_failure(arguments, message);
 }
 
+/* -e lists and exits: no source is asked, so nothing on stderr. */
+static void expect_listed(const char *arguments, const char *out)
+{
+	report(&run, arguments);
+	assert_string_equal(run.err, "");
+	assert_string_equal(run.out, out);
+	assert_int_equal(run.status, 0);
+}
+
 static void test_helpformat(void **state)
 {
 	(void)state;
-	expect("-e", "JobID           User            Tags            Nodes           Start\n"
+	expect_listed("-e", "JobID           User            Tags            Nodes           Start\n"
 		     "End             Elapsed         ReadBytes       WriteBytes      ReadOps\n"
 		     "WriteOps        MetaOps         Errors          AvgReadSize     AvgWriteSize\n"
 		     "ReadP50         ReadP99         WriteP50        WriteP99        MetaP99\n"
 		     "MmapReadBytes   TopProcess      Mounts          State\n");
+}
+
+/* ---- a node without helper, or without history --------------------------- */
+
+/* A config file in directory naming the history path (and nothing else). */
+static void write_config(const char *name, const char *history, char *path, size_t size)
+{
+	snprintf(path, size, "%s/%s", directory, name);
+	FILE *file = fopen(path, "w");
+	assert_non_null(file);
+	assert_true(fprintf(file, "[sqlite]\npath = %s\n", history) > 0);
+	assert_int_equal(fclose(file), 0);
+}
+
+/*
+ * No helper and an empty history: the header, exit 0, and one line saying
+ * why no running job is there (it said nothing).  A history that does not
+ * exist is no error when report files are read (--report-dir: a login
+ * node), and stays one otherwise.
+ */
+static void test_helper_down(void **state)
+{
+	(void)state;
+	char empty[128], absent[128], config[128], arguments[1024], err[2048];
+	snprintf(empty, sizeof(empty), "%s/empty.db", directory);
+	snprintf(absent, sizeof(absent), "%s/absent.db", directory);
+
+	struct vnfs_config sink_config = { 0 };
+	snprintf(sink_config.sqlite.path, sizeof(sink_config.sqlite.path), "%s", empty);
+	struct vnfs_sink sink;
+	char error[256];
+	assert_int_equal(vnfs_sink_sqlite_open(&sink, &sink_config, error, sizeof(error)), 0);
+	sink.close(sink.state);
+	write_config("empty.conf", empty, config, sizeof(config));
+	snprintf(arguments, sizeof(arguments), "--config %s --socket %s/down.sock -P", config,
+		 directory);
+	report_alone(&run, arguments);
+	assert_string_equal(run.err, helper_down_note("down.sock"));
+	assert_string_equal(run.out, "JobID|User|Tags|Elapsed|ReadBytes|WriteBytes|ReadOps|"
+				     "WriteOps|MetaOps|Errors|State\n");
+	assert_int_equal(run.status, 0);
+
+	/* A login node: no helper, no history, the report files of job 100. */
+	write_config("absent.conf", absent, config, sizeof(config));
+	snprintf(arguments, sizeof(arguments),
+		 "--config %s --socket %s/down.sock --report-dir %s -j 100 -P -n "
+		 "-o JobID,Nodes,ReadOps",
+		 config, directory, report_dir);
+	report_alone(&run, arguments);
+	snprintf(err, sizeof(err),
+		 "%svnfs-report: note: no history database at %s: finished jobs are shown from "
+		 "their report files in %s only\n",
+		 helper_down_note("down.sock"), absent, report_dir);
+	assert_string_equal(run.err, err);
+	assert_string_equal(run.out, "100|node2|30\n100.0|node2|30\n");
+	assert_int_equal(run.status, 0);
+
+	/* Without --report-dir the history is what there is to read. */
+	snprintf(arguments, sizeof(arguments), "--config %s --socket %s/down.sock -j 100", config,
+		 directory);
+	report_alone(&run, arguments);
+	snprintf(err, sizeof(err),
+		 "%svnfs-report: history database %s: No such file or directory (without one, "
+		 "--report-dir DIR reads the report files alone)\n",
+		 helper_down_note("down.sock"), absent);
+	assert_string_equal(run.err, err);
+	assert_string_equal(run.out, "");
+	assert_int_equal(run.status, 1);
 }
 
 /* ---- live from a helper ------------------------------------------------- */
@@ -406,7 +533,7 @@ static void test_live(void **state)
 
 	vnfs_server_stop(server);
 	snprintf(socket_name, sizeof(socket_name), "none.sock");
-	/* A helper gone: silence (no socket), the history's last write of 102. */
+	/* A helper gone: said once (expect), the history's last write of 102. */
 	expect("-X -P -n -o JobID,ReadOps", "102|10\n");
 }
 
@@ -434,17 +561,20 @@ static void test_non_root(void **state)
 	/* No helper here: the listing it would give (HISTORY) is said to be
 	 * missing, not shown empty without a word. */
 	snprintf(note, sizeof(note),
-		 "vnfs-report: note: the history %s is readable by root and the administrators' "
-		 "group only; showing your jobs as the helper and their report files have them\n"
-		 "vnfs-report: the history from the helper: cannot reach vnfs-helper at "
-		 "%s/none.sock: No such file or directory\n", history, directory);
+		 "%svnfs-report: note: the history %s is readable by root and the administrators' "
+		 "group only, and the helper that reads it for you is not running: showing your "
+		 "jobs as their report files have them\n",
+		 helper_down_note("none.sock"), history);
 	/* The history is every user's: closed to users (0640, root's). */
 	run_as = "setpriv --reuid=1001 --regid=1001 --clear-groups ";
 	report(&run, "-S 2026-11-01 -X -P -n -o JobID,User,ReadOps");
 	assert_string_equal(run.err, note);
 	assert_string_equal(run.out, "");
 	assert_int_equal(run.status, 0);
-	expect_failure("-u 1002", "vnfs-report: only root may see other users' jobs\n");
+	/* A refusal, not a usage error: exit status 1, before any source. */
+	report(&run, "-u 1002");
+	assert_string_equal(run.err, "vnfs-report: only root may see other users' jobs\n");
+	assert_int_equal(run.status, 1);
 	/* A member of the administrators' group reads it; the tool still shows
 	 * a user their own jobs unless asked otherwise. */
 	set_history_group(history, 1001);
@@ -510,6 +640,14 @@ static void test_times(void **state)
 	assert_string_equal(buf, "1.50K");
 	report_format_bytes(3ull << 40, buf, sizeof(buf));
 	assert_string_equal(buf, "3T");
+	report_format_size(2, buf, sizeof(buf));
+	assert_string_equal(buf, "2 B");
+	report_format_size(1536, buf, sizeof(buf));
+	assert_string_equal(buf, "1.50 KiB");
+	report_format_size(8 << 20, buf, sizeof(buf));
+	assert_string_equal(buf, "8 MiB");
+	report_format_size(3ull << 40, buf, sizeof(buf));
+	assert_string_equal(buf, "3 TiB");
 	report_format_duration(999, buf, sizeof(buf));
 	assert_string_equal(buf, "999ns");
 	report_format_duration(24576, buf, sizeof(buf));
@@ -566,12 +704,29 @@ static void test_findings(void **state)
 	assert_int_equal(findings_of(&step, NULL, findings), 2);
 	assert_int_equal(findings[0].rule, REPORT_RULE_SMALL_READS);
 	assert_string_equal(findings[0].text,
-			    "small reads: the average read is 4K over 1000 calls, under 1/8 of the "
-			    "mount's rsize (1M); larger requests would need fewer round trips");
+			    "small reads: the average read is 4 KiB over 1000 calls, under 1/8 of "
+			    "the mount's rsize (1 MiB); larger requests would need fewer round "
+			    "trips");
 	assert_int_equal(findings[1].rule, REPORT_RULE_SMALL_WRITES);
 	assert_string_equal(findings[1].text,
-			    "small writes: the average write is 64K over 100 calls, under 1/8 of "
-			    "the mount's wsize (1M); larger requests would need fewer round trips");
+			    "small writes: the average write is 64 KiB over 100 calls, under 1/8 of "
+			    "the mount's wsize (1 MiB); larger requests would need fewer round "
+			    "trips");
+	/* Under 1 KiB the size still says its unit (it printed "is 2"), and a
+	 * size between powers has two decimals, as the tables show it. */
+	history_set_operation(&step, VNFS_OP_READ, 1000, 0, 1536, 12);
+	history_set_operation(&step, VNFS_OP_WRITE, 100, 0, 2, 14);
+	step.mounts[0].rsize = 65536 * 3;
+	assert_int_equal(findings_of(&step, NULL, findings), 2);
+	assert_string_equal(findings[0].text,
+			    "small reads: the average read is 1.50 KiB over 1000 calls, under 1/8 "
+			    "of the mount's rsize (192 KiB); larger requests would need fewer round "
+			    "trips");
+	assert_string_equal(findings[1].text,
+			    "small writes: the average write is 2 B over 100 calls, under 1/8 of "
+			    "the mount's wsize (1 MiB); larger requests would need fewer round "
+			    "trips");
+	step.mounts[0].rsize = 1024 * 1024;
 	/* 128 KiB is exactly 1/8 of 1 MiB: not small. */
 	history_set_operation(&step, VNFS_OP_READ, 1000, 0, 131072, 12);
 	history_set_operation(&step, VNFS_OP_WRITE, 99, 0, 4096, 14);
@@ -584,7 +739,7 @@ static void test_findings(void **state)
 	assert_int_equal(findings[0].rule, REPORT_RULE_ERRORS);
 	assert_string_equal(findings[0].text,
 			    "many errors: 150 of 237 operations failed (63.29%; the limits are 1% "
-			    "and 100); most in open (150)");
+			    "and 100 failed operations); most in open (150 failed calls)");
 	history_set_operation(&step, VNFS_OP_OPEN, 2, 0, 0, 16);
 	history_set_operation(&step, VNFS_OP_LOOKUP, 1000, 10, 0, 4);
 	assert_int_equal(findings_of(&step, NULL, findings), 0); /* 10 of 1039: under 1 % */
@@ -592,7 +747,7 @@ static void test_findings(void **state)
 	assert_int_equal(findings_of(&step, NULL, findings), 1);
 	assert_string_equal(findings[0].text,
 			    "many errors: 11 of 1039 operations failed (1.06%; the limits are 1% and "
-			    "100); most in lookup (11)");
+			    "100 failed operations); most in lookup (11 failed calls)");
 
 	/* Latency: getattr p99 32.77us against a baseline median of 8 us. */
 	history_step_init(&step, 7, 0, 1001, "alice", "node1", START, 1);
@@ -1006,12 +1161,12 @@ static void test_source_selection(void **state)
 	/* A step shown alone is headed by its job, as before. */
 	report(&run, "-j slurm:100.0 -l");
 	assert_int_equal(run.status, 0);
-	assert_string_equal(run.err, "");
+	assert_string_equal(run.err, quiet_err());
 	assert_int_equal(strncmp(run.out, "Job 100  user alice (1001)  COMPLETED\n", 38), 0);
 	assert_non_null(strstr(run.out, "\nSteps:   (none)\n"));
-	expect_failure("-j nosuch:42", "vnfs-report: invalid job 'nosuch:42': no workload source "
+	expect_usage_error("-j nosuch:42", "vnfs-report: invalid job 'nosuch:42': no workload source "
 				       "'nosuch' (known: slurm, kubernetes, container, lsf, sge, pbs, flux, environment)\n");
-	expect_failure("-j slurm:4x", "vnfs-report: invalid job '4x': use a job id, or job.step "
+	expect_usage_error("-j slurm:4x", "vnfs-report: invalid job '4x': use a job id, or job.step "
 				      "(e.g. 42, 42.0, 42.batch)\n");
 }
 
@@ -1021,7 +1176,8 @@ int main(void)
 		cmocka_unit_test(test_jobs_parsable),  cmocka_unit_test(test_table_widths),
 		cmocka_unit_test(test_user_and_times), cmocka_unit_test(test_json),
 		cmocka_unit_test(test_long),           cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_helpformat),     cmocka_unit_test(test_live),
+		cmocka_unit_test(test_helpformat),     cmocka_unit_test(test_helper_down),
+		cmocka_unit_test(test_live),
 		cmocka_unit_test(test_non_root),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_findings),       cmocka_unit_test(test_baseline),

@@ -925,12 +925,37 @@ static void test_client_cannot_reach(void **state)
 	(void)state;
 	assert_int_equal(vnfs_client_call("/nonexistent/vnfs/helper.sock", &request, 500, &reply,
 					  error, sizeof(error)),
-			 -1);
+			 VNFS_CLIENT_NOT_RUNNING);
 	assert_true(reply.ok); /* not a refusal: nothing answered */
 	assert_int_equal(reply.type, VNFS_REQUEST_STATUS);
 	assert_null(reply.status);
 	assert_string_equal(error, "cannot reach vnfs-helper at /nonexistent/vnfs/helper.sock: "
 				   "No such file or directory");
+}
+
+/* The socket a helper left when it stopped (killed, or its unit's
+ * RuntimeDirectory kept): nothing listens, so the helper is not running. */
+static void test_client_stale_socket(void **state)
+{
+	struct fixture *fixture = *state;
+	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
+	struct sockaddr_un address = { .sun_family = AF_UNIX };
+	struct vnfs_reply reply;
+	char path[100], error[256], expected[512];
+	int stale;
+
+	snprintf(path, sizeof(path), "%s/stale.sock", fixture->directory);
+	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
+	stale = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(stale >= 0);
+	assert_int_equal(bind(stale, (struct sockaddr *)&address, sizeof(address)), 0);
+	assert_int_equal(close(stale), 0); /* never listened: connect is refused */
+	assert_int_equal(vnfs_client_call(path, &request, 500, &reply, error, sizeof(error)),
+			 VNFS_CLIENT_NOT_RUNNING);
+	snprintf(expected, sizeof(expected), "cannot reach vnfs-helper at %s: Connection refused",
+		 path);
+	assert_string_equal(error, expected);
+	assert_int_equal(unlink(path), 0);
 }
 
 /* A "helper" that accepts connections (the kernel does, from the backlog)
@@ -1215,6 +1240,7 @@ int main(int argc, char **argv)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_and_busy_sockets, setup, teardown),
 		cmocka_unit_test(test_client_cannot_reach),
+		cmocka_unit_test_setup_teardown(test_client_stale_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_times_out_on_stalled_helper, setup,
 						teardown),
 	};
