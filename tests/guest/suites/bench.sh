@@ -475,14 +475,21 @@ for ((round = 1; round <= rounds; round++)); do
 	mark "bench-round-$round"
 done
 
-for variant in "${VARIANTS[@]}"; do
-	expected=$rounds
-	[ "$variant" = none ] && expected=$((rounds * (${#PROBE_VARIANTS[@]} + 1)))
-	for loop in "${LOOPS[@]}"; do
-		check_eq "$variant: $loop measured in every run" \
-			"$(awk -v v="$variant" -v l="$loop" '$2 == v && $3 == l' "$RAW" | wc -l)" "$expected"
+# check_every_run RAW ROUNDS "VARIANT..." "LOOP...": every probe variant has
+# ROUNDS lines per loop in RAW, and "none" one before them and one after each.
+check_every_run() {
+	local raw=$1 rounds=$2 variant loop expected
+	local -a variants=($3) loops=($4)
+	for variant in none "${variants[@]}"; do
+		expected=$rounds
+		[ "$variant" = none ] && expected=$((rounds * (${#variants[@]} + 1)))
+		for loop in "${loops[@]}"; do
+			check_eq "$variant: $loop measured in every run" \
+				"$(awk -v v="$variant" -v l="$loop" '$2 == v && $3 == l' "$raw" | wc -l)" "$expected"
+		done
 	done
-done
+}
+check_every_run "$RAW" "$rounds" "${PROBE_VARIANTS[*]}" "${LOOPS[*]}"
 
 summary=$(median_table)
 echo "$summary" > "$VNFS_OUT/bench-summary.txt"
@@ -715,14 +722,7 @@ check "exec_job: the capture's programs ran at every exec and fork (2 runs per l
 	awk '$1 == "vnfs-capture" && $2 == "exec_job" && $4 < 2 * $5 { short = 1 } END { exit short }' "$EXEC_PROGRAMS"
 [ "$mode" = long ] && check "vnfs-no-capture: no capture program ran" \
 	awk '$1 == "vnfs-no-capture" && $4 != 0 { ran = 1 } END { exit ran }' "$EXEC_PROGRAMS"
-for variant in none "${EXEC_PROBE_VARIANTS[@]}"; do
-	expected=$exec_rounds
-	[ "$variant" = none ] && expected=$((exec_rounds * (${#EXEC_PROBE_VARIANTS[@]} + 1)))
-	for loop in "${EXEC_LOOPS[@]}"; do
-		check_eq "$variant: $loop measured in every run" \
-			"$(awk -v v="$variant" -v l="$loop" '$2 == v && $3 == l' "$EXEC_RAW" | wc -l)" "$expected"
-	done
-done
+check_every_run "$EXEC_RAW" "$exec_rounds" "${EXEC_PROBE_VARIANTS[*]}" "${EXEC_LOOPS[*]}"
 mark bench-exec-capture
 
 if [ $measure_helper = 0 ]; then

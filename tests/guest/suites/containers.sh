@@ -202,20 +202,26 @@ check_eq "containerd runs nlp/bert-b2's tokenizer to its end" $? 0
 check_eq "the tokenizer wrote its file" "$(stat -c %s "$mount_dir/nlp/tokens")" $MIB
 
 # nlp/bert-b2's second container, run with --rm: containerd deletes its
-# task, state and cgroup the moment it exits.  It waits to be known (the
-# helper judged its cgroup as it was made), then writes 1 MiB and exits.
+# task, state and cgroup the moment it exits.
+# run_detokenizer ID NAME: it runs as container ID, waits to be known (the
+# helper judged its cgroup as it was made), then writes 1 MiB to
+# /data/NAME and exits; returns ctr's exit status.
+run_detokenizer() {
+	local id=$1 name=$2 cgroup=$NLP_SLICE/cri-containerd-$1.scope pid
+	ctr_run "$id" "$cgroup" nlp bert-b2 detokenizer $NLP_UID "$mount_dir/nlp" \
+		--rm $RUN/rootfs "$id" /bin/busybox sh -c \
+		"until [ -e /data/go-$name ]; do sleep 0.1; done &&
+		 dd if=/dev/zero of=/data/$name bs=1048576 count=1 conv=fsync 2> /dev/null" \
+		> $VNFS_OUT/ctr-nlp-$name.log 2>&1 &
+	pid=$!
+	check "the helper knew nlp/bert-b2's detokenizer ($name) as its cgroup was made" \
+		until_ok 60 grep -q "cgroup $cgroup made: kubernetes pod nlp/bert-b2 container detokenizer" $VNFS_OUT/helper.log
+	touch "$mount_dir/nlp/go-$name"
+	wait $pid
+}
 NLP_SHORT=5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d
 NLP_SHORT_CGROUP=$NLP_SLICE/cri-containerd-$NLP_SHORT.scope
-ctr_run $NLP_SHORT $NLP_SHORT_CGROUP nlp bert-b2 detokenizer $NLP_UID "$mount_dir/nlp" \
-	--rm $RUN/rootfs $NLP_SHORT /bin/busybox sh -c \
-	'until [ -e /data/go-short ]; do sleep 0.1; done &&
-	 dd if=/dev/zero of=/data/short bs=1048576 count=1 conv=fsync 2> /dev/null' \
-	> $VNFS_OUT/ctr-nlp-short.log 2>&1 &
-CTR_SHORT_PID=$!
-check "the helper knew nlp/bert-b2's detokenizer as its cgroup was made" \
-	until_ok 60 grep -q "cgroup $NLP_SHORT_CGROUP made: kubernetes pod nlp/bert-b2 container detokenizer" $VNFS_OUT/helper.log
-touch "$mount_dir/nlp/go-short"
-wait $CTR_SHORT_PID
+run_detokenizer $NLP_SHORT short
 check_eq "containerd ran the detokenizer and removed it (--rm)" $? 0
 check "its state is gone with it" test ! -e /run/containerd/io.containerd.runtime.v2.task/k8s.io/$NLP_SHORT
 check "its cgroup is gone with it" test ! -e "$CGROUP_ROOT$NLP_SHORT_CGROUP"
@@ -226,16 +232,7 @@ check "nlp/bert-b2's detokenizer counted, and ended" until_ok 30 short_ended
 # going on from where they were (1 MiB more).
 NLP_RESTART=6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f
 NLP_RESTART_CGROUP=$NLP_SLICE/cri-containerd-$NLP_RESTART.scope
-ctr_run $NLP_RESTART $NLP_RESTART_CGROUP nlp bert-b2 detokenizer $NLP_UID "$mount_dir/nlp" \
-	--rm $RUN/rootfs $NLP_RESTART /bin/busybox sh -c \
-	'until [ -e /data/go-restart ]; do sleep 0.1; done &&
-	 dd if=/dev/zero of=/data/restart bs=1048576 count=1 conv=fsync 2> /dev/null' \
-	> $VNFS_OUT/ctr-nlp-restart.log 2>&1 &
-CTR_RESTART_PID=$!
-check "the helper knew the restarted detokenizer as its cgroup was made" \
-	until_ok 60 grep -q "cgroup $NLP_RESTART_CGROUP made: kubernetes pod nlp/bert-b2 container detokenizer" $VNFS_OUT/helper.log
-touch "$mount_dir/nlp/go-restart"
-wait $CTR_RESTART_PID
+run_detokenizer $NLP_RESTART restart
 check_eq "containerd ran the restarted detokenizer" $? 0
 check "the restarted detokenizer registered again, in its step" \
 	until_ok 30 grep -q "restarted: registered again kubernetes pod nlp/bert-b2 container detokenizer" $VNFS_OUT/helper.log
