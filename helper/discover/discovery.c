@@ -70,9 +70,12 @@ int vnfs_discovery_init(struct vnfs_discovery *discovery, const struct vnfs_conf
 		return 0;
 	if (cgroup_mount == NULL && vnfs_cgroup2_mount(mount, sizeof(mount)) == 0)
 		cgroup_mount = mount;
-	if (cgroup_mount != NULL)
+	if (cgroup_mount != NULL) {
 		discovery->cgroup_root_fd =
 			open(cgroup_mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		snprintf(discovery->cgroup_mount, sizeof(discovery->cgroup_mount), "%s",
+			 cgroup_mount);
+	}
 	if (discovery->cgroup_root_fd < 0) {
 		vnfs_warning("no cgroup2 hierarchy: containers are not discovered ([containers] "
 			     "discover)");
@@ -174,32 +177,37 @@ static const struct vnfs_discovery_cgroup *last_verdict(const struct vnfs_discov
 /* ---- registering a container ---- */
 
 /*
- * Remembers the pod of a container (its cgroup's parent), once.  The path
- * is told from the cgroup's id, relative to the cgroup2 mount: a step a
- * hook registered holds the path it was given, from the root of the
- * filesystem, and a parent read from that would look gone.
+ * path relative to the cgroup2 mount.  Discovery registers its containers
+ * so; a hook's REGISTER gives the path from the filesystem's root, under
+ * the mount, and a parent read from that as it is would look gone.
  */
+static const char *under_mount(const struct vnfs_discovery *discovery, const char *path)
+{
+	size_t length = strlen(discovery->cgroup_mount);
+
+	if (length > 1 && strncmp(path, discovery->cgroup_mount, length) == 0 &&
+	    path[length] == '/')
+		return path + length;
+	return path;
+}
+
+/* Remembers the pod of a container at path (its cgroup's parent), once.
+ * From the path, not the cgroup's id: the container may be gone already. */
 static void await_pod(struct vnfs_discovery *discovery, const struct vnfs_workload *container,
-		      uint64_t cgroup_id)
+		      const char *path)
 {
 	struct vnfs_discovery_pod pod = { .job = *container };
-	char path[sizeof(pod.path)], error[512];
 	const char *slash;
 
 	pod.job.part[0] = '\0';
+	path = under_mount(discovery, path);
+	slash = strrchr(path, '/');
+	if (slash == NULL || slash == path || (size_t)(slash - path) >= sizeof(pod.path))
+		return;
+	memcpy(pod.path, path, (size_t)(slash - path));
 	for (size_t i = 0; i < discovery->pod_count; i++)
 		if (vnfs_workload_compare(&discovery->pods[i].job, &pod.job) == 0)
 			return;
-	if (vnfs_cgroup_path_of_id(discovery->cgroup_root_fd, cgroup_id, path, sizeof(path),
-				   error, sizeof(error)) != 0) {
-		vnfs_debug("%s: not awaited (%s): it is finished by its hooks or its grace",
-			   pod.job.job, error);
-		return;
-	}
-	slash = strrchr(path, '/');
-	if (slash == NULL || slash == path)
-		return;
-	memcpy(pod.path, path, (size_t)(slash - path));
 	if (discovery->pod_count == VNFS_DISCOVERY_MAX_PODS) {
 		vnfs_warning("%s: more than %d pods awaited at once: it is not finished when its "
 			     "cgroup goes", pod.job.job, VNFS_DISCOVERY_MAX_PODS);
@@ -225,7 +233,7 @@ static enum vnfs_discovery_verdict register_container(struct vnfs_discovery *dis
 	}
 	discovery->containers_registered++;
 	if (step->workload.source == VNFS_SOURCE_KUBERNETES)
-		await_pod(discovery, &step->workload, step->cgroup_id);
+		await_pod(discovery, &step->workload, step->cgroup_path);
 	errno = EOPNOTSUPP; /* a source that cannot fold */
 	if (source->fold_unattributed == NULL ||
 	    source->fold_unattributed(source->context, step->cgroup_id, slot, &calls) != 0) {
@@ -530,7 +538,7 @@ static void end_gone_steps(struct vnfs_discovery *discovery, struct followed_ste
 		if (step->state != VNFS_STEP_RUNNING)
 			continue;
 		if (kubernetes && step->workload.part[0] != '\0')
-			await_pod(discovery, &step->workload, step->cgroup_id);
+			await_pod(discovery, &step->workload, step->cgroup_path);
 		if (!vnfs_cgroup_gone(discovery->cgroup_root_fd, step->cgroup_id) ||
 		    vnfs_steps_end(discovery->steps, &step->workload, now_ms) != 0)
 			continue;

@@ -116,6 +116,7 @@ struct vnfs_discovery {
 	const char *tag_variables[VNFS_CONFIG_MAX_LIST];
 	size_t tag_variable_count;
 	int cgroup_root_fd; /* the cgroup2 mount, -1 without one */
+	char cgroup_mount[1024]; /* its path, for paths given from the filesystem's root */
 	struct vnfs_discovery_cgroup *judged; /* the last pass's, sorted by id */
 	size_t judged_count;
 	struct vnfs_discovery_pod *pods;
