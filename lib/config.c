@@ -175,6 +175,8 @@ static const struct config_key config_keys[] = {
 	  LIST(containers.tag_variables, containers.tag_variable_count), .default_text = "" },
 	{ "containers", "podman_storage", parse_optional_path, FIELD(containers.podman_storage),
 	  .default_text = "/var/lib/containers/storage" },
+	{ "containers", "docker_data_root", parse_optional_path,
+	  FIELD(containers.docker_data_root), .default_text = "/var/lib/docker" },
 
 	{ "environment", "job_variables", parse_variable_list,
 	  LIST(environment.job_variables, environment.job_variable_count),

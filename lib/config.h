@@ -69,6 +69,7 @@ struct vnfs_config {
 		size_t tag_variable_count;   /* container environment variables kept as tags */
 		char tag_variables[VNFS_CONFIG_MAX_LIST][65];
 		char podman_storage[VNFS_PATH_MAX]; /* podman's graphroot; "" = none */
+		char docker_data_root[VNFS_PATH_MAX]; /* dockerd's --data-root; "" = none */
 	} containers;
 
 	struct {

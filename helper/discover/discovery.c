@@ -2,8 +2,8 @@
  * discovery.c — containers found by the helper itself (see discovery.h):
  * judging the cgroups of unattributed rows, registering the containers
  * among them with their first calls folded in, ending them and finishing
- * their pods (or themselves, a podman container) when their cgroups are
- * gone.
+ * their pods (or themselves, a podman or Docker container) when their
+ * cgroups are gone.
  */
 #include "helper/discover/discovery.h"
 
@@ -18,7 +18,22 @@
 
 #include "lib/log.h"
 
-/* The runtimes' directories given, then podman's under its store. */
+/* Docker's directory under its data root, after the others. */
+static void add_docker_dir(struct vnfs_discovery *discovery, const char *data_root)
+{
+	if (data_root[0] == '\0')
+		return;
+	if (vnfs_docker_state_dir(data_root, &discovery->dirs[discovery->dir_count],
+				  discovery->docker_dir, sizeof(discovery->docker_dir)) != 0) {
+		vnfs_warning("[containers] docker_data_root %s: too long a path: Docker "
+			     "containers are not identified", data_root);
+		return;
+	}
+	discovery->dir_count++;
+}
+
+/* The runtimes' directories given, then podman's under its store, then
+ * Docker's. */
 static int add_dirs(struct vnfs_discovery *discovery, const struct vnfs_config *config,
 		    const struct vnfs_runtime_state_dir *dirs, size_t count)
 {
@@ -31,7 +46,7 @@ static int add_dirs(struct vnfs_discovery *discovery, const struct vnfs_config *
 
 	_Static_assert(sizeof(drivers) / sizeof(drivers[0]) == VNFS_DISCOVERY_PODMAN_DIRS,
 		       "a directory per storage driver");
-	if (count > VNFS_DISCOVERY_MAX_DIRS - VNFS_DISCOVERY_PODMAN_DIRS)
+	if (count > VNFS_DISCOVERY_MAX_DIRS - VNFS_DISCOVERY_ENGINE_DIRS)
 		return -1;
 	if (count > 0)
 		memcpy(discovery->dirs, dirs, count * sizeof(*dirs));
@@ -46,6 +61,7 @@ static int add_dirs(struct vnfs_discovery *discovery, const struct vnfs_config *
 		}
 		discovery->dir_count = ++count;
 	}
+	add_docker_dir(discovery, config->containers.docker_data_root);
 	return 0;
 }
 

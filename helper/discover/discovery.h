@@ -1,15 +1,15 @@
 /*
  * discovery.h — the workloads the helper finds by itself: Kubernetes pods
- * and containers, and podman containers, that nobody registered (DESIGN.md,
- * decision 11).
+ * and containers, and podman and Docker containers, that nobody registered
+ * (DESIGN.md, decision 11).
  *
  * A task in no registered cgroup is counted per cgroup id as unattributed
  * (bpf/vnfs.h).  Each interval the discovery looks at the cgroups of those
  * rows it has not judged yet: a cgroup the container runtime's own state
- * names as a Kubernetes container, or podman's store as a podman container
- * (lib/containers/containers.h: root-owned state that names this very
- * cgroup), is registered as that container, and
- * the calls it made before are folded into it, each exactly once
+ * names as a Kubernetes container, podman's store as a podman container,
+ * or dockerd's records as a Docker container (lib/containers/containers.h:
+ * root-owned state that names this very cgroup), is registered as that
+ * container, and the calls it made before are folded into it, each exactly once
  * (vnfs_counter_source.fold_unattributed).  So a container is accounted
  * from its first call, as if its runtime had registered it, without a
  * hook, an API server or kubelet.
@@ -23,7 +23,8 @@
  * ended, and a pod whose own cgroup (the parent of its containers') is gone
  * and none of whose steps runs has finished: its final read, summary
  * record, history row and report files, as a FINISH gives a Slurm job.  A
- * podman container is a job of its own: it finishes when its cgroup goes.
+ * podman or Docker container is a job of its own: it finishes when its
+ * cgroup goes.
  * Steps of source Kubernetes that a hook registered (vnfs-register
  * --oci-hook) are ended and finished the same way when the hook did not.
  *
@@ -44,10 +45,13 @@
 
 /* Cgroups a pass judges at most (unattributed rows hold at most 4,096). */
 #define VNFS_DISCOVERY_MAX_CGROUPS 4096
-/* Where it looks: the runtimes' directories it is given, and podman's, one
- * per storage driver, under [containers] podman_storage. */
+/* Where it looks: the runtimes' directories it is given, podman's, one per
+ * storage driver, under [containers] podman_storage, and Docker's under
+ * [containers] docker_data_root. */
 #define VNFS_DISCOVERY_MAX_DIRS 16
 #define VNFS_DISCOVERY_PODMAN_DIRS 4
+#define VNFS_DISCOVERY_DOCKER_DIRS 1
+#define VNFS_DISCOVERY_ENGINE_DIRS (VNFS_DISCOVERY_PODMAN_DIRS + VNFS_DISCOVERY_DOCKER_DIRS)
 /* Pods whose end is awaited at once. */
 #define VNFS_DISCOVERY_MAX_PODS 1024
 /* A cgroup whose identification failed (state not to trust, registry full)
@@ -113,6 +117,7 @@ struct vnfs_discovery {
 	struct vnfs_runtime_state_dir dirs[VNFS_DISCOVERY_MAX_DIRS];
 	size_t dir_count;
 	char podman_dirs[VNFS_DISCOVERY_PODMAN_DIRS][VNFS_PATH_MAX + 32];
+	char docker_dir[VNFS_PATH_MAX + 16];
 	const char *tag_variables[VNFS_CONFIG_MAX_LIST];
 	size_t tag_variable_count;
 	int cgroup_root_fd; /* the cgroup2 mount, -1 without one */
@@ -145,9 +150,10 @@ struct vnfs_discovery {
 
 /*
  * Sets discovery up from config ([containers] discover, tag_variables,
- * podman_storage; the names are read from config, which must outlive
- * discovery), finishing pods with finish_job(finish_context, ...), looking
- * in dirs (count of them, at most VNFS_DISCOVERY_MAX_DIRS less podman's)
+ * podman_storage, docker_data_root; the names are read from config, which
+ * must outlive discovery), finishing pods with finish_job(finish_context,
+ * ...), looking in dirs (count of them, at most VNFS_DISCOVERY_MAX_DIRS
+ * less VNFS_DISCOVERY_ENGINE_DIRS)
  * for the Kubernetes runtimes' state, under the
  * cgroup2 hierarchy mounted at cgroup_mount (NULL: the system's).  Disabled
  * by the config or without a cgroup2 hierarchy (logged).  Returns 0, or -1

@@ -71,19 +71,24 @@ static const struct pod_leaf pod_leaves[] = {
 };
 
 /* Containers outside Kubernetes: the directory above the container's, and
- * the container's.  A NULL parent is any (podman's --cgroup-parent). */
+ * the container's.  A NULL parent is any: podman's and docker's
+ * --cgroup-parent put a container under any directory, nested or not
+ * (docker's default /docker/<id> and /system.slice/docker-<id>.scope
+ * among them).  Tried in order, after the pod levels: a bare id under
+ * kubepods is Kubernetes' cgroupfs container, not docker's; no two leaves
+ * match one name. */
 struct standalone {
 	const char *parent;
 	struct leaf leaf;
 };
 
 static const struct standalone standalones[] = {
-	{"/docker", {"%i", VNFS_RUNTIME_DOCKER, false}},
-	{"/system.slice", {"docker-%i.scope", VNFS_RUNTIME_DOCKER, false}},
 	{"/machine.slice", {"libpod-%i.scope", VNFS_RUNTIME_PODMAN, false}},
 	{"/machine.slice", {"libpod-conmon-%i.scope", VNFS_RUNTIME_PODMAN, true}},
 	{NULL, {"libpod-%i", VNFS_RUNTIME_PODMAN, false}},
 	{NULL, {"libpod-conmon-%i", VNFS_RUNTIME_PODMAN, true}},
+	{NULL, {"%i", VNFS_RUNTIME_DOCKER, false}},
+	{NULL, {"docker-%i.scope", VNFS_RUNTIME_DOCKER, false}},
 };
 
 #define ARRAY_LENGTH(array) (sizeof(array) / sizeof((array)[0]))

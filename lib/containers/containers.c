@@ -1,6 +1,6 @@
 /*
- * containers.c — a cgroup's container, Kubernetes' or podman's, from its
- * runtime's own state (see containers.h).
+ * containers.c — a cgroup's container, Kubernetes', podman's or Docker's,
+ * from its runtime's own state (see containers.h).
  */
 /* open_by_handle_at needs _GNU_SOURCE: configure.ac's AC_USE_SYSTEM_EXTENSIONS */
 #include "lib/containers/containers.h"
@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/containers/docker_state.h"
 #include "lib/containers/runtime_json.h"
 #include "lib/containers/storage_names.h"
 #include "lib/log.h"
@@ -41,6 +42,19 @@ int vnfs_podman_state_dir(const char *graphroot, const char *driver,
 	*dir = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_PODMAN, directory,
 						"userdata/config.json",
 						VNFS_OCI_ANNOTATIONS_NONE, "containers.json" };
+	return 0;
+}
+
+int vnfs_docker_state_dir(const char *data_root, struct vnfs_runtime_state_dir *dir,
+			  char *directory, size_t size)
+{
+	int written = snprintf(directory, size, "%s/containers", data_root);
+
+	if (data_root[0] != '/' || written < 0 || (size_t)written >= size)
+		return -1;
+	*dir = (struct vnfs_runtime_state_dir){ VNFS_RUNTIME_DOCKER, directory,
+						VNFS_DOCKER_CONFIG_FILE, VNFS_OCI_ANNOTATIONS_NONE,
+						VNFS_DOCKER_HOST_CONFIG_FILE };
 	return 0;
 }
 
@@ -207,6 +221,44 @@ bool vnfs_cgroups_path_names(const char *cgroups_path, const char *path)
 	return strcmp(expected, path) == 0;
 }
 
+/* parent (absolute) without repeated or trailing '/', then "/<id>", into
+ * path: filepath.Join's text for dockerd's cgroupfs driver.  Returns 0, or
+ * -1 when it does not fit. */
+static int joined_path(const char *parent, const char *id, char *path, size_t size)
+{
+	size_t used = 0;
+
+	for (const char *at = parent; *at != '\0'; at++) {
+		if (*at == '/' && (at[1] == '/' || at[1] == '\0'))
+			continue;
+		if (used + 1 >= size)
+			return -1;
+		path[used++] = *at;
+	}
+	return (size_t)snprintf(path + used, size - used, "/%s", id) < size - used ? 0 : -1;
+}
+
+bool vnfs_docker_cgroup_names(const char *cgroup_parent, const char *id, const char *path)
+{
+	char cgroups_path[VNFS_CONTAINER_CGROUP_PATH_MAX];
+	int written;
+
+	/* The cgroupsPath dockerd writes to the container's OCI config, per
+	 * driver (daemon/oci_linux.go), and the cgroup that names. */
+	if (cgroup_parent[0] == '\0' || cgroup_parent[0] == '/') {
+		if (joined_path(cgroup_parent[0] != '\0' ? cgroup_parent : "/docker", id,
+				cgroups_path, sizeof(cgroups_path)) == 0 &&
+		    vnfs_cgroups_path_names(cgroups_path, path))
+			return true;
+	}
+	if (cgroup_parent[0] == '/')
+		return false;
+	written = snprintf(cgroups_path, sizeof(cgroups_path), "%s:docker:%s",
+			   cgroup_parent[0] != '\0' ? cgroup_parent : "system.slice", id);
+	return written > 0 && (size_t)written < sizeof(cgroups_path) &&
+	       vnfs_cgroups_path_names(cgroups_path, path);
+}
+
 /* A directory of the runtime's state: root's, written by no one else; or,
  * for a directory above the state (ancestor), root's and sticky if others
  * may write it (/tmp: no one else may move root's entries there). */
@@ -356,27 +408,41 @@ static int workload_of_config(const struct vnfs_oci_config *config,
 	return 1;
 }
 
-/* The variables of config the caller asked for, as tags: a value that is no
- * tag value (it came from a user's pod spec) is left out, with a warning. */
-static void tags_of_config(const struct vnfs_oci_config *config, const char *const *names,
-			   const struct vnfs_workload *workload, struct vnfs_tag_list *tags)
+/* The variables the caller asked for (env, count of them, env[i] names[i]'s,
+ * from an OCI config or Docker's record), as tags: a value that is no tag
+ * value (it came from a user's pod spec or `docker run -e`) is left out,
+ * with a warning. */
+static void tags_of_env(const struct vnfs_oci_env_value *env, size_t count,
+			const char *const *names, const struct vnfs_workload *workload,
+			struct vnfs_tag_list *tags)
 {
 	char problem[256], name[VNFS_WORKLOAD_DESCRIPTION_MAX];
 
 	vnfs_tags_init(tags);
-	for (size_t i = 0; i < config->env_count; i++) {
-		if (config->env[i].status == VNFS_OCI_ENV_UNSET)
+	for (size_t i = 0; i < count; i++) {
+		if (env[i].status == VNFS_OCI_ENV_UNSET)
 			continue;
-		if (config->env[i].status == VNFS_OCI_ENV_SET &&
-		    vnfs_tags_set(tags, names[i], config->env[i].value, problem,
-				  sizeof(problem)) == 0)
+		if (env[i].status == VNFS_OCI_ENV_SET &&
+		    vnfs_tags_set(tags, names[i], env[i].value, problem, sizeof(problem)) == 0)
 			continue;
 		vnfs_warning("%s: its variable %s is not kept as a tag (%s)",
 			     vnfs_workload_describe(workload, name, sizeof(name)), names[i],
-			     config->env[i].status == VNFS_OCI_ENV_REFUSED
-				     ? "a NUL or too long"
-				     : problem);
+			     env[i].status == VNFS_OCI_ENV_REFUSED ? "a NUL or too long" : problem);
 	}
+}
+
+/* A plain container's workload: source container, job its name, part its
+ * short id.  Returns 1, or -1 with a message. */
+static int workload_of_container(const char *name, const char *id,
+				 struct vnfs_workload *workload, char *error, size_t error_size)
+{
+	char short_id[VNFS_CONTAINER_SHORT_ID_LENGTH + 1];
+
+	snprintf(short_id, sizeof(short_id), "%.*s", VNFS_CONTAINER_SHORT_ID_LENGTH, id);
+	return vnfs_workload_set(workload, VNFS_SOURCE_CONTAINER, name, short_id, error,
+				 error_size) < 0
+		       ? -1
+		       : 1;
 }
 
 /*
@@ -387,7 +453,7 @@ static void tags_of_config(const struct vnfs_oci_config *config, const char *con
 static int workload_of_names(const struct vnfs_runtime_state_dir *dir, const char *id,
 			     struct vnfs_workload *workload, char *error, size_t error_size)
 {
-	char name[VNFS_CONTAINER_NAME_MAX + 1], short_id[VNFS_CONTAINER_SHORT_ID_LENGTH + 1];
+	char name[VNFS_CONTAINER_NAME_MAX + 1];
 	int fd = open_trusted_path(dir->directory, error, error_size);
 	char *text = NULL;
 	size_t length = 0;
@@ -407,13 +473,91 @@ static int workload_of_names(const struct vnfs_runtime_state_dir *dir, const cha
 		result = vnfs_storage_container_name(text, length, id, name, sizeof(name), error,
 						     error_size);
 	free(text);
-	if (result != 1)
-		return result;
-	snprintf(short_id, sizeof(short_id), "%.*s", VNFS_CONTAINER_SHORT_ID_LENGTH, id);
-	return vnfs_workload_set(workload, VNFS_SOURCE_CONTAINER, name, short_id, error,
-				 error_size) < 0
+	return result != 1 ? result : workload_of_container(name, id, workload, error, error_size);
+}
+
+/* One of Docker's files of a container (the directory container_fd): 1
+ * with *text, 0 when it is gone (a container being made or removed), -1
+ * with a message naming the file. */
+static int read_docker_file(int container_fd, const char *file, char **text, size_t *length,
+			    char *error, size_t error_size)
+{
+	if (faccessat(container_fd, file, F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+		return 0;
+	return vnfs_runtime_file_read(container_fd, file, VNFS_DOCKER_STATE_SIZE_MAX, text,
+				      length, error, error_size) < 0
 		       ? -1
 		       : 1;
+}
+
+/* Docker's record of container id in dir, both files read and parsed.
+ * Returns 1 with *container, 0 when there is none (or it is another's),
+ * -1 with a message. */
+static int read_docker_record(const struct vnfs_runtime_state_dir *dir, const char *id,
+			      const char *const *tag_variables, size_t tag_variable_count,
+			      struct vnfs_docker_container *container, char *error,
+			      size_t error_size)
+{
+	char *config = NULL, *host_config = NULL;
+	size_t config_length = 0, host_config_length = 0;
+	int fd = open_trusted_path(dir->directory, error, error_size), inner, result;
+
+	if (fd < 0)
+		return fd == -2 ? 0 : -1;
+	inner = open_trusted(fd, id, dir->directory, error, error_size);
+	close(fd);
+	if (inner < 0)
+		return inner == -2 ? 0 : -1; /* a message of its own, naming the directory */
+	result = read_docker_file(inner, dir->config_file, &config, &config_length, error,
+				  error_size);
+	if (result == 1)
+		result = read_docker_file(inner, dir->names_file, &host_config,
+					  &host_config_length, error, error_size);
+	close(inner);
+	if (result == 1)
+		result = vnfs_docker_container_parse(config, config_length, host_config,
+						     host_config_length, id, tag_variables,
+						     tag_variable_count, container, error,
+						     error_size);
+	free(config);
+	free(host_config);
+	/* The files' messages name the file alone: where it is, too. */
+	if (result < 0) {
+		char problem[512];
+
+		snprintf(problem, sizeof(problem), "%s", error);
+		vnfs_fail(error, error_size, "%s/%s: %s", dir->directory, id, problem);
+	}
+	return result;
+}
+
+/* The Docker container of cgroup (at path) in dir, when its record names
+ * this cgroup as its own.  Returns 1 with *workload (and *tags), 0, -1. */
+static int identify_docker(const struct vnfs_runtime_state_dir *dir,
+			   const struct vnfs_container_cgroup *cgroup, const char *path,
+			   const char *const *tag_variables, size_t tag_variable_count,
+			   struct vnfs_workload *workload, struct vnfs_tag_list *tags,
+			   char *error, size_t error_size)
+{
+	/* 12 KiB: not on a collector's stack */
+	struct vnfs_docker_container *container = malloc(sizeof(*container));
+	int result;
+
+	if (container == NULL)
+		return vnfs_fail(error, error_size, "out of memory");
+	result = read_docker_record(dir, cgroup->container_id, tag_variables, tag_variable_count,
+				    container, error, error_size);
+	/* A cgroup named after the container, not the one dockerd made. */
+	if (result == 1 &&
+	    !vnfs_docker_cgroup_names(container->cgroup_parent, cgroup->container_id, path))
+		result = 0;
+	if (result == 1)
+		result = workload_of_container(container->name, cgroup->container_id, workload,
+					       error, error_size);
+	if (result == 1 && tags != NULL)
+		tags_of_env(container->env, container->env_count, tag_variables, workload, tags);
+	free(container);
+	return result;
 }
 
 /* Whether dir is where the container of cgroup may be described: a
@@ -454,7 +598,7 @@ static int identify_in(const struct vnfs_runtime_state_dir *dir,
 	else
 		result = workload_of_names(dir, cgroup->container_id, workload, error, error_size);
 	if (result == 1 && tags != NULL)
-		tags_of_config(config, tag_variables, workload, tags);
+		tags_of_env(config->env, config->env_count, tag_variables, workload, tags);
 	return result;
 }
 
@@ -468,7 +612,8 @@ int vnfs_identify_container(const char *path, const struct vnfs_runtime_state_di
 	int result = 0;
 
 	if (vnfs_container_cgroup_parse(path, &cgroup) != VNFS_CGROUP_CONTAINER ||
-	    (!cgroup.kubernetes && cgroup.runtime != VNFS_RUNTIME_PODMAN))
+	    (!cgroup.kubernetes && cgroup.runtime != VNFS_RUNTIME_PODMAN &&
+	     cgroup.runtime != VNFS_RUNTIME_DOCKER))
 		return 0;
 	config = malloc(sizeof(*config)); /* 10 KiB: not on a collector's stack */
 	if (config == NULL) {
@@ -476,7 +621,11 @@ int vnfs_identify_container(const char *path, const struct vnfs_runtime_state_di
 		return -1;
 	}
 	for (size_t i = 0; i < count && result == 0; i++)
-		if (may_describe(&dirs[i], &cgroup))
+		if (may_describe(&dirs[i], &cgroup) && dirs[i].runtime == VNFS_RUNTIME_DOCKER)
+			result = identify_docker(&dirs[i], &cgroup, path, tag_variables,
+						 tag_variable_count, workload, tags, error,
+						 error_size);
+		else if (may_describe(&dirs[i], &cgroup))
 			result = identify_in(&dirs[i], &cgroup, path, tag_variables,
 					     tag_variable_count, config, workload, tags, error,
 					     error_size);

@@ -1,15 +1,17 @@
 /*
- * containers.h — from a cgroup id the probes saw to the Kubernetes
- * container it belongs to (DESIGN.md, decision 11): the one place that
- * puts container_cgroup.h (what the path says) and oci_config.h (what the
- * runtime wrote) together.
+ * containers.h — from a cgroup id the probes saw to the container it
+ * belongs to, Kubernetes', podman's or Docker's (DESIGN.md, decision 11):
+ * the one place that puts container_cgroup.h (what the path says) and
+ * oci_config.h, storage_names.h and docker_state.h (what the runtime
+ * wrote) together.
  *
  * The cgroup's name is not proof: with cgroup delegation a user may create
  * directories named like a container's.  The identity comes from the
  * runtime's own state, a root-owned directory that no one else may write,
  * and only when the config the runtime wrote there names this very cgroup
- * (its cgroupsPath), so that a cgroup a user made and named after someone
- * else's container is not that container.
+ * (its cgroupsPath; for Docker, the path its CgroupParent and id make), so
+ * that a cgroup a user made and named after someone else's container is
+ * not that container.
  */
 #ifndef VNFS_CONTAINERS_H
 #define VNFS_CONTAINERS_H
@@ -43,9 +45,12 @@ struct vnfs_runtime_state_dir {
 	const char *directory;   /* absolute */
 	const char *config_file; /* relative to <directory>/<container id> */
 	enum vnfs_oci_annotations annotations;
-	/* A plain container engine's file naming its containers, relative to
-	 * directory (podman: containers.json); NULL for a Kubernetes runtime,
-	 * whose config names the pod and container itself. */
+	/* A plain container engine's own record of its containers: podman's
+	 * containers.json, relative to directory, naming them; Docker's
+	 * hostconfig.json, relative to <directory>/<id> (its config_file is
+	 * config.v2.json, not an OCI config), naming the cgroup's parent.
+	 * NULL for a Kubernetes runtime, whose config names the pod and
+	 * container itself. */
 	const char *names_file;
 };
 
@@ -55,6 +60,12 @@ struct vnfs_runtime_state_dir {
  * fit. */
 int vnfs_podman_state_dir(const char *graphroot, const char *driver,
 			  struct vnfs_runtime_state_dir *dir, char *directory, size_t size);
+
+/* Docker's containers, under data_root (dockerd's --data-root,
+ * /var/lib/docker by default), in directory (size bytes:
+ * "<data_root>/containers").  Returns 0, or -1 when it does not fit. */
+int vnfs_docker_state_dir(const char *data_root, struct vnfs_runtime_state_dir *dir,
+			  char *directory, size_t size);
 
 /* The table above, in order, and its length. */
 extern const struct vnfs_runtime_state_dir vnfs_runtime_state_dirs[];
@@ -98,6 +109,20 @@ int vnfs_cgroup_of_pid(pid_t pid, char *path, size_t size, char *error, size_t e
 bool vnfs_cgroups_path_names(const char *cgroups_path, const char *path);
 
 /*
+ * Whether path is the cgroup dockerd makes for container id under
+ * cgroup_parent (hostconfig.json's CgroupParent, "" for the default):
+ *   cgroupfs driver  "<CgroupParent or /docker>/<id>", an absolute parent
+ *                    cleaned as Go's filepath.Join does of repeated and
+ *                    trailing '/';
+ *   systemd driver   "<slice path of CgroupParent or system.slice>/
+ *                    docker-<id>.scope", a parent that is a slice's name.
+ * The driver is not in the container's records, so either form counts; a
+ * parent names at most one of them.  A daemon-wide default parent
+ * (dockerd --cgroup-parent) is not read: its containers are not matched.
+ */
+bool vnfs_docker_cgroup_names(const char *cgroup_parent, const char *id, const char *path);
+
+/*
  * The workload of the container whose cgroup is at path:
  *   - a Kubernetes container, or pod: source Kubernetes, job
  *     "namespace/pod", part the container's name, "" for the pod's sandbox;
@@ -105,14 +130,19 @@ bool vnfs_cgroups_path_names(const char *cgroups_path, const char *path);
  *     runtime the path names first, all of them when it names none
  *     (Kubernetes' cgroupfs driver);
  *   - a podman container outside Kubernetes: source container, job its
- *     name, part its short id; looked for in the podman directories of dirs.
+ *     name, part its short id; looked for in the podman directories of dirs;
+ *   - a Docker container outside Kubernetes: the same, from its
+ *     config.v2.json and hostconfig.json in the Docker directories of dirs,
+ *     when its ID is the cgroup's and vnfs_docker_cgroup_names has the
+ *     cgroup as its own.
  * Into *workload, and, when tags is not NULL, the variables of its
  * environment named in tag_variables (tag_variable_count of them, at most
  * VNFS_OCI_ENV_WANTED_MAX, tag names) that it sets, as tags (a value that
  * is no tag value is left out, with a warning).  dirs holds count
  * directories.  Returns 1 when identified, 0 when path is no container, or
- * is one that no runtime's state names as its own (a docker container, a
- * cgroup made to look like a container, a container already gone), -1
+ * is one that no runtime's state names as its own (a cgroup made to look
+ * like a container, a container already gone, a record whose ID is
+ * another's), -1
  * with a message when a state directory or file is not one to trust or
  * read.
  */

@@ -82,10 +82,25 @@ static const struct expected recognized[] = {
 	/* podman under a kubepods-like parent (the guest suites do this) is podman's. */
 	{"/kubepods/besteffort/pod" UID "/libpod-" ID, VNFS_CGROUP_CONTAINER, VNFS_RUNTIME_PODMAN,
 	 false, VNFS_QOS_NONE, "", ID},
-	/* docker outside Kubernetes. */
+	/* docker outside Kubernetes: the defaults of both drivers, then under
+	 * any --cgroup-parent, nested or not (Docker's records say which is
+	 * the container's: containers.h). */
 	{"/docker/" ID, VNFS_CGROUP_CONTAINER, VNFS_RUNTIME_DOCKER, false, VNFS_QOS_NONE, "", ID},
 	{"/system.slice/docker-" ID ".scope", VNFS_CGROUP_CONTAINER, VNFS_RUNTIME_DOCKER, false,
 	 VNFS_QOS_NONE, "", ID},
+	{"/vnfs-docker/" ID, VNFS_CGROUP_CONTAINER, VNFS_RUNTIME_DOCKER, false, VNFS_QOS_NONE, "",
+	 ID},
+	{"/a/b/" ID, VNFS_CGROUP_CONTAINER, VNFS_RUNTIME_DOCKER, false, VNFS_QOS_NONE, "", ID},
+	{"/x/docker/" ID, VNFS_CGROUP_CONTAINER, VNFS_RUNTIME_DOCKER, false, VNFS_QOS_NONE, "", ID},
+	{"/" ID, VNFS_CGROUP_CONTAINER, VNFS_RUNTIME_DOCKER, false, VNFS_QOS_NONE, "", ID},
+	{"/foo.slice/foo-bar.slice/docker-" ID ".scope", VNFS_CGROUP_CONTAINER,
+	 VNFS_RUNTIME_DOCKER, false, VNFS_QOS_NONE, "", ID},
+	{"/machine.slice/docker-" ID ".scope", VNFS_CGROUP_CONTAINER, VNFS_RUNTIME_DOCKER, false,
+	 VNFS_QOS_NONE, "", ID},
+	/* A bare id in a systemd pod's slice is no Kubernetes leaf there: what
+	 * is left is docker's claim, under that slice as its parent. */
+	{BURSTABLE_SLICE "/" ID, VNFS_CGROUP_CONTAINER, VNFS_RUNTIME_DOCKER, false, VNFS_QOS_NONE,
+	 "", ID},
 };
 
 static void assert_recognized(const struct expected *expected)
@@ -160,7 +175,6 @@ static const char *const near_misses[] = {
 	BURSTABLE_SLICE "/cri-containerd-" ID,
 	BURSTABLE_SLICE "/cri-containerd-" ID ".slice",
 	BURSTABLE_SLICE "/containerd-" ID ".scope",
-	BURSTABLE_SLICE "/" ID,
 	"/kubepods/burstable/pod" UID "/cri-containerd-" ID ".scope",
 	/* Components after the container, trailing or doubled slashes, dots. */
 	BURSTABLE_SLICE "/cri-containerd-" ID ".scope/init",
@@ -190,13 +204,22 @@ static const char *const near_misses[] = {
 	"/kubepods/pod5d1b7e7c0a8f0e8d3c1b3e8a6b5f5d0",
 	"/kubepods/pod",
 	/* Standalone containers under the wrong parent. */
-	"/machine.slice/docker-" ID ".scope",
 	"/system.slice/libpod-" ID ".scope",
 	"/machine/libpod-" ID ".scope",
-	"/docker.slice/" ID,
-	"/x/docker/" ID,
-	"/" ID,
 	"/libpod-" ID ".scope",
+	/* Look-alikes of docker's under a nested parent: 63 or 65 hex,
+	 * uppercase, not hex, a component after the id, a wrong affix. */
+	"/a/b/" SHORT_ID,
+	"/a/b/" ID "0",
+	"/a/b/" UPPERCASE_ID,
+	"/a/b/" NOT_HEX_ID,
+	"/a/b/" ID "/c",
+	"/a/b/docker-" ID,
+	"/a/b/docker-" ID ".scope/c",
+	"/foo.slice/docker-" SHORT_ID ".scope",
+	"/foo.slice/docker-" UPPERCASE_ID ".scope",
+	"/foo.slice/Docker-" ID ".scope",
+	"/foo.slice/x" ID,
 };
 
 static void test_near_misses(void **state)

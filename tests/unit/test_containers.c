@@ -2,7 +2,8 @@
  * test_containers.c — lib/containers/containers.c: a cgroup id's path in a
  * real cgroup2 hierarchy, systemd's cgroupsPath form, and a container
  * identified from a state directory laid out as containerd's and CRI-O's
- * are, trusted only when root's and naming the very cgroup.
+ * are, and a podman and a Docker container from their engines' records,
+ * trusted only when root's and naming the very cgroup.
  *
  * Runs as root (the suite does) with a cgroup2 hierarchy mounted: without
  * one the test fails, it does not skip.
@@ -21,8 +22,10 @@
 #include <unistd.h>
 
 #include "lib/containers/containers.h"
+#include "lib/containers/docker_state.h"
 #include "lib/containers/storage_names.h"
 #include "lib/containers/oci_state.h"
+#include "docker_fixtures.h"
 #include "oci_config_fixtures.h"
 
 #define SYSTEMD_POD_SLICE                                                            \
@@ -455,6 +458,277 @@ static void test_podman_container(void **state)
 	assert_int_equal(system(file), 0);
 }
 
+/* dockerd's cgroups: either driver's, the default parent or CgroupParent;
+ * nothing else, however alike. */
+static void test_docker_cgroup_forms(void **state)
+{
+	static const struct {
+		const char *parent;
+		const char *path;
+		bool names;
+	} cases[] = {
+		{ "", "/docker/" FIXTURE_DOCKER_ID, true },
+		{ "", "/system.slice/docker-" FIXTURE_DOCKER_ID ".scope", true },
+		{ "/vnfs-docker", "/vnfs-docker/" FIXTURE_DOCKER_ID, true },
+		{ "/a/b", "/a/b/" FIXTURE_DOCKER_ID, true },
+		/* filepath.Join's cleaning of the parent. */
+		{ "/a//b/", "/a/b/" FIXTURE_DOCKER_ID, true },
+		{ "/", "/" FIXTURE_DOCKER_ID, true },
+		{ "foo-bar.slice", "/foo.slice/foo-bar.slice/docker-" FIXTURE_DOCKER_ID ".scope", true },
+		{ "-.slice", "/docker-" FIXTURE_DOCKER_ID ".scope", true },
+		/* A parent hostconfig does not name, or the other driver's form of
+		 * a parent that has one form only. */
+		{ "", "/vnfs-docker/" FIXTURE_DOCKER_ID, false },
+		{ "/vnfs-docker", "/docker/" FIXTURE_DOCKER_ID, false },
+		{ "/vnfs-docker", "/system.slice/docker-" FIXTURE_DOCKER_ID ".scope", false },
+		{ "/a/b", "/a/" FIXTURE_DOCKER_ID, false },
+		{ "/a/b", "/a/b/c/" FIXTURE_DOCKER_ID, false },
+		{ "foo-bar.slice", "/foo-bar.slice/docker-" FIXTURE_DOCKER_ID ".scope", false },
+		{ "foo-bar.slice", "/system.slice/docker-" FIXTURE_DOCKER_ID ".scope", false },
+		{ "foo-bar.slice", "/foo-bar.slice/" FIXTURE_DOCKER_ID, false },
+		{ "relative", "/relative/" FIXTURE_DOCKER_ID, false },
+		/* Another id, or the id's cgroup with something after it. */
+		{ "", "/docker/" FIXTURE_PODMAN_ID, false },
+		{ "", "/docker/" FIXTURE_DOCKER_ID "/x", false },
+		{ "", "/system.slice/docker-" FIXTURE_DOCKER_ID ".scope/x", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("'%s' %s\n", cases[i].parent, cases[i].path);
+		assert_int_equal(vnfs_docker_cgroup_names(cases[i].parent, FIXTURE_DOCKER_ID,
+							  cases[i].path),
+				 cases[i].names);
+	}
+}
+
+static int parse_docker(const char *config, const char *host_config, const char *id,
+			struct vnfs_docker_container *container, char *error, size_t error_size)
+{
+	static const char *const wanted[] = { "JOB_NAME", "UNSET_HERE", "PROJECT", "ABSENT" };
+
+	return vnfs_docker_container_parse(config, strlen(config), host_config,
+					   strlen(host_config), id, wanted, 4, container, error,
+					   error_size);
+}
+
+/* dockerd's config.v2.json and hostconfig.json: the name without its '/',
+ * the variables asked for, the parent; another ID is not this container;
+ * refusals, each naming the file and saying why. */
+static void test_docker_state(void **state)
+{
+	struct vnfs_docker_container container;
+	char error[256] = "";
+	static const struct {
+		const char *config;
+		const char *host_config;
+		const char *message;
+	} refused[] = {
+		{ "[]", "{}", "config.v2.json: the document is not an object" },
+		{ "{\"ID\":\"" FIXTURE_DOCKER_ID "\",\"Name\":\"/x\"}", "{",
+		  "hostconfig.json: invalid JSON at byte 1: the document is truncated" },
+		{ "{\"Name\":\"/trainer-d\"}", "{}", "config.v2.json: no ID" },
+		{ "{\"ID\":7}", "{}", "config.v2.json: ID is not a string" },
+		{ "{\"ID\":\"" FIXTURE_DOCKER_ID "\"}", "{}", "config.v2.json: no Name" },
+		{ "{\"ID\":\"" FIXTURE_DOCKER_ID "\",\"Name\":\"/a b\"}", "{}",
+		  "config.v2.json: its Name is not a container name (a letter or digit, then "
+		  "letters, digits, '_', '.' or '-', at most 128)" },
+		{ "{\"ID\":\"" FIXTURE_DOCKER_ID "\",\"Name\":\"/\"}", "{}",
+		  "config.v2.json: its Name is not a container name (a letter or digit, then "
+		  "letters, digits, '_', '.' or '-', at most 128)" },
+		{ "{\"ID\":\"" FIXTURE_DOCKER_ID "\",\"Name\":\"/a\\u0000b\"}", "{}",
+		  "config.v2.json: Name holds a NUL character" },
+		{ "{\"ID\":\"" FIXTURE_DOCKER_ID "\",\"Name\":\"/x\",\"Config\":[]}", "{}",
+		  "config.v2.json: Config is not an object" },
+		{ "{\"ID\":\"" FIXTURE_DOCKER_ID "\",\"Name\":\"/x\",\"Config\":{\"Env\":{}}}", "{}",
+		  "config.v2.json: Config.Env is not an array" },
+		{ "{\"ID\":\"" FIXTURE_DOCKER_ID "\",\"Name\":\"/x\",\"Config\":{\"Env\":[1]}}", "{}",
+		  "config.v2.json: Config.Env[0] is not a string" },
+		{ "{\"ID\":\"" FIXTURE_DOCKER_ID "\",\"Name\":\"/x\"}", "{\"CgroupParent\":7}",
+		  "hostconfig.json: CgroupParent is not a string" },
+		{ "{\"ID\":\"" FIXTURE_DOCKER_ID "\",\"Name\":\"/x\"}",
+		  "{\"CgroupParent\":\"/a b\"}",
+		  "hostconfig.json: CgroupParent (4 bytes) is not printable ASCII without spaces, "
+		  "shorter than 4096 bytes" },
+		{ "{\"ID\":\"" FIXTURE_DOCKER_ID "\",\"Name\":\"/x\"} x", "{}",
+		  "config.v2.json: invalid JSON at byte 86: unexpected character" },
+	};
+
+	(void)state;
+	assert_int_equal(parse_docker(docker_config_v2, docker_host_config, FIXTURE_DOCKER_ID,
+				      &container, error, sizeof(error)),
+			 1);
+	assert_string_equal(container.name, "trainer-d");
+	assert_string_equal(container.cgroup_parent, "");
+	assert_int_equal(container.env_count, 4);
+	assert_int_equal(container.env[0].status, VNFS_OCI_ENV_SET);
+	assert_string_equal(container.env[0].value, "resnet");
+	assert_int_equal(container.env[1].status, VNFS_OCI_ENV_UNSET); /* "UNSET_HERE": no '=' */
+	assert_string_equal(container.env[2].value, "climate");
+	assert_int_equal(container.env[3].status, VNFS_OCI_ENV_UNSET);
+	assert_int_equal(parse_docker(docker_config_v2, docker_host_config_slice,
+				      FIXTURE_DOCKER_ID, &container, error, sizeof(error)),
+			 1);
+	assert_string_equal(container.cgroup_parent, "foo-bar.slice");
+
+	/* The last entry of a name counts; a NUL refuses a value, not the file. */
+	static const char env[] =
+		"{\"ID\":\"" FIXTURE_DOCKER_ID "\",\"Name\":\"trainer-d\",\"Config\":{\"Env\":["
+		"\"JOB_NAME=first\",\"JOB_NAME=last\",\"UNSET_HERE=x\",\"UNSET_HERE\","
+		"\"PROJECT=a\\u0000b\"]}}";
+	assert_int_equal(parse_docker(env, "{}", FIXTURE_DOCKER_ID, &container, error,
+				      sizeof(error)),
+			 1);
+	assert_string_equal(container.name, "trainer-d"); /* no '/': kept as it is */
+	assert_string_equal(container.env[0].value, "last");
+	assert_int_equal(container.env[1].status, VNFS_OCI_ENV_UNSET);
+	assert_int_equal(container.env[2].status, VNFS_OCI_ENV_REFUSED);
+
+	/* Another container's record, or an ID with more after a NUL. */
+	assert_int_equal(parse_docker(docker_config_v2, docker_host_config, FIXTURE_PODMAN_ID,
+				      &container, error, sizeof(error)),
+			 0);
+	assert_string_equal(container.name, "");
+	assert_int_equal(parse_docker("{\"ID\":\"" FIXTURE_DOCKER_ID "\\u0000x\",\"Name\":\"/x\"}",
+				      "{}", FIXTURE_DOCKER_ID, &container, error, sizeof(error)),
+			 0);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		print_message("%s\n", refused[i].message);
+		assert_int_equal(parse_docker(refused[i].config, refused[i].host_config,
+					      FIXTURE_DOCKER_ID, &container, error,
+					      sizeof(error)),
+				 -1);
+		assert_string_equal(error, refused[i].message);
+		assert_string_equal(container.name, "");
+	}
+}
+
+/* <data_root>/containers/<id>/ with config and host_config in it, every
+ * directory root's and 0700 (dockerd's are 0710). */
+static void make_docker_record(const char *data_root, const char *config,
+			       const char *host_config)
+{
+	char path[256];
+	FILE *out;
+
+	snprintf(path, sizeof(path), "%s/containers/" FIXTURE_DOCKER_ID, data_root);
+	make_path(path);
+	snprintf(path, sizeof(path), "%s/containers/" FIXTURE_DOCKER_ID "/config.v2.json",
+		 data_root);
+	assert_non_null(out = fopen(path, "w"));
+	assert_true(fputs(config, out) >= 0);
+	assert_int_equal(fclose(out), 0);
+	snprintf(path, sizeof(path), "%s/containers/" FIXTURE_DOCKER_ID "/hostconfig.json",
+		 data_root);
+	assert_non_null(out = fopen(path, "w"));
+	assert_true(fputs(host_config, out) >= 0);
+	assert_int_equal(fclose(out), 0);
+}
+
+static int identify_docker(const char *path, const struct vnfs_runtime_state_dir *table,
+			   struct vnfs_workload *workload, struct vnfs_tag_list *tags,
+			   char *error, size_t error_size)
+{
+	static const char *const wanted[] = { "JOB_NAME" };
+
+	return vnfs_identify_container(path, table, 1, wanted, 1, workload, tags, error,
+				       error_size);
+}
+
+/* A Docker container outside Kubernetes: named by its record, its short id
+ * the part, its variables as tags, under the default parent or its own; a
+ * cgroup under a parent its hostconfig does not name is not it. */
+static void test_docker_container(void **state)
+{
+	const char *path = "/docker/" FIXTURE_DOCKER_ID;
+	struct vnfs_runtime_state_dir table;
+	struct vnfs_workload workload;
+	struct vnfs_tag_list tags;
+	char data_root[64], directory[128], command[256], error[512] = "";
+
+	(void)state;
+	snprintf(data_root, sizeof(data_root), "/tmp/vnfs-test-docker-XXXXXX");
+	assert_non_null(mkdtemp(data_root));
+	assert_int_equal(chmod(data_root, 0700), 0);
+	assert_int_equal(vnfs_docker_state_dir(data_root, &table, directory, sizeof(directory)),
+			 0);
+	assert_int_equal(vnfs_docker_state_dir("relative", &table, directory, sizeof(directory)),
+			 -1);
+	assert_int_equal(vnfs_docker_state_dir(data_root, &table, directory, sizeof(directory)),
+			 0);
+	assert_int_equal(table.runtime, VNFS_RUNTIME_DOCKER);
+	/* No containers directory yet, then no such container: not identified. */
+	assert_int_equal(identify_docker(path, &table, &workload, &tags, error, sizeof(error)), 0);
+	make_docker_record(data_root, docker_config_v2, docker_host_config);
+	assert_int_equal(identify_docker(path, &table, &workload, &tags, error, sizeof(error)), 1);
+	assert_int_equal(workload.source, VNFS_SOURCE_CONTAINER);
+	assert_string_equal(workload.job, "trainer-d");
+	assert_string_equal(workload.part, FIXTURE_DOCKER_SHORT_ID);
+	assert_string_equal(vnfs_tags_find(&tags, "JOB_NAME"), "resnet");
+	assert_int_equal(identify_docker("/system.slice/docker-" FIXTURE_DOCKER_ID ".scope", &table,
+					 &workload, &tags, error, sizeof(error)),
+			 1);
+	/* Its id under a parent its hostconfig does not name (a cgroup a user
+	 * made and named after it) is not it. */
+	assert_int_equal(identify_docker("/vnfs-docker/nested/" FIXTURE_DOCKER_ID, &table,
+					 &workload, &tags, error, sizeof(error)),
+			 0);
+	/* A nested parent of its own. */
+	make_docker_record(data_root, docker_config_v2, docker_host_config_nested);
+	assert_int_equal(identify_docker("/vnfs-docker/nested/" FIXTURE_DOCKER_ID, &table,
+					 &workload, &tags, error, sizeof(error)),
+			 1);
+	assert_string_equal(workload.job, "trainer-d");
+	assert_int_equal(identify_docker(path, &table, &workload, &tags, error, sizeof(error)), 0);
+	/* A podman or Kubernetes table does not describe it. */
+	table.runtime = VNFS_RUNTIME_PODMAN;
+	assert_int_equal(identify_docker("/vnfs-docker/nested/" FIXTURE_DOCKER_ID, &table,
+					 &workload, &tags, error, sizeof(error)),
+			 0);
+	table.runtime = VNFS_RUNTIME_DOCKER;
+
+	/* A record whose ID is another's names no cgroup of this id: not
+	 * identified, as if it had none (dockerd never writes one there). */
+	make_docker_record(data_root, "{\"ID\":\"" FIXTURE_PODMAN_ID "\",\"Name\":\"/other\"}",
+			   docker_host_config);
+	assert_int_equal(identify_docker(path, &table, &workload, &tags, error, sizeof(error)), 0);
+	/* A malformed record: an error naming the file. */
+	make_docker_record(data_root, "{\"ID\":", docker_host_config);
+	assert_int_equal(identify_docker(path, &table, &workload, &tags, error, sizeof(error)), -1);
+	assert_non_null(strstr(error, "/containers/" FIXTURE_DOCKER_ID ": config.v2.json: "
+				      "invalid JSON"));
+	make_docker_record(data_root, docker_config_v2, docker_host_config);
+
+	/* The container's files gone (being made or removed): not identified. */
+	snprintf(command, sizeof(command), "%s/" FIXTURE_DOCKER_ID "/hostconfig.json", directory);
+	assert_int_equal(unlink(command), 0);
+	assert_int_equal(identify_docker(path, &table, &workload, &tags, error, sizeof(error)), 0);
+	make_docker_record(data_root, docker_config_v2, docker_host_config);
+
+	/* A containers directory others may write is not believed. */
+	assert_int_equal(chmod(directory, 0770), 0);
+	assert_int_equal(identify_docker(path, &table, &workload, &tags, error, sizeof(error)), -1);
+	assert_non_null(strstr(error, "with mode 770: a runtime's state must be root's"));
+	assert_int_equal(chmod(directory, 0710), 0);
+	assert_int_equal(identify_docker(path, &table, &workload, &tags, error, sizeof(error)), 1);
+
+	/* A link in place of the container's directory is not followed. */
+	char real[256], link[256];
+	snprintf(link, sizeof(link), "%s/" FIXTURE_DOCKER_ID, directory);
+	snprintf(real, sizeof(real), "%s/elsewhere", data_root);
+	assert_int_equal(rename(link, real), 0);
+	assert_int_equal(symlink(real, link), 0);
+	assert_int_equal(identify_docker(path, &table, &workload, &tags, error, sizeof(error)), -1);
+	print_message("%s\n", error);
+	assert_non_null(strstr(error, "Not a directory"));
+	assert_int_equal(unlink(link), 0);
+	/* And the directory gone with its container: not identified. */
+	assert_int_equal(identify_docker(path, &table, &workload, &tags, error, sizeof(error)), 0);
+
+	snprintf(command, sizeof(command), "rm -rf '%s'", data_root);
+	assert_int_equal(system(command), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -467,6 +741,9 @@ int main(void)
 		cmocka_unit_test(test_oci_state),
 		cmocka_unit_test(test_storage_names),
 		cmocka_unit_test(test_podman_container),
+		cmocka_unit_test(test_docker_cgroup_forms),
+		cmocka_unit_test(test_docker_state),
+		cmocka_unit_test(test_docker_container),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
