@@ -1,8 +1,9 @@
 /*
- * test_discovery.c — the helper finding Kubernetes containers by itself
- * (helper/discover/discovery.h), on this host's real cgroup2 hierarchy and
- * a real containerd-like state directory, with a counter source that hands
- * out unattributed rows and records what is registered and folded.
+ * test_discovery.c — the helper finding containers by itself (Kubernetes',
+ * podman's, Docker's: helper/discover/discovery.h), on this host's real
+ * cgroup2 hierarchy and a real containerd-like state directory, with a
+ * counter source that hands out unattributed rows and records what is
+ * registered and folded.
  *
  * The cgroups are made under a directory of their own in the hierarchy,
  * given to the discovery as its mount: the paths it sees then start at
@@ -22,6 +23,7 @@
 #include <cmocka.h>
 
 #include "helper/discover/discovery.h"
+#include "tests/unit/docker_fixtures.h"
 #include "tests/unit/oci_config_fixtures.h"
 
 #define POD_SLICE                                                         \
@@ -474,6 +476,63 @@ static void test_podman_container(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* A Docker container, under [containers] docker_data_root, in a nested
+ * --cgroup-parent: registered by its record's name and short id, its
+ * Config.Env's variable as a tag, its job finished as its cgroup goes. */
+static void test_docker_container(void **state)
+{
+	struct fixture *f = *state;
+	const char *cgroup = "/vnfs-docker/nested/" FIXTURE_DOCKER_ID;
+	char data_root[64], path[512];
+	struct seen_step seen;
+	uint64_t id;
+	FILE *out;
+
+	snprintf(data_root, sizeof(data_root), "/tmp/vnfs-test-docker-XXXXXX");
+	assert_non_null(mkdtemp(data_root));
+	snprintf(path, sizeof(path), "%s/containers", data_root);
+	assert_int_equal(mkdir(path, 0710), 0);
+	strcat(path, "/" FIXTURE_DOCKER_ID);
+	assert_int_equal(mkdir(path, 0710), 0);
+	strcat(path, "/config.v2.json");
+	assert_non_null(out = fopen(path, "w"));
+	assert_true(fputs(docker_config_v2, out) >= 0);
+	assert_int_equal(fclose(out), 0);
+	strcpy(strrchr(path, '/'), "/hostconfig.json");
+	assert_non_null(out = fopen(path, "w"));
+	assert_true(fputs(docker_host_config_nested, out) >= 0);
+	assert_int_equal(fclose(out), 0);
+
+	vnfs_discovery_destroy(&f->discovery);
+	snprintf(f->config.containers.docker_data_root,
+		 sizeof(f->config.containers.docker_data_root), "%s", data_root);
+	assert_int_equal(vnfs_discovery_init(&f->discovery, &f->config, &f->steps, record_finish,
+					     &f->finished, &f->runtime, 1, f->top),
+			 0);
+	assert_int_equal(f->discovery.dir_count, 1 + VNFS_DISCOVERY_DOCKER_DIRS);
+	id = make_cgroup(f->top, cgroup);
+	f->fake.rows[0].cgroup_id = id;
+	f->fake.rows[1].cgroup_id = id;
+	vnfs_discovery_run(&f->discovery, 1000);
+	seen = only_step(f);
+	assert_int_equal(seen.step.workload.source, VNFS_SOURCE_CONTAINER);
+	assert_string_equal(seen.step.workload.job, "trainer-d");
+	assert_string_equal(seen.step.workload.part, FIXTURE_DOCKER_SHORT_ID);
+	assert_string_equal(seen.step.cgroup_path, cgroup);
+	assert_string_equal(vnfs_tags_find(&seen.step.tags, "PROJECT"), "climate");
+	assert_int_equal(f->fake.folds, 1);
+	assert_int_equal(f->fake.folded_cgroup, id);
+
+	remove_cgroup(f->top, cgroup);
+	vnfs_discovery_run(&f->discovery, 2000);
+	assert_int_equal(only_step(f).step.state, VNFS_STEP_ENDED);
+	assert_int_equal(f->finished.count, 1);
+	assert_int_equal(f->finished.job.source, VNFS_SOURCE_CONTAINER);
+	assert_string_equal(f->finished.job.job, "trainer-d");
+	snprintf(path, sizeof(path), "rm -rf '%s'", data_root);
+	assert_int_equal(system(path), 0);
+}
+
 /* A container told as its cgroup was made is known then; its runtime may
  * remove its cgroup (and state) before the next pass: its calls are still
  * its own, registered from what was known, and it ends at once.  A known
@@ -550,6 +609,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_container_known_as_its_cgroup_is_made, set_up,
 						tear_down),
 		cmocka_unit_test_setup_teardown(test_podman_container, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_docker_container, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_hook_registered_pod_awaited, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_disabled, set_up, tear_down),
 	};
