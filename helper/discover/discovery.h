@@ -9,8 +9,8 @@
  * names as a Kubernetes container, podman's store as a podman container,
  * or dockerd's records as a Docker container (lib/containers/containers.h:
  * root-owned state that names this very cgroup), is registered as that
- * container, and the calls it made before are folded into it, each exactly once
- * (vnfs_counter_source.fold_unattributed).  So a container is accounted
+ * container, and the calls it made before are folded into it, each
+ * exactly once (vnfs_counter_source.fold_unattributed).  So a container is accounted
  * from its first call, as if its runtime had registered it, without a
  * hook, an API server or kubelet.
  *

@@ -620,15 +620,18 @@ int vnfs_identify_container(const char *path, const struct vnfs_runtime_state_di
 		snprintf(error, error_size, "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < count && result == 0; i++)
-		if (may_describe(&dirs[i], &cgroup) && dirs[i].runtime == VNFS_RUNTIME_DOCKER)
-			result = identify_docker(&dirs[i], &cgroup, path, tag_variables,
-						 tag_variable_count, workload, tags, error,
-						 error_size);
-		else if (may_describe(&dirs[i], &cgroup))
-			result = identify_in(&dirs[i], &cgroup, path, tag_variables,
-					     tag_variable_count, config, workload, tags, error,
-					     error_size);
+	for (size_t i = 0; i < count && result == 0; i++) {
+		if (!may_describe(&dirs[i], &cgroup))
+			continue;
+		/* Docker's records are its own, not an OCI config. */
+		result = dirs[i].runtime == VNFS_RUNTIME_DOCKER
+				 ? identify_docker(&dirs[i], &cgroup, path, tag_variables,
+						   tag_variable_count, workload, tags, error,
+						   error_size)
+				 : identify_in(&dirs[i], &cgroup, path, tag_variables,
+					       tag_variable_count, config, workload, tags, error,
+					       error_size);
+	}
 	free(config);
 	return result;
 }

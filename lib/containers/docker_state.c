@@ -105,20 +105,19 @@ static void take_env_entry(struct json_object *entry, const char *const *names,
 	size_t length = (size_t)json_object_get_string_len(entry);
 	const char *equals = memchr(text, '=', length);
 	size_t name_length = equals != NULL ? (size_t)(equals - text) : length;
+	size_t value_length = equals != NULL ? length - name_length - 1 : 0;
 
+	/* No break: a name asked for twice gets this value twice. */
 	for (size_t i = 0; i < container->env_count; i++) {
 		struct vnfs_oci_env_value *slot = &container->env[i];
-		size_t value_length = equals != NULL ? length - name_length - 1 : 0;
 
 		if (strlen(names[i]) != name_length || memcmp(text, names[i], name_length) != 0)
 			continue;
-		memset(slot, 0, sizeof(*slot));
-		if (equals == NULL)
-			slot->status = VNFS_OCI_ENV_UNSET;
-		else if (value_length >= sizeof(slot->value) ||
-			 memchr(equals + 1, '\0', value_length) != NULL)
+		memset(slot, 0, sizeof(*slot)); /* UNSET, "" */
+		if (equals != NULL && (value_length >= sizeof(slot->value) ||
+				       memchr(equals + 1, '\0', value_length) != NULL)) {
 			slot->status = VNFS_OCI_ENV_REFUSED;
-		else {
+		} else if (equals != NULL) {
 			slot->status = VNFS_OCI_ENV_SET;
 			memcpy(slot->value, equals + 1, value_length);
 		}
@@ -178,8 +177,9 @@ static int check_env_names(const char *const *names, size_t count, char *error,
 			   size_t error_size)
 {
 	if (count > VNFS_OCI_ENV_WANTED_MAX)
-		return vnfs_fail(error, error_size, "%zu environment variables asked for, at most %d",
-				 count, VNFS_OCI_ENV_WANTED_MAX);
+		return vnfs_fail(error, error_size,
+				 "%zu environment variables asked for, at most %d", count,
+				 VNFS_OCI_ENV_WANTED_MAX);
 	for (size_t i = 0; i < count; i++)
 		if (!vnfs_tag_name_valid(names[i]))
 			return vnfs_fail(error, error_size,
