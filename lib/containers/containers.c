@@ -462,11 +462,11 @@ static int workload_of_names(const struct vnfs_runtime_state_dir *dir, const cha
 	if (fd < 0)
 		return fd == -2 ? 0 : -1;
 	/* No names file (a store with no container yet): none of its. */
-	if (faccessat(fd, dir->names_file, F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
+	if (faccessat(fd, dir->engine_file, F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
 		close(fd);
 		return 0;
 	}
-	result = vnfs_runtime_file_read(fd, dir->names_file, VNFS_STORAGE_NAMES_SIZE_MAX, &text,
+	result = vnfs_runtime_file_read(fd, dir->engine_file, VNFS_STORAGE_NAMES_SIZE_MAX, &text,
 					&length, error, error_size);
 	close(fd);
 	if (result == 0)
@@ -511,7 +511,7 @@ static int read_docker_record(const struct vnfs_runtime_state_dir *dir, const ch
 	result = read_docker_file(inner, dir->config_file, &config, &config_length, error,
 				  error_size);
 	if (result == 1)
-		result = read_docker_file(inner, dir->names_file, &host_config,
+		result = read_docker_file(inner, dir->engine_file, &host_config,
 					  &host_config_length, error, error_size);
 	close(inner);
 	if (result == 1)
@@ -567,7 +567,7 @@ static int identify_docker(const struct vnfs_runtime_state_dir *dir,
 static bool may_describe(const struct vnfs_runtime_state_dir *dir,
 			 const struct vnfs_container_cgroup *cgroup)
 {
-	if (cgroup->kubernetes != (dir->names_file == NULL))
+	if (cgroup->kubernetes != (dir->engine_file == NULL))
 		return false;
 	return cgroup->runtime == VNFS_RUNTIME_UNKNOWN || dir->runtime == cgroup->runtime;
 }
@@ -591,7 +591,7 @@ static int identify_in(const struct vnfs_runtime_state_dir *dir,
 	free(text);
 	if (result != 1)
 		return result;
-	if (dir->names_file == NULL)
+	if (dir->engine_file == NULL)
 		result = workload_of_config(config, cgroup, path, workload, error, error_size);
 	else if (!vnfs_cgroups_path_names(config->cgroups_path, path))
 		result = 0; /* a cgroup named after the container, not its own */

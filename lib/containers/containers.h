@@ -51,7 +51,7 @@ struct vnfs_runtime_state_dir {
 	 * config.v2.json, not an OCI config), naming the cgroup's parent.
 	 * NULL for a Kubernetes runtime, whose config names the pod and
 	 * container itself. */
-	const char *names_file;
+	const char *engine_file;
 };
 
 /* podman's store, under graphroot (storage.conf's, /var/lib/containers/

@@ -444,12 +444,12 @@ static void test_podman_container(void **state)
 						 1, NULL, 0, &workload, NULL, error, sizeof(error)),
 			 0);
 	/* A Kubernetes runtime's table does not describe podman containers. */
-	table.names_file = NULL;
+	table.engine_file = NULL;
 	assert_int_equal(vnfs_identify_container(path, &table, 1, NULL, 0, &workload, NULL, error,
 						 sizeof(error)),
 			 0);
 	/* A store others may write is not believed. */
-	table.names_file = "containers.json";
+	table.engine_file = "containers.json";
 	assert_int_equal(chmod(directory, 0777), 0);
 	assert_int_equal(vnfs_identify_container(path, &table, 1, NULL, 0, &workload, NULL, error,
 						 sizeof(error)),

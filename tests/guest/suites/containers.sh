@@ -15,6 +15,11 @@
 #   3. podman outside Kubernetes (crun, cgroupfs, vfs storage on tmpfs): the
 #      helper names the container as podman's store does, and finishes it
 #      when its cgroup goes.
+#   4. docker outside Kubernetes (Debian's docker.io, cgroupfs, vfs storage
+#      on tmpfs): the helper names each container from Docker's own record
+#      (config.v2.json, hostconfig.json), under Docker's default cgroup
+#      parent and under one given with --cgroup-parent, a container that
+#      does its I/O and exits before its first call is seen included.
 source /vnfs/src/tests/guest/lib/guest.sh
 
 BUILD=${VNFS_BUILD:-/vnfs/src}
@@ -47,6 +52,7 @@ listen = 127.0.0.1:9717
 [containers]
 tag_variables = JOB_NAME
 podman_storage = /run/containers-graph
+docker_data_root = /run/docker-data
 CONF
 "$HELPER" --config $RUN/vnfs.conf > $VNFS_OUT/helper.log 2>&1 &
 HELPER_PID=$!
@@ -288,11 +294,12 @@ sh -c "echo \$\$ > $CGROUP_ROOT$LOOKALIKE/cgroup.procs &&
 # unattributed (its row existed at that collection), and one more interval
 # has been collected since, whose discovery pass ran before it: a (wrong)
 # discovery of the row would have been made by then.
+# lookalike_seen PATH: whether the cgroup at PATH has unattributed writes.
 lookalike_seen() {
 	curl -sf http://127.0.0.1:9717/metrics |
-		awk -v id="$(stat -c %i "$CGROUP_ROOT$LOOKALIKE")" '$1 ~ "^vnfs_unattributed_write_bytes_total[{]cgroup_id=\"" id "\"" {found = 1} END {exit !found}'
+		awk -v id="$(stat -c %i "$CGROUP_ROOT$1")" '$1 ~ "^vnfs_unattributed_write_bytes_total[{]cgroup_id=\"" id "\"" {found = 1} END {exit !found}'
 }
-check "the look-alike's write is counted, unattributed" until_ok 60 lookalike_seen
+check "the look-alike's write is counted, unattributed" until_ok 60 lookalike_seen "$LOOKALIKE"
 check "an interval was collected since" until_ok 60 collected_beyond 127.0.0.1:9717 "$(helper_collections 127.0.0.1:9717)"
 check_eq "a look-alike cgroup is not vision/train-a1's: still one step" \
 	"$(query_job vision/train-a1 | jq '.job.steps | length')" 1
@@ -376,6 +383,96 @@ check_eq "vnfs-report -j container:trainer-7: its write bytes" \
 	"$("$BUILD/vnfs-report" --database $RUN/history.db --socket $SOCKET -j container:trainer-7 --json | jq '.jobs[0].operations.write.bytes')" \
 	$((2 * MIB))
 podman rm -f trainer-7 > /dev/null
+
+# ---------------------------------------------------------------- docker
+# dockerd with its data, state and socket on tmpfs, no networking (the
+# guest loads no bridge or netfilter module) and the cgroupfs driver (no
+# systemd in the guest).  /etc/docker is on the read-only root: a tmpfs
+# over it takes the key dockerd writes there.  /usr/bin/docker is Debian's
+# client; the host's /usr/local/bin may shadow it with another.
+mark docker
+check "docker is installed" test -x /usr/sbin/dockerd
+DOCKER_SOCKET=unix:///run/docker-exec/docker.sock
+docker_cli() { /usr/bin/docker -H $DOCKER_SOCKET "$@"; }
+mkdir -p /etc/docker /run/docker-exec && mount -t tmpfs tmpfs /etc/docker
+/usr/sbin/dockerd -H $DOCKER_SOCKET --data-root /run/docker-data --exec-root /run/docker-exec \
+	--pidfile /run/docker-exec/dockerd.pid --iptables=false --ip6tables=false \
+	--ip-forward=false --ip-masq=false --bridge=none --storage-driver=vfs \
+	--exec-opt native.cgroupdriver=cgroupfs > $VNFS_OUT/dockerd.log 2>&1 &
+DOCKERD_PID=$!
+check "dockerd came up" until_ok 120 docker_cli version
+tar -C $RUN/rootfs -c . | docker_cli import - vnfs-busybox > $VNFS_OUT/docker-import.log 2>&1
+check_eq "docker imports the busybox root as an image" $? 0
+mkdir -p "$mount_dir/docker"
+docker_query() { "$SEND" "$SOCKET" "{\"v\":1,\"type\":\"query\",\"source\":\"container\",\"job\":\"$1\"}"; }
+
+# trainer-d, under Docker's own parent (/docker/<id>): 1 MiB when it
+# starts, then, once the helper lists it, 1 MiB more.
+docker_cli run -d --name trainer-d --network none --env JOB_NAME=docker-run \
+	--volume "$mount_dir/docker:/data" vnfs-busybox /bin/busybox sh -c \
+	'dd if=/dev/zero of=/data/trainer bs=1048576 count=1 conv=fsync 2> /dev/null &&
+	 until [ -e /data/go ]; do sleep 0.1; done &&
+	 dd if=/dev/zero of=/data/trainer bs=1048576 count=1 seek=1 conv=notrunc,fsync 2> /dev/null' \
+	> $VNFS_OUT/docker-trainer.log 2>&1
+check_eq "docker runs trainer-d" $? 0
+trainer_id=$(docker_cli inspect -f '{{.Id}}' trainer-d)
+check "trainer-d's cgroup is Docker's default" test -d "$CGROUP_ROOT/docker/$trainer_id"
+check "the helper discovered docker's trainer-d" until_ok 60 listed trainer-d
+touch "$mount_dir/docker/go"
+check "trainer-d exited" until_ok 60 bash -c "[ \"\$(/usr/bin/docker -H $DOCKER_SOCKET inspect -f '{{.State.Status}}' trainer-d)\" = exited ]"
+check_eq "trainer-d wrote its file" "$(stat -c %s "$mount_dir/docker/trainer")" $((2 * MIB))
+trainer_query=$(docker_query trainer-d)
+echo "$trainer_query" > $VNFS_OUT/query-docker-trainer.json
+check_eq "trainer-d: one step, its short id" \
+	"$(jq -r '[.job.steps[].part] | join(",")' <<< "$trainer_query")" "${trainer_id:0:12}"
+check_eq "trainer-d: write bytes before and after discovery, exactly" \
+	"$(jq '.job.steps[0].operations.write.bytes' <<< "$trainer_query")" $((2 * MIB))
+check_eq "trainer-d: write calls, exactly" \
+	"$(jq '.job.steps[0].operations.write.count' <<< "$trainer_query")" 2
+check_eq "trainer-d: fsync calls, exactly" \
+	"$(jq '.job.steps[0].operations.fsync.count' <<< "$trainer_query")" 2
+check_eq "trainer-d: its JOB_NAME variable as a tag" \
+	"$(jq -r '.job.steps[0].tags.JOB_NAME' <<< "$trainer_query")" docker-run
+check "trainer-d finished when its cgroup went" until_ok 30 not_listed trainer-d
+
+# loader-d, under a parent of the admin's (--cgroup-parent), writes 1 MiB
+# and exits at once: the helper knows it from its cgroup's making, while
+# Docker keeps its record of the stopped container.
+docker_cli run --name loader-d --network none --cgroup-parent /vnfs-docker \
+	--volume "$mount_dir/docker:/data" vnfs-busybox /bin/busybox dd if=/dev/zero \
+	of=/data/loader bs=1048576 count=1 conv=fsync > $VNFS_OUT/docker-loader.log 2>&1
+check_eq "docker runs loader-d to its end" $? 0
+loader_id=$(docker_cli inspect -f '{{.Id}}' loader-d)
+check "the helper knew loader-d as its cgroup was made" \
+	until_ok 60 grep -q "cgroup /vnfs-docker/$loader_id made: container loader-d" $VNFS_OUT/helper.log
+check_eq "loader-d wrote its file" "$(stat -c %s "$mount_dir/docker/loader")" $MIB
+check "loader-d finished when its cgroup went" until_ok 60 bash -c \
+	"sqlite3 $RUN/history.db \"SELECT finished FROM steps WHERE source = 'container' AND job = 'loader-d'\" | grep -qx 1"
+loader_query=$("$BUILD/vnfs-report" --database $RUN/history.db --socket $SOCKET -j container:loader-d --json)
+echo "$loader_query" > $VNFS_OUT/report-docker-loader.json
+check_eq "loader-d: write bytes, exactly" "$(jq '.jobs[0].operations.write.bytes' <<< "$loader_query")" $MIB
+check_eq "loader-d: write calls, exactly" "$(jq '.jobs[0].operations.write.count' <<< "$loader_query")" 1
+check_eq "loader-d: fsync calls, exactly" "$(jq '.jobs[0].operations.fsync.count' <<< "$loader_query")" 1
+check_eq "the history holds trainer-d, finished, with its bytes" \
+	"$(sqlite3 $RUN/history.db "SELECT o.bytes FROM steps s JOIN step_operations o ON o.step = s.id WHERE s.source = 'container' AND s.job = 'trainer-d' AND s.finished = 1 AND o.operation = 'write'")" $((2 * MIB))
+
+# A cgroup named like a Docker container's, made by hand, with a real
+# container's id under a parent Docker did not give it: Docker's record
+# names another cgroup, so it is no container (the data decided on, as for
+# the pods' look-alike above).
+DOCKER_LOOKALIKE=/vnfs-fake-docker/$trainer_id
+mkdir -p "$CGROUP_ROOT$DOCKER_LOOKALIKE"
+sh -c "echo \$\$ > $CGROUP_ROOT$DOCKER_LOOKALIKE/cgroup.procs &&
+	exec dd if=/dev/zero of=$mount_dir/docker/lookalike bs=4096 count=1 conv=fsync 2> /dev/null"
+check "the docker look-alike's write is counted, unattributed" until_ok 60 lookalike_seen "$DOCKER_LOOKALIKE"
+check "an interval was collected since" until_ok 60 collected_beyond 127.0.0.1:9717 "$(helper_collections 127.0.0.1:9717)"
+check_eq "a docker look-alike is no container: trainer-d is still one step, in the history" \
+	"$(sqlite3 $RUN/history.db "SELECT count(*) FROM steps WHERE source = 'container' AND job = 'trainer-d'")" 1
+check "nor is it listed" not_listed trainer-d
+rmdir "$CGROUP_ROOT$DOCKER_LOOKALIKE" "$CGROUP_ROOT/vnfs-fake-docker"
+docker_cli rm -f trainer-d loader-d > /dev/null
+kill -TERM $DOCKERD_PID
+wait $DOCKERD_PID
 
 kill -TERM $HELPER_PID
 wait $HELPER_PID
