@@ -23,36 +23,27 @@
 #define IN_CONFIG_CONFIG VNFS_DOCKER_CONFIG_FILE ": Config."
 #define IN_HOST_CONFIG VNFS_DOCKER_HOST_CONFIG_FILE ": "
 
-/* object's member key of type: 1 with *member, 0 when absent or null (Go
- * writes a nil slice or map as null), -1 with a message (where names the
- * file and the object). */
+/* object's member key of type, as vnfs_runtime_json_member, but null is
+ * absent too (Go writes a nil slice or map as null). */
 static int get_member(struct json_object *object, const char *where, const char *key,
 		      enum json_type type, struct json_object **member, char *error,
 		      size_t error_size)
 {
-	if (!json_object_object_get_ex(object, key, member) || *member == NULL)
+	if (json_object_object_get_ex(object, key, member) && *member == NULL)
 		return 0;
-	if (!json_object_is_type(*member, type))
-		return vnfs_fail(error, error_size, "%s%s is not %s", where, key,
-				 type == json_type_string ? "a string"
-				 : type == json_type_array ? "an array"
-							   : "an object");
-	return 1;
+	return vnfs_runtime_json_member(object, where, key, type, member, error, error_size);
 }
 
-/* A string member without NUL in it: 1 with *value, 0 when absent, -1. */
+/* A string member without NUL in it: 1 with *value, 0 when absent or
+ * null, -1. */
 static int get_string(struct json_object *object, const char *where, const char *key,
 		      const char **value, char *error, size_t error_size)
 {
 	struct json_object *member;
-	int found = get_member(object, where, key, json_type_string, &member, error, error_size);
 
-	if (found <= 0)
-		return found;
-	*value = json_object_get_string(member);
-	if (strlen(*value) != (size_t)json_object_get_string_len(member))
-		return vnfs_fail(error, error_size, "%s%s holds a NUL character", where, key);
-	return 1;
+	if (json_object_object_get_ex(object, key, &member) && member == NULL)
+		return 0;
+	return vnfs_runtime_json_string(object, where, key, value, error, error_size);
 }
 
 /* Whether the record's "ID" is id: the whole string, so that "<id>\u0000x"

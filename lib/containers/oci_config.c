@@ -23,6 +23,8 @@
 /* An OCI config nests 5 or 6 levels (linux.resources.devices[] objects,
  * seccomp's syscalls[].args[]); deeper is junk, refused before it costs. */
 #define OCI_DEPTH_MAX 16
+/* Where a member is, in messages. */
+#define IN_CONFIG "config.json: "
 
 /* The identity's fields, in the order they are checked. */
 enum identity_field {
@@ -69,38 +71,6 @@ static bool cgroups_path_valid(const char *text)
 	return true;
 }
 
-/* object's member key of the given type: 1 with *member, 0 when absent, -1
- * with a message when it has another type. */
-static int get_member(struct json_object *object, const char *where, const char *key,
-		      enum json_type type, struct json_object **member, char *error,
-		      size_t error_size)
-{
-	if (!json_object_object_get_ex(object, key, member))
-		return 0;
-	if (!json_object_is_type(*member, type))
-		return vnfs_fail(error, error_size, "config.json: %s%s is not %s", where, key,
-				 type == json_type_string ? "a string"
-				 : type == json_type_array ? "an array"
-							   : "an object");
-	return 1;
-}
-
-/* A string member without NUL in it: 1 with *value, 0 when absent, -1. */
-static int get_string(struct json_object *object, const char *where, const char *key,
-		      const char **value, char *error, size_t error_size)
-{
-	struct json_object *member;
-	int found = get_member(object, where, key, json_type_string, &member, error, error_size);
-
-	if (found <= 0)
-		return found;
-	*value = json_object_get_string(member);
-	if (strlen(*value) != (size_t)json_object_get_string_len(member))
-		return vnfs_fail(error, error_size, "config.json: %s%s holds a NUL character",
-				 where, key);
-	return 1;
-}
-
 /* One family's values from the annotations object. */
 static int read_family(struct json_object *annotations, const struct annotation_family *family,
 		       struct identity *identity, char *error, size_t error_size)
@@ -109,8 +79,9 @@ static int read_family(struct json_object *annotations, const struct annotation_
 	for (int field = 0; field < FIELD_COUNT; field++) {
 		identity->values[field] = NULL;
 		if (annotations != NULL &&
-		    get_string(annotations, "annotations.", family->keys[field],
-			       &identity->values[field], error, error_size) < 0)
+		    vnfs_runtime_json_string(annotations, IN_CONFIG "annotations.",
+					     family->keys[field], &identity->values[field], error,
+					     error_size) < 0)
 			return -1;
 	}
 	return 0;
@@ -240,8 +211,8 @@ static int read_annotations(struct json_object *document, enum vnfs_oci_annotati
 		return vnfs_fail(error, error_size, "unknown annotation family %d", (int)family);
 	if (family == VNFS_OCI_ANNOTATIONS_NONE)
 		return 0;
-	if (get_member(document, "", "annotations", json_type_object, &annotations, error,
-		       error_size) < 0 ||
+	if (vnfs_runtime_json_member(document, IN_CONFIG, "annotations", json_type_object,
+				     &annotations, error, error_size) < 0 ||
 	    choose_family(annotations, family, &identity, &found, error, error_size) < 0)
 		return -1;
 	return found ? take_identity(&identity, config, error, error_size) : 0;
@@ -252,12 +223,12 @@ static int read_cgroups_path(struct json_object *document, struct vnfs_oci_confi
 {
 	struct json_object *linux_section;
 	const char *path;
-	int found = get_member(document, "", "linux", json_type_object, &linux_section, error,
-			       error_size);
+	int found = vnfs_runtime_json_member(document, IN_CONFIG, "linux", json_type_object,
+					     &linux_section, error, error_size);
 
 	if (found > 0)
-		found = get_string(linux_section, "linux.", "cgroupsPath", &path, error,
-				   error_size);
+		found = vnfs_runtime_json_string(linux_section, IN_CONFIG "linux.", "cgroupsPath",
+						 &path, error, error_size);
 	if (found <= 0)
 		return found;
 	if (strlen(path) >= sizeof(config->cgroups_path) || !cgroups_path_valid(path))
@@ -303,12 +274,12 @@ static int read_env(struct json_object *document, const char *const *names,
 		    struct vnfs_oci_config *config, char *error, size_t error_size)
 {
 	struct json_object *process, *env;
-	int found = get_member(document, "", "process", json_type_object, &process, error,
-			       error_size);
+	int found = vnfs_runtime_json_member(document, IN_CONFIG, "process", json_type_object,
+					     &process, error, error_size);
 
 	if (found > 0)
-		found = get_member(process, "process.", "env", json_type_array, &env, error,
-				   error_size);
+		found = vnfs_runtime_json_member(process, IN_CONFIG "process.", "env",
+						 json_type_array, &env, error, error_size);
 	if (found <= 0)
 		return found;
 	for (size_t i = 0; i < json_object_array_length(env); i++) {

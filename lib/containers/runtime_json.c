@@ -195,3 +195,32 @@ int vnfs_runtime_file_read(int directory_fd, const char *name, size_t size_max, 
 	return result;
 }
 
+
+int vnfs_runtime_json_member(struct json_object *object, const char *where, const char *key,
+			     enum json_type type, struct json_object **member, char *error,
+			     size_t error_size)
+{
+	if (!json_object_object_get_ex(object, key, member))
+		return 0;
+	if (!json_object_is_type(*member, type))
+		return vnfs_fail(error, error_size, "%s%s is not %s", where, key,
+				 type == json_type_string ? "a string"
+				 : type == json_type_array ? "an array"
+							   : "an object");
+	return 1;
+}
+
+int vnfs_runtime_json_string(struct json_object *object, const char *where, const char *key,
+			     const char **value, char *error, size_t error_size)
+{
+	struct json_object *member;
+	int found = vnfs_runtime_json_member(object, where, key, json_type_string, &member, error,
+					     error_size);
+
+	if (found <= 0)
+		return found;
+	*value = json_object_get_string(member);
+	if (strlen(*value) != (size_t)json_object_get_string_len(member))
+		return vnfs_fail(error, error_size, "%s%s holds a NUL character", where, key);
+	return 1;
+}

@@ -34,4 +34,18 @@ struct json_object *vnfs_runtime_json_parse(const char *text, size_t length, con
 int vnfs_runtime_file_read(int directory_fd, const char *name, size_t size_max, char **text,
 			   size_t *length, char *error, size_t error_size);
 
+/*
+ * object's member key, of type: 1 with *member, 0 when absent, -1 with a
+ * message when it has another type (null included).  where begins the
+ * message: the file and the object ("config.json: linux.").
+ */
+int vnfs_runtime_json_member(struct json_object *object, const char *where, const char *key,
+			     enum json_type type, struct json_object **member, char *error,
+			     size_t error_size);
+
+/* A string member without NUL in it, as vnfs_runtime_json_member: 1 with
+ * *value, 0 when absent, -1 with a message. */
+int vnfs_runtime_json_string(struct json_object *object, const char *where, const char *key,
+			     const char **value, char *error, size_t error_size);
+
 #endif /* VNFS_RUNTIME_JSON_H */
