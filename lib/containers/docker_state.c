@@ -164,22 +164,6 @@ static int read_cgroup_parent(struct json_object *document,
 	return 0;
 }
 
-static int check_env_names(const char *const *names, size_t count, char *error,
-			   size_t error_size)
-{
-	if (count > VNFS_OCI_ENV_WANTED_MAX)
-		return vnfs_fail(error, error_size,
-				 "%zu environment variables asked for, at most %d", count,
-				 VNFS_OCI_ENV_WANTED_MAX);
-	for (size_t i = 0; i < count; i++)
-		if (!vnfs_tag_name_valid(names[i]))
-			return vnfs_fail(error, error_size,
-					 "environment variable %zu: a name is letters, digits and "
-					 "'_' (not starting with a digit)",
-					 i);
-	return 0;
-}
-
 /* What config.v2.json says, once its ID is id's: 1, 0, or -1. */
 static int read_config(struct json_object *document, const char *id, const char *const *names,
 		       struct vnfs_docker_container *container, char *error, size_t error_size)
@@ -204,7 +188,7 @@ int vnfs_docker_container_parse(const char *config, size_t config_length,
 	int result = -1;
 
 	memset(container, 0, sizeof(*container));
-	if (check_env_names(env_names, env_count, error, error_size) < 0)
+	if (vnfs_oci_env_names_check(env_names, env_count, error, error_size) < 0)
 		return -1;
 	container->env_count = env_count;
 	document = vnfs_runtime_json_parse(config, config_length, VNFS_DOCKER_CONFIG_FILE,

@@ -293,8 +293,8 @@ static int read_env(struct json_object *document, const char *const *names,
 	return 0;
 }
 
-static int check_env_names(const char *const *names, size_t count, char *error,
-			   size_t error_size)
+int vnfs_oci_env_names_check(const char *const *names, size_t count, char *error,
+			     size_t error_size)
 {
 	if (count > VNFS_OCI_ENV_WANTED_MAX)
 		return vnfs_fail(error, error_size,
@@ -317,7 +317,7 @@ int vnfs_oci_config_parse(const char *text, size_t length, enum vnfs_oci_annotat
 	int status = -1;
 
 	memset(config, 0, sizeof(*config));
-	if (check_env_names(env_names, env_count, error, error_size) < 0)
+	if (vnfs_oci_env_names_check(env_names, env_count, error, error_size) < 0)
 		return -1;
 	document = vnfs_runtime_json_parse(text, length, "config.json", VNFS_OCI_CONFIG_SIZE_MAX,
 					   OCI_DEPTH_MAX, json_type_object, error, error_size);

@@ -151,4 +151,10 @@ int vnfs_oci_config_read(int directory_fd, const char *name, char **text, size_t
 int vnfs_oci_workload_text(const struct vnfs_oci_config *config, char *job, size_t job_size,
 			   char *part, size_t part_size, char *error, size_t error_size);
 
+/* Whether names (count of them) may be asked for: at most
+ * VNFS_OCI_ENV_WANTED_MAX, each a tag name.  Returns 0, or -1 with a
+ * message.  Shared with docker_state.c, which reads Config.Env. */
+int vnfs_oci_env_names_check(const char *const *names, size_t count, char *error,
+			     size_t error_size);
+
 #endif /* VNFS_OCI_CONFIG_H */
