@@ -418,6 +418,16 @@ static void test_disabled(void **state)
 	assert_int_equal(f->fake.registrations, 0);
 }
 
+/* path, a new file, holding text. */
+static void write_text(const char *path, const char *text)
+{
+	FILE *out = fopen(path, "w");
+
+	assert_non_null(out);
+	assert_true(fputs(text, out) >= 0);
+	assert_int_equal(fclose(out), 0);
+}
+
 /* A podman container, under [containers] podman_storage: registered by
  * its store's name and short id, its job finished as soon as its cgroup
  * goes (no pod above it). */
@@ -428,24 +438,19 @@ static void test_podman_container(void **state)
 	char graphroot[64], path[512];
 	struct seen_step seen;
 	uint64_t id;
-	FILE *out;
 
 	snprintf(graphroot, sizeof(graphroot), "/tmp/vnfs-test-podman-XXXXXX");
 	assert_non_null(mkdtemp(graphroot));
 	snprintf(path, sizeof(path), "%s/vfs-containers", graphroot);
 	assert_int_equal(mkdir(path, 0700), 0);
 	snprintf(path, sizeof(path), "%s/vfs-containers/containers.json", graphroot);
-	assert_non_null(out = fopen(path, "w"));
-	assert_true(fputs(podman_containers_json, out) >= 0);
-	assert_int_equal(fclose(out), 0);
+	write_text(path, podman_containers_json);
 	snprintf(path, sizeof(path), "%s/vfs-containers/" FIXTURE_PODMAN_ID, graphroot);
 	assert_int_equal(mkdir(path, 0700), 0);
 	strcat(path, "/userdata");
 	assert_int_equal(mkdir(path, 0700), 0);
 	strcat(path, "/config.json");
-	assert_non_null(out = fopen(path, "w"));
-	assert_true(fputs(podman_container, out) >= 0);
-	assert_int_equal(fclose(out), 0);
+	write_text(path, podman_container);
 
 	vnfs_discovery_destroy(&f->discovery);
 	snprintf(f->config.containers.podman_storage, sizeof(f->config.containers.podman_storage),
@@ -486,7 +491,6 @@ static void test_docker_container(void **state)
 	char data_root[64], path[512];
 	struct seen_step seen;
 	uint64_t id;
-	FILE *out;
 
 	snprintf(data_root, sizeof(data_root), "/tmp/vnfs-test-docker-XXXXXX");
 	assert_non_null(mkdtemp(data_root));
@@ -495,13 +499,9 @@ static void test_docker_container(void **state)
 	strcat(path, "/" FIXTURE_DOCKER_ID);
 	assert_int_equal(mkdir(path, 0710), 0);
 	strcat(path, "/config.v2.json");
-	assert_non_null(out = fopen(path, "w"));
-	assert_true(fputs(docker_config_v2, out) >= 0);
-	assert_int_equal(fclose(out), 0);
+	write_text(path, docker_config_v2);
 	strcpy(strrchr(path, '/'), "/hostconfig.json");
-	assert_non_null(out = fopen(path, "w"));
-	assert_true(fputs(docker_host_config_nested, out) >= 0);
-	assert_int_equal(fclose(out), 0);
+	write_text(path, docker_host_config_nested);
 
 	vnfs_discovery_destroy(&f->discovery);
 	snprintf(f->config.containers.docker_data_root,
