@@ -1387,3 +1387,6 @@ int fold_unattributed(struct vnfs_unattributed_fold *fold)
 	}
 
 VNFS_FOR_EACH_HOOK_SLOT(VNFS_HOOK_PROGRAMS)
+
+/* The wire-level programs: RPCs per workload (bpf/wire.h). */
+#include "wire.bpf.c"

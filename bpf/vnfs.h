@@ -35,6 +35,8 @@
  * the bounds records mirror: part of this ABI, in a header of their own so
  * that what reads records (lib/, the plugin) sees nothing else of it. */
 #include "step_stats.h"
+/* The wire-level counters' keys and values (bpf/wire.bpf.c). */
+#include "wire.h"
 
 #ifndef __bpf__
 #include <linux/types.h>
@@ -54,7 +56,10 @@
 /* 8: environment jobs: the environment_variables, environment_jobs,
  * environment_job_numbers, environment_job_counter and task_jobs maps, the
  * task state's counting_id, two health counters (issue 15). */
-#define VNFS_ABI_VERSION 8
+/* 9: the wire-level maps (wire.h: wire_stats, wire_entries,
+ * wire_procedure_names, wire_owners, open_context_owners,
+ * rpc_client_devices) and a health counter (issue 17). */
+#define VNFS_ABI_VERSION 9
 
 /* Map capacities (VNFS_MAX_STEPS and VNFS_MAX_BREAKDOWN_ENTRIES: step_stats.h). */
 #define VNFS_MAX_REGISTERED_CGROUPS (2 * VNFS_MAX_STEPS)
@@ -319,6 +324,7 @@ enum vnfs_health_counter {
 	VNFS_HEALTH_NEW_CGROUPS_LOST,  /* new_cgroups had no room: a cgroup not told */
 	VNFS_HEALTH_ENVIRONMENT_JOBS_FULL, /* an exec named a job environment_jobs had no room for */
 	VNFS_HEALTH_ENVIRONMENT_TOO_LONG,  /* a listed variable's value too long to keep */
+	VNFS_HEALTH_WIRE_FULL,         /* an RPC ended with no room for its wire_stats row */
 	VNFS_HEALTH_COUNTERS
 };
 

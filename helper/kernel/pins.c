@@ -309,7 +309,7 @@ static void remove_foreign_links(const struct vnfs_probes *probes)
 	while ((entry = readdir(handle))) {
 		bool known = entry->d_name[0] == '.' ||
 			     strcmp(entry->d_name, EXIT_DRAIN_TRACEPOINT "-" EXIT_DRAIN_PIN_END) == 0 ||
-			     environment_pin_named(entry->d_name);
+			     environment_pin_named(entry->d_name) || wire_pin_named(entry->d_name);
 
 		for (size_t i = 0; !known && i < probes->hook_count; i++) {
 			const char *function = probes->hooks[i].hook->function;
@@ -380,6 +380,7 @@ int pins_prepare(struct vnfs_probes *probes, bool *had_pins, char *error, size_t
 				reuse_pinned_links(probes, &probes->hooks[i]);
 		reuse_pinned_exit_drain(probes);
 		reuse_pinned_environment_capture(probes);
+		wire_probes_reuse_pinned(probes);
 		remove_foreign_links(probes);
 	}
 	return 0;

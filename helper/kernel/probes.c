@@ -259,6 +259,7 @@ static int prepare_programs(struct vnfs_probes *probes)
 	bpf_program__set_autoload(skeleton->progs.capture_environment,
 				  probes->capture_environment &&
 					  !probes->environment_links[ENVIRONMENT_CAPTURE]);
+	wire_probes_prepare(probes);
 	for (size_t i = 0; i < VNFS_MAX_HOOKS; i++) {
 		struct bpf_program *fentry = hook_program(skeleton, "fentry", i);
 		struct bpf_program *fexit = hook_program(skeleton, "fexit", i);
@@ -372,6 +373,13 @@ static int attempt(struct vnfs_probes *probes, char *error, size_t error_size)
 		vnfs_warning("the kernel refused the environment capture (%s): processes are "
 			     "attributed by cgroup only", strerror(-result));
 		probes->capture_environment = false;
+		release_attempt(probes);
+		return 1;
+	}
+	if (result != 0 && probes->count_wire && !wire_probes_reused(probes)) {
+		vnfs_warning("the kernel refused the RPC counters (%s): RPCs are not counted "
+			     "per workload", strerror(-result));
+		probes->count_wire = false;
 		release_attempt(probes);
 		return 1;
 	}
@@ -751,6 +759,10 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 	if (options->capture_environment && !probes->capture_environment)
 		vnfs_warning("this kernel has no bpf_loop (5.17): environment jobs are not "
 			     "captured, processes are attributed by cgroup only");
+	probes->count_wire = options->count_wire && wire_probes_possible();
+	if (options->count_wire && !probes->count_wire)
+		vnfs_warning("this kernel has no BTF for the nfs and sunrpc modules (or they are "
+			     "not loaded): RPCs are not counted per workload");
 	snprintf(probes->pin_dir, sizeof(probes->pin_dir), "%s",
 		 options->pin_dir ? options->pin_dir : VNFS_DEFAULT_PIN_DIR);
 	libbpf_set_print(libbpf_to_log);
@@ -776,6 +788,7 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 	}
 	attach_exit_drain(probes);
 	attach_environment_capture(probes);
+	wire_probes_attach(probes);
 	attach_new_cgroup_notes(probes);
 	if (finish_open(probes, error, error_size) != 0)
 		goto fail;
@@ -798,6 +811,7 @@ fail:
 			bpf_link__destroy(probes->environment_links[i]);
 			probes->environment_links[i] = NULL;
 		}
+		wire_probes_release(probes, false);
 		vnfs_bpf__destroy(probes->skeleton);
 		probes->skeleton = NULL;
 		if (vnfs_probes_unpin(probes->pin_dir, NULL, ignored, sizeof(ignored)) != 0)
@@ -833,6 +847,8 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 	release_link(probes->exit_drain_link, probes->pin);
 	for (int i = 0; i < ENVIRONMENT_PROGRAMS; i++)
 		release_link(probes->environment_links[i], probes->pin);
+	for (int i = 0; i < WIRE_PROGRAMS; i++)
+		release_link(probes->wire_links[i], probes->pin);
 	ring_buffer__free(probes->new_cgroups);
 	bpf_link__destroy(probes->new_cgroup_link);
 	if (probes->step_activity)

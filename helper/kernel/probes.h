@@ -30,6 +30,7 @@ struct vnfs_probes_options {
 	const char *pin_dir;       /* NULL: VNFS_DEFAULT_PIN_DIR */
 	bool pin;                  /* pin maps and links (survive a restart) */
 	bool capture_environment;  /* follow environment jobs (job variables listed) */
+	bool count_wire;           /* count RPCs per workload (bpf/wire.h) */
 };
 
 /*

@@ -54,6 +54,18 @@ struct environment_pin {
 };
 extern const struct environment_pin environment_pins[ENVIRONMENT_PROGRAMS];
 
+/* The wire-level programs (bpf/wire.bpf.c; wire_probes.c), each pinned
+ * as links/wire-<name>. */
+enum wire_program {
+	WIRE_NOTE_OPEN_CONTEXT,
+	WIRE_INITIATE_READ,
+	WIRE_INITIATE_WRITE,
+	WIRE_INITIATE_COMMIT,
+	WIRE_TASK_BEGIN,
+	WIRE_TASK_END,
+	WIRE_PROGRAMS,
+};
+
 struct hook_state {
 	const struct vnfs_hook *hook;
 	struct vnfs_hook_config config;
@@ -88,6 +100,9 @@ struct vnfs_probes {
 	 * pinned beside the drain's. */
 	bool capture_environment;
 	struct bpf_link *environment_links[ENVIRONMENT_PROGRAMS];
+	/* RPCs per workload: wanted and possible, and their links. */
+	bool count_wire;
+	struct bpf_link *wire_links[WIRE_PROGRAMS];
 	volatile __u64 *step_activity; /* mmapped step_activity map */
 	__u64 *unattributed_entries;   /* mmapped read-write: [0] rows of their own */
 	struct watched_row *watched;   /* unattributed rows at the last expiry pass */
@@ -118,5 +133,15 @@ int pins_set_map_paths(struct vnfs_probes *probes);
 int pins_save(struct vnfs_probes *probes, char *error, size_t error_size);
 int pins_link_path(char *buffer, size_t size, const char *pin_dir, const char *function,
 		   const char *end);
+
+/* ---- wire_probes.c ---- */
+bool wire_probes_possible(void);
+void wire_probes_prepare(struct vnfs_probes *probes);
+bool wire_probes_reused(const struct vnfs_probes *probes);
+void wire_probes_attach(struct vnfs_probes *probes);
+/* Lets the links go; detach removes their pins too. */
+void wire_probes_release(struct vnfs_probes *probes, bool detach);
+void wire_probes_reuse_pinned(struct vnfs_probes *probes);
+bool wire_pin_named(const char *name);
 
 #endif /* VNFS_PROBES_STATE_H */

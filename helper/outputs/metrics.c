@@ -895,6 +895,10 @@ static void render_health(struct render *render, const struct vnfs_interval *int
 			     "Listed environment variables whose value (over 63 bytes) was "
 			     "not kept.",
 			     health->counters[VNFS_HEALTH_ENVIRONMENT_TOO_LONG]);
+		render_gauge(out, "vnfs_helper_wire_rows_full_total", "counter",
+			     "RPCs not counted per workload: their step had made 64 wire rows "
+			     "(procedure x mount), or the node 4,096.",
+			     health->counters[VNFS_HEALTH_WIRE_FULL]);
 		render_bounded_rows(out, health);
 	}
 	if (interval)

@@ -16,6 +16,10 @@
  *   nfs-workload paced-write FILE  one 1 MiB write per line read on standard
  *                               input, then fsync at end of input: the test
  *                               decides when each write happens
+ *   nfs-workload mapped-write FILE MIB  FILE made MIB MiB long and written
+ *                               through a shared mapping whose descriptor was
+ *                               closed first, then _exit: the dirty pages
+ *                               are written back after the process is gone
  * Prints what it did, one "name=value" per line; exits non-zero on any
  * unexpected result.
  */
@@ -185,6 +189,29 @@ static int map_and_touch(const char *file)
 	return 0;
 }
 
+/* The pages are dirtied after close(), whose flush found none, and the
+ * process exits without msync(): nothing of it is sent while it lives. */
+static int mapped_write(const char *path, int mib)
+{
+	size_t size = (size_t)mib * MIB;
+	char *pages;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0)
+		return fail("open", path);
+	if (ftruncate(fd, (off_t)size) != 0)
+		return fail("ftruncate", path);
+	pages = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (pages == MAP_FAILED)
+		return fail("mmap", path);
+	if (close(fd) != 0)
+		return fail("close", path);
+	memset(pages, 'm', size);
+	printf("mapped_written_bytes=%zu\n", size);
+	fflush(stdout);
+	_exit(0);
+}
+
 /* COUNT stats, timed from main() to the last: printed, then _exit (no
  * atexit work, no stdio flush beyond the one line). */
 static int brief(const char *path, int count)
@@ -223,8 +250,10 @@ int main(int argc, char **argv)
 		return paced_write(argv[2]);
 	if (argc == 4 && strcmp(argv[1], "brief") == 0)
 		return brief(argv[2], atoi(argv[3]));
+	if (argc == 4 && strcmp(argv[1], "mapped-write") == 0)
+		return mapped_write(argv[2], atoi(argv[3]));
 	fprintf(stderr, "usage: nfs-workload writer DIR | reader FILE DIR | mmap FILE | "
 			"write FILE MIB | slow-write FILE MIB MS | paced-write FILE | "
-			"brief FILE COUNT\n");
+			"brief FILE COUNT | mapped-write FILE MIB\n");
 	return 2;
 }

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wire.bpf.c — the wire-level programs: each NFS RPC the client ends, with
+ * its mountstats counters, for the workload that owns it (bpf/wire.h says
+ * whose an RPC is and why).  Part of vnfs.bpf.c's object (included at its
+ * end), not an object of its own: the owner of an RPC is found through the
+ * same maps the VFS programs count with (cgroup_slots, task_jobs,
+ * task_state), which one object shares without pinning tricks.
+ *
+ * Cost: the programs run once per RPC (tens of microseconds at the least,
+ * a network round trip) and once per open context, never per VFS call.
+ */
+
+/* The sunrpc and nfs modules' types, which vmlinux.h has only on a kernel
+ * with them built in: the fields read, under a ___vnfs flavour so that they
+ * never collide with vmlinux.h's, relocated by CO-RE against the modules'
+ * BTF. */
+struct rpc_procinfo___vnfs {
+	u32 p_statidx;
+	const char *p_name;
+} __attribute__((preserve_access_index));
+
+struct rpc_message___vnfs {
+	const struct rpc_procinfo___vnfs *rpc_proc;
+} __attribute__((preserve_access_index));
+
+struct rpc_clnt___vnfs {
+	u32 cl_prog;
+	u32 cl_vers;
+	struct rpc_clnt___vnfs *cl_parent;
+} __attribute__((preserve_access_index));
+
+struct rpc_rqst___vnfs {
+	size_t rq_xmit_bytes_sent;
+	size_t rq_reply_bytes_recvd;
+	int rq_ntrans;
+} __attribute__((preserve_access_index));
+
+struct rpc_task___vnfs {
+	int tk_status;
+	struct rpc_message___vnfs tk_msg;
+	struct rpc_clnt___vnfs *tk_client;
+	struct rpc_rqst___vnfs *tk_rqstp;
+	unsigned short tk_timeouts;
+} __attribute__((preserve_access_index));
+
+struct nfs_open_context___vnfs {
+	int error;
+} __attribute__((preserve_access_index));
+
+struct nfs_pgio_args___vnfs {
+	struct nfs_open_context___vnfs *context;
+} __attribute__((preserve_access_index));
+
+struct nfs_pgio_header___vnfs {
+	struct inode *inode;
+	struct rpc_task___vnfs task;
+	struct nfs_pgio_args___vnfs args;
+} __attribute__((preserve_access_index));
+
+struct nfs_commit_data___vnfs {
+	struct rpc_task___vnfs task;
+	struct inode *inode;
+	struct nfs_open_context___vnfs *context;
+} __attribute__((preserve_access_index));
+
+struct nfs_server___vnfs {
+	struct rpc_clnt___vnfs *client;
+} __attribute__((preserve_access_index));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VNFS_MAX_WIRE_ENTRIES);
+	__type(key, struct vnfs_wire_key);
+	__type(value, struct vnfs_wire_stats);
+} wire_stats SEC(".maps");
+
+/* wire_entries[slot]: rows the slot's step made in wire_stats, held to
+ * VNFS_MAX_WIRE_ENTRIES_PER_STEP; zeroed with the slot's rows. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VNFS_MAX_STEPS);
+	__type(key, __u32);
+	__type(value, __u64);
+} wire_entries SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 512);
+	__type(key, struct vnfs_wire_procedure);
+	__type(value, char[VNFS_WIRE_PROCEDURE_NAME_MAX]);
+} wire_procedure_names SEC(".maps");
+
+/* rpc_task address -> its owner, from its start to its end. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, VNFS_MAX_WIRE_TASKS);
+	__type(key, __u64);
+	__type(value, struct vnfs_wire_owner);
+} wire_owners SEC(".maps");
+
+/* nfs_open_context address -> the workload of the task that made it.  A
+ * context freed and another made at its address overwrites the entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, VNFS_MAX_OPEN_CONTEXTS);
+	__type(key, __u64);
+	__type(value, struct vnfs_wire_owner);
+} open_context_owners SEC(".maps");
+
+/* rpc_clnt address -> the st_dev of its mount. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, VNFS_MAX_RPC_CLIENTS);
+	__type(key, __u64);
+	__type(value, __u32);
+} rpc_client_devices SEC(".maps");
+
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
+
+/* The nearest registered ancestor of the current task's cgroup: its slot,
+ * with *registered_id set to its id (left 0 when none).  As
+ * registered_ancestor_slot, which does not say which cgroup it found. */
+static __noinline __u32 registered_ancestor(__u64 *registered_id)
+{
+#pragma clang loop unroll(disable)
+	for (int level = VNFS_MAX_CGROUP_DEPTH; level >= 1; level--) {
+		__u64 cgroup_id = bpf_get_current_ancestor_cgroup_id(level);
+		struct vnfs_registration *registration;
+
+		registration = bpf_map_lookup_elem(&cgroup_slots, &cgroup_id);
+		if (registration) {
+			*registered_id = cgroup_id;
+			return registration->slot;
+		}
+	}
+	return VNFS_SLOT_NONE;
+}
+
+/* Whose the current task's requests are: its cgroup's workload, else its
+ * environment job's, else nobody's (a user process) or the mount's (a
+ * kernel thread). */
+static __always_inline void current_owner(struct vnfs_wire_owner *owner)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vnfs_task_job *job;
+	__u64 id = 0;
+
+	owner->registered_id = 0;
+	owner->slot = VNFS_SLOT_NONE;
+	if (task->flags & PF_KTHREAD) {
+		owner->kind = VNFS_WIRE_BACKGROUND;
+		return;
+	}
+	owner->kind = VNFS_WIRE_UNATTRIBUTED;
+	owner->slot = registered_ancestor(&id);
+	if (owner->slot == VNFS_SLOT_NONE) {
+		job = bpf_task_storage_get(&task_jobs, task, NULL, 0);
+		if (job && job->number != 0) {
+			struct vnfs_registration *registration;
+
+			id = VNFS_ENVIRONMENT_JOB_BIT | job->number;
+			registration = bpf_map_lookup_elem(&cgroup_slots, &id);
+			if (registration)
+				owner->slot = registration->slot;
+		}
+	}
+	if (owner->slot == VNFS_SLOT_NONE)
+		return;
+	owner->registered_id = id;
+	owner->kind = VNFS_WIRE_WORKLOAD;
+}
+
+/* The slot an owner's RPC is counted in when it ends: the one it had,
+ * while the cgroup (or job) that gave it still holds it. */
+static __always_inline __u32 owner_slot_now(const struct vnfs_wire_owner *owner)
+{
+	struct vnfs_registration *registration;
+	__u64 id = owner->registered_id;
+
+	if (owner->kind != VNFS_WIRE_WORKLOAD)
+		return VNFS_SLOT_NONE;
+	registration = bpf_map_lookup_elem(&cgroup_slots, &id);
+	if (registration && registration->slot == owner->slot)
+		return owner->slot;
+	return VNFS_SLOT_NONE;
+}
+
+/* Remembers the mount of client (and of its parent, an NFSv4 server's
+ * shared client, when not known yet). */
+static __always_inline void learn_client_device(struct rpc_clnt___vnfs *client, __u32 device)
+{
+	struct rpc_clnt___vnfs *parent;
+	__u64 key = (__u64)client;
+
+	if (!client || device == 0)
+		return;
+	if (!bpf_map_lookup_elem(&rpc_client_devices, &key))
+		bpf_map_update_elem(&rpc_client_devices, &key, &device, BPF_ANY);
+	parent = BPF_CORE_READ(client, cl_parent);
+	key = (__u64)parent;
+	if (parent && parent != client && !bpf_map_lookup_elem(&rpc_client_devices, &key))
+		bpf_map_update_elem(&rpc_client_devices, &key, &device, BPF_NOEXIST);
+}
+
+/* A page I/O request is about to start as the rpc_task at task: its owner
+ * is its open context's opener, its mount its inode's. */
+static __always_inline void initiate_page_io(__u64 task, struct inode *inode,
+					     struct nfs_open_context___vnfs *context)
+{
+	struct vnfs_wire_owner owner, *opener;
+	__u64 key = (__u64)context;
+	struct super_block *super_block = BPF_CORE_READ(inode, i_sb);
+	struct nfs_server___vnfs *server;
+
+	opener = context ? bpf_map_lookup_elem(&open_context_owners, &key) : NULL;
+	if (opener)
+		owner = *opener;
+	else
+		current_owner(&owner);
+	owner.device = BPF_CORE_READ(super_block, s_dev);
+	owner.state = VNFS_WIRE_TASK_INITIATED;
+	owner.starter = bpf_get_current_pid_tgid();
+	bpf_map_update_elem(&wire_owners, &task, &owner, BPF_ANY);
+	server = BPF_CORE_READ(super_block, s_fs_info);
+	learn_client_device(BPF_CORE_READ(server, client), owner.device);
+}
+
+SEC("tp_btf/nfs_initiate_read")
+int BPF_PROG(wire_initiate_read, struct nfs_pgio_header___vnfs *header)
+{
+	initiate_page_io((__u64)&header->task, BPF_CORE_READ(header, inode),
+			 BPF_CORE_READ(header, args.context));
+	return 0;
+}
+
+SEC("tp_btf/nfs_initiate_write")
+int BPF_PROG(wire_initiate_write, struct nfs_pgio_header___vnfs *header)
+{
+	initiate_page_io((__u64)&header->task, BPF_CORE_READ(header, inode),
+			 BPF_CORE_READ(header, args.context));
+	return 0;
+}
+
+SEC("tp_btf/nfs_initiate_commit")
+int BPF_PROG(wire_initiate_commit, struct nfs_commit_data___vnfs *data)
+{
+	initiate_page_io((__u64)&data->task, BPF_CORE_READ(data, inode),
+			 BPF_CORE_READ(data, context));
+	return 0;
+}
+
+/* An open context is made in the task that opens the file (or, for an
+ * NFSv4 delegation or state recovery, reuses an opener's). */
+SEC("fexit/alloc_nfs_open_context")
+int BPF_PROG(wire_note_open_context, struct dentry *dentry, unsigned int mode, struct file *file,
+	     struct nfs_open_context___vnfs *context)
+{
+	struct vnfs_wire_owner owner = {};
+	__u64 key = (__u64)context;
+
+	if ((long)context <= 0 && (long)context > -4096)
+		return 0; /* NULL or ERR_PTR */
+	current_owner(&owner);
+	bpf_map_update_elem(&open_context_owners, &key, &owner, BPF_ANY);
+	return 0;
+}
+
+/* The mount of an RPC with no pages: its client's, else that of the VFS
+ * call the task is inside (whose device the VFS programs recorded). */
+static __always_inline __u32 client_device(struct rpc_clnt___vnfs *client)
+{
+	__u64 key = (__u64)client;
+	__u32 *known = bpf_map_lookup_elem(&rpc_client_devices, &key);
+	struct vnfs_task_state *state;
+
+	if (known)
+		return *known;
+	state = current_task_state(false);
+	if (!state)
+		return 0;
+	for (__u32 operation = 0; operation < VNFS_OP_COUNT; operation++) {
+		if (state->depth[operation] > 0 && state->device[operation] != 0) {
+			learn_client_device(client, state->device[operation]);
+			return state->device[operation];
+		}
+	}
+	return 0;
+}
+
+SEC("tp_btf/rpc_task_begin")
+int BPF_PROG(wire_task_begin, struct rpc_task___vnfs *task)
+{
+	struct rpc_clnt___vnfs *client = BPF_CORE_READ(task, tk_client);
+	__u64 key = (__u64)task, starter = bpf_get_current_pid_tgid();
+	struct vnfs_wire_owner owner, *initiated;
+
+	if (!client || BPF_CORE_READ(client, cl_prog) != VNFS_NFS_PROGRAM)
+		return 0;
+	initiated = bpf_map_lookup_elem(&wire_owners, &key);
+	if (initiated && initiated->state == VNFS_WIRE_TASK_INITIATED &&
+	    initiated->starter == starter) {
+		initiated->state = VNFS_WIRE_TASK_BEGUN;
+		return 0;
+	}
+	current_owner(&owner);
+	owner.device = client_device(client);
+	owner.state = VNFS_WIRE_TASK_BEGUN;
+	owner.starter = starter;
+	bpf_map_update_elem(&wire_owners, &key, &owner, BPF_ANY);
+	return 0;
+}
+
+static __always_inline __u32 error_kind(int status, __u32 major_timeouts)
+{
+	switch (-status) {
+	case 110: /* ETIMEDOUT */
+		return VNFS_WIRE_ERROR_TIMEOUT;
+	case 5: /* EIO: a soft mount's timeout, or the server's I/O error */
+		return major_timeouts ? VNFS_WIRE_ERROR_TIMEOUT : VNFS_WIRE_ERROR_IO;
+	case 528:   /* EJUKEBOX */
+	case 10008: /* NFS4ERR_DELAY */
+	case 10013: /* NFS4ERR_GRACE */
+		return VNFS_WIRE_ERROR_DELAY;
+	case 116: /* ESTALE */
+		return VNFS_WIRE_ERROR_STALE;
+	case 13: /* EACCES */
+	case 1:  /* EPERM */
+		return VNFS_WIRE_ERROR_ACCESS;
+	case 2: /* ENOENT */
+		return VNFS_WIRE_ERROR_NOENT;
+	}
+	return VNFS_WIRE_ERROR_OTHER;
+}
+
+/* The row of key, made if need be within its step's bound. */
+static __always_inline struct vnfs_wire_stats *wire_row(const struct vnfs_wire_key *key)
+{
+	static const struct vnfs_wire_stats zero = {};
+	struct vnfs_wire_stats *row = bpf_map_lookup_elem(&wire_stats, key);
+	__u32 slot = key->slot;
+	__u64 *entries;
+
+	if (row)
+		return row;
+	if (slot != VNFS_SLOT_NONE) {
+		entries = bpf_map_lookup_elem(&wire_entries, &slot);
+		if (!entries || *entries >= VNFS_MAX_WIRE_ENTRIES_PER_STEP) {
+			health_add(VNFS_HEALTH_WIRE_FULL);
+			return NULL;
+		}
+		__sync_fetch_and_add(entries, 1);
+	}
+	if (bpf_map_update_elem(&wire_stats, key, &zero, BPF_NOEXIST) && slot != VNFS_SLOT_NONE) {
+		entries = bpf_map_lookup_elem(&wire_entries, &slot);
+		if (entries)
+			__sync_fetch_and_add(entries, -1);
+	}
+	row = bpf_map_lookup_elem(&wire_stats, key);
+	if (!row)
+		health_add(VNFS_HEALTH_WIRE_FULL);
+	return row;
+}
+
+/* The name mountstats gives the procedure, kept once per procedure. */
+static __always_inline void note_procedure_name(const struct vnfs_wire_procedure *procedure,
+						const struct rpc_procinfo___vnfs *info)
+{
+	char name[VNFS_WIRE_PROCEDURE_NAME_MAX] = {};
+
+	if (bpf_map_lookup_elem(&wire_procedure_names, procedure))
+		return;
+	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(info, p_name));
+	bpf_map_update_elem(&wire_procedure_names, procedure, name, BPF_NOEXIST);
+}
+
+/* An RPC ended (rpc_count_iostats_metrics, after it added the task into
+ * the mount's counters): the same sums, into its owner's row. */
+SEC("tp_btf/rpc_stats_latency")
+int BPF_PROG(wire_task_end, struct rpc_task___vnfs *task, s64 backlog, s64 rtt, s64 execute)
+{
+	struct rpc_clnt___vnfs *client = BPF_CORE_READ(task, tk_client);
+	const struct rpc_procinfo___vnfs *info = BPF_CORE_READ(task, tk_msg.rpc_proc);
+	struct rpc_rqst___vnfs *request = BPF_CORE_READ(task, tk_rqstp);
+	struct vnfs_wire_procedure procedure;
+	struct vnfs_wire_key wire_key = {};
+	struct vnfs_wire_owner *owner;
+	struct vnfs_wire_stats *row;
+	__u64 key = (__u64)task;
+	__u32 timeouts;
+	int status, transmissions;
+
+	if (!client || !info || BPF_CORE_READ(client, cl_prog) != VNFS_NFS_PROGRAM)
+		return 0;
+	procedure.version = BPF_CORE_READ(client, cl_vers);
+	procedure.procedure = BPF_CORE_READ(info, p_statidx);
+	wire_key.version = procedure.version;
+	wire_key.procedure = procedure.procedure;
+	owner = bpf_map_lookup_elem(&wire_owners, &key);
+	if (owner) {
+		wire_key.slot = owner_slot_now(owner);
+		wire_key.owner_kind = owner->kind;
+		if (owner->kind == VNFS_WIRE_WORKLOAD && wire_key.slot == VNFS_SLOT_NONE)
+			wire_key.owner_kind = VNFS_WIRE_UNATTRIBUTED;
+		wire_key.device = owner->device ? owner->device : client_device(client);
+		bpf_map_delete_elem(&wire_owners, &key);
+	} else {
+		/* begun before the programs were attached */
+		wire_key.slot = VNFS_SLOT_NONE;
+		wire_key.owner_kind = VNFS_WIRE_BACKGROUND;
+		wire_key.device = client_device(client);
+	}
+	note_procedure_name(&procedure, info);
+	row = wire_row(&wire_key);
+	if (!row)
+		return 0;
+	transmissions = BPF_CORE_READ(request, rq_ntrans);
+	timeouts = BPF_CORE_READ(task, tk_timeouts);
+	status = BPF_CORE_READ(task, tk_status);
+	__sync_fetch_and_add(&row->rpcs, 1);
+	__sync_fetch_and_add(&row->transmissions, transmissions > 1 ? transmissions : 1);
+	__sync_fetch_and_add(&row->major_timeouts, timeouts);
+	__sync_fetch_and_add(&row->bytes_sent, BPF_CORE_READ(request, rq_xmit_bytes_sent));
+	__sync_fetch_and_add(&row->bytes_received, BPF_CORE_READ(request, rq_reply_bytes_recvd));
+	__sync_fetch_and_add(&row->backlog_ns, backlog);
+	__sync_fetch_and_add(&row->rtt_ns, rtt);
+	__sync_fetch_and_add(&row->execute_ns, execute);
+	__sync_fetch_and_add(&row->backlog_histogram[log2_bucket(backlog, VNFS_LATENCY_BUCKETS)], 1);
+	__sync_fetch_and_add(&row->rtt_histogram[log2_bucket(rtt, VNFS_LATENCY_BUCKETS)], 1);
+	__sync_fetch_and_add(&row->execute_histogram[log2_bucket(execute, VNFS_LATENCY_BUCKETS)], 1);
+	if (status < 0) {
+		__u32 kind = error_kind(status, timeouts);
+
+		__sync_fetch_and_add(&row->errors, 1);
+		if (kind < VNFS_WIRE_ERRORS)
+			__sync_fetch_and_add(&row->error_kinds[kind], 1);
+	}
+	return 0;
+}
