@@ -108,6 +108,26 @@ void vnfs_step_stats_add(struct vnfs_step_stats *sum, const struct vnfs_step_sta
 				add->request_size_histogram[direction][b];
 }
 
+const char *const vnfs_wire_error_names[VNFS_WIRE_ERRORS + 1] = {
+	[VNFS_WIRE_ERROR_TIMEOUT] = "timeout", [VNFS_WIRE_ERROR_DELAY] = "delay",
+	[VNFS_WIRE_ERROR_STALE] = "stale",     [VNFS_WIRE_ERROR_ACCESS] = "access",
+	[VNFS_WIRE_ERROR_NOENT] = "noent",     [VNFS_WIRE_ERROR_IO] = "io",
+	[VNFS_WIRE_ERROR_OTHER] = "other",
+};
+
+/* Every member of vnfs_wire_stats is a __u64 counter that adds. */
+_Static_assert(sizeof(struct vnfs_wire_stats) % sizeof(__u64) == 0,
+	       "vnfs_wire_stats is made of __u64 counters only");
+
+void vnfs_wire_stats_add(struct vnfs_wire_stats *sum, const struct vnfs_wire_stats *add)
+{
+	__u64 *to = (__u64 *)sum;
+	const __u64 *from = (const __u64 *)add;
+
+	for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
+		to[i] += from[i];
+}
+
 uint64_t vnfs_histogram_quantile(const __u64 *buckets, size_t bucket_count, double q)
 {
 	uint64_t total = 0;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "bpf/step_stats.h"
+#include "bpf/wire.h"
 #include "escape.h"
 #include "tags.h"
 #include "workload.h"
@@ -70,6 +71,26 @@ struct vnfs_mount_record {
 	struct vnfs_mount_stats stats;
 };
 
+/* A step's RPCs to one mount for one NFS procedure, summed by the collector
+ * from the wire_stats rows of its slot (bpf/wire.h: what is counted and
+ * whose an RPC is).  Rows a record may carry: a job's steps merged. */
+#define VNFS_MAX_WIRE_RECORDS VNFS_MAX_WIRE_ENTRIES
+
+struct vnfs_wire_record {
+	__u32 device;                 /* st_dev of the mount, 0 if not learned */
+	char mount_point[256];        /* as vnfs_mount_record's, "" if unknown */
+	uint16_t version;             /* the rpc_clnt's NFS version: 3 or 4 */
+	char procedure[VNFS_WIRE_PROCEDURE_NAME_MAX]; /* "READ", as mountstats */
+	struct vnfs_wire_stats stats;
+};
+
+/* "timeout", "delay", ...: indexed by enum vnfs_wire_error, NULL after the
+ * last (lib/record.c). */
+extern const char *const vnfs_wire_error_names[VNFS_WIRE_ERRORS + 1];
+
+/* Adds every counter and histogram of add into sum. */
+void vnfs_wire_stats_add(struct vnfs_wire_stats *sum, const struct vnfs_wire_stats *add);
+
 struct vnfs_step_record {
 	/* Whose record: the workload's identity (lib/workload.h), set with
 	 * vnfs_record_identify_slurm() for a Slurm step, which also sets
@@ -96,6 +117,8 @@ struct vnfs_step_record {
 	const struct vnfs_process_record *processes;
 	size_t mount_count;
 	const struct vnfs_mount_record *mounts;
+	size_t wire_count;           /* its RPCs, per mount and procedure */
+	const struct vnfs_wire_record *wire;
 };
 
 struct vnfs_job {

@@ -157,6 +157,68 @@ static struct json_object *mounts_to_json(const struct vnfs_mount_record *mounts
 	return array;
 }
 
+/* The scalar counters of a wire row, under their JSON names (docs/JSON.md). */
+static const struct {
+	const char *key;
+	size_t offset;
+} wire_counters[] = {
+	{ "rpcs", offsetof(struct vnfs_wire_stats, rpcs) },
+	{ "transmissions", offsetof(struct vnfs_wire_stats, transmissions) },
+	{ "major_timeouts", offsetof(struct vnfs_wire_stats, major_timeouts) },
+	{ "bytes_sent", offsetof(struct vnfs_wire_stats, bytes_sent) },
+	{ "bytes_received", offsetof(struct vnfs_wire_stats, bytes_received) },
+	{ "backlog_ns", offsetof(struct vnfs_wire_stats, backlog_ns) },
+	{ "rtt_ns", offsetof(struct vnfs_wire_stats, rtt_ns) },
+	{ "execute_ns", offsetof(struct vnfs_wire_stats, execute_ns) },
+	{ "errors", offsetof(struct vnfs_wire_stats, errors) },
+};
+#define WIRE_COUNTERS (sizeof(wire_counters) / sizeof(wire_counters[0]))
+
+/* Its histograms, likewise. */
+static const struct {
+	const char *key;
+	size_t offset;
+} wire_histograms[] = {
+	{ "backlog_histogram", offsetof(struct vnfs_wire_stats, backlog_histogram) },
+	{ "rtt_histogram", offsetof(struct vnfs_wire_stats, rtt_histogram) },
+	{ "execute_histogram", offsetof(struct vnfs_wire_stats, execute_histogram) },
+};
+#define WIRE_HISTOGRAMS (sizeof(wire_histograms) / sizeof(wire_histograms[0]))
+
+static __u64 *wire_field(struct vnfs_wire_stats *stats, size_t offset)
+{
+	return (__u64 *)((char *)stats + offset);
+}
+
+static struct json_object *wire_to_json(const struct vnfs_wire_record *rows, size_t count)
+{
+	struct json_object *array = json_object_new_array_ext((int)count);
+
+	for (size_t i = 0; i < count; i++) {
+		const struct vnfs_wire_record *row = &rows[i];
+		struct vnfs_wire_stats stats = row->stats;
+		struct json_object *entry = json_object_new_object();
+		struct json_object *kinds = json_object_new_object();
+
+		add_u64(entry, "device", row->device);
+		add_string(entry, "mount_point", row->mount_point);
+		add_u64(entry, "version", row->version);
+		add_string(entry, "procedure", row->procedure);
+		for (size_t c = 0; c < WIRE_COUNTERS; c++)
+			add_u64(entry, wire_counters[c].key, *wire_field(&stats, wire_counters[c].offset));
+		for (int kind = 0; kind < VNFS_WIRE_ERRORS; kind++)
+			add_u64(kinds, vnfs_wire_error_names[kind], stats.error_kinds[kind]);
+		json_object_object_add(entry, "error_kinds", kinds);
+		for (size_t h = 0; h < WIRE_HISTOGRAMS; h++)
+			json_object_object_add(
+				entry, wire_histograms[h].key,
+				histogram_to_json(wire_field(&stats, wire_histograms[h].offset),
+						  VNFS_LATENCY_BUCKETS));
+		json_object_array_add(array, entry);
+	}
+	return array;
+}
+
 /*
  * A Slurm step's record is written as before the identity was general
  * ("job": 42, "step": "0"), so that every reader of today's files and
@@ -209,6 +271,7 @@ struct json_object *vnfs_step_record_to_json(const struct vnfs_step_record *reco
 			       processes_to_json(record->processes, record->process_count));
 	json_object_object_add(object, "mounts",
 			       mounts_to_json(record->mounts, record->mount_count));
+	json_object_object_add(object, "wire", wire_to_json(record->wire, record->wire_count));
 	return object;
 }
 
@@ -298,6 +361,45 @@ static struct vnfs_mount_record *merge_mounts(const struct vnfs_job *job, size_t
 	return all;
 }
 
+static int compare_wire(const void *a, const void *b)
+{
+	const struct vnfs_wire_record *x = a, *y = b;
+	int order = strcmp(x->mount_point, y->mount_point);
+
+	if (order == 0)
+		order = x->device < y->device ? -1 : x->device > y->device;
+	if (order == 0)
+		order = x->version < y->version ? -1 : x->version > y->version;
+	if (order == 0)
+		order = strcmp(x->procedure, y->procedure);
+	return order;
+}
+
+/* All steps' wire rows, merged by mount and procedure, into a new array. */
+static struct vnfs_wire_record *merge_wire(const struct vnfs_job *job, size_t *count)
+{
+	size_t total = 0, n = 0, merged = 0;
+	struct vnfs_wire_record *all;
+
+	for (size_t s = 0; s < job->step_count; s++)
+		total += job->steps[s].wire_count;
+	*count = 0;
+	if (total == 0 || (all = calloc(total, sizeof(*all))) == NULL)
+		return NULL;
+	for (size_t s = 0; s < job->step_count; s++)
+		for (size_t w = 0; w < job->steps[s].wire_count; w++)
+			all[n++] = job->steps[s].wire[w];
+	qsort(all, n, sizeof(*all), compare_wire);
+	for (size_t i = 0; i < n; i++) {
+		if (merged > 0 && compare_wire(&all[merged - 1], &all[i]) == 0)
+			vnfs_wire_stats_add(&all[merged - 1].stats, &all[i].stats);
+		else
+			all[merged++] = all[i];
+	}
+	*count = merged;
+	return all;
+}
+
 struct json_object *vnfs_job_to_json(const struct vnfs_job *job)
 {
 	struct json_object *object = json_object_new_object();
@@ -327,6 +429,10 @@ struct json_object *vnfs_job_to_json(const struct vnfs_job *job)
 	json_object_object_add(object, "mounts", mounts_to_json(mounts, mount_count));
 	free(processes);
 	free(mounts);
+	size_t wire_count;
+	struct vnfs_wire_record *wire = merge_wire(job, &wire_count);
+	json_object_object_add(object, "wire", wire_to_json(wire, wire_count));
+	free(wire);
 
 	struct json_object *steps = json_object_new_array_ext((int)job->step_count);
 	for (size_t s = 0; s < job->step_count; s++)
@@ -695,6 +801,82 @@ static int read_mounts(struct reader *reader, const struct json_object *object,
 	return 0;
 }
 
+static int read_wire_row(struct reader *reader, const struct json_object *entry,
+			 struct vnfs_wire_record *row)
+{
+	static const char *const keys[] = {
+		"device", "mount_point", "version", "procedure", "rpcs", "transmissions",
+		"major_timeouts", "bytes_sent", "bytes_received", "backlog_ns", "rtt_ns",
+		"execute_ns", "errors", "error_kinds", "backlog_histogram", "rtt_histogram",
+		"execute_histogram", NULL
+	};
+	struct json_object *kinds;
+	uint32_t version;
+
+	if (need_object(reader, entry, "a wire row") < 0 || check_keys(reader, entry, keys) < 0 ||
+	    read_u32(reader, entry, "device", &row->device) < 0 ||
+	    read_string(reader, entry, "mount_point", row->mount_point,
+			sizeof(row->mount_point)) < 0 ||
+	    read_u32(reader, entry, "version", &version) < 0 ||
+	    read_string(reader, entry, "procedure", row->procedure, sizeof(row->procedure)) < 0)
+		return -1;
+	if (version > UINT16_MAX)
+		return fail(reader, "field 'version' must be an NFS version, not %u", version);
+	row->version = (uint16_t)version;
+	for (size_t c = 0; c < WIRE_COUNTERS; c++)
+		if (read_counter(reader, entry, wire_counters[c].key,
+				 wire_field(&row->stats, wire_counters[c].offset)) < 0)
+			return -1;
+	for (size_t h = 0; h < WIRE_HISTOGRAMS; h++)
+		if (read_histogram(reader, entry, wire_histograms[h].key,
+				   wire_field(&row->stats, wire_histograms[h].offset),
+				   VNFS_LATENCY_BUCKETS) < 0)
+			return -1;
+	kinds = member(reader, entry, "error_kinds");
+	if (kinds == NULL)
+		return -1;
+	if (need_object(reader, kinds, "error kinds") < 0 ||
+	    check_keys(reader, kinds, vnfs_wire_error_names) < 0)
+		return -1;
+	for (int kind = 0; kind < VNFS_WIRE_ERRORS; kind++)
+		if (read_counter(reader, kinds, vnfs_wire_error_names[kind],
+				 &row->stats.error_kinds[kind]) < 0)
+			return -1;
+	return 0;
+}
+
+/* "wire": absent in records written before RPCs were counted (none then). */
+static int read_wire(struct reader *reader, const struct json_object *object,
+		     struct vnfs_step_record *record)
+{
+	struct json_object *array;
+	struct vnfs_wire_record *rows;
+	size_t count;
+
+	if (!json_object_object_get_ex(object, "wire", &array))
+		return 0;
+	if (!json_object_is_type(array, json_type_array))
+		return fail(reader, "field 'wire' must be an array");
+	count = json_object_array_length(array);
+	if (count > VNFS_MAX_WIRE_RECORDS)
+		return fail(reader, "%zu wire rows, at most %d allowed", count,
+			    VNFS_MAX_WIRE_RECORDS);
+	if (count == 0)
+		return 0;
+	rows = calloc(count, sizeof(*rows));
+	if (rows == NULL)
+		return fail(reader, "out of memory");
+	record->wire = rows;
+	record->wire_count = count;
+	for (size_t i = 0; i < count; i++) {
+		snprintf(reader->path, sizeof(reader->path), "wire[%zu]", i);
+		if (read_wire_row(reader, json_object_array_get_idx(array, i), &rows[i]) < 0)
+			return -1;
+	}
+	reader->path[0] = '\0';
+	return 0;
+}
+
 /* A step's identity in either form (add_identity). */
 static int read_step_identity(struct reader *reader, const struct json_object *object,
 			      struct vnfs_step_record *record)
@@ -749,7 +931,7 @@ static int read_step(struct reader *reader, const struct json_object *object,
 	static const char *const keys[] = {
 		"source", "job", "step", "part", "uid", "user", "node", "cgroup_id", "cgroup_path",
 		"tags", "start_time", "end_time", "sample_time", "finished", "operations",
-		"request_size_histogram", "processes", "mounts", NULL
+		"request_size_histogram", "processes", "mounts", "wire", NULL
 	};
 	if (need_object(reader, object, "a step record") < 0 || check_keys(reader, object, keys) < 0 ||
 	    read_step_identity(reader, object, record) < 0)
@@ -778,7 +960,8 @@ static int read_step(struct reader *reader, const struct json_object *object,
 		return fail(reader, "out of memory");
 	record->stats = stats;
 	if (read_stats(reader, object, stats) < 0 ||
-	    read_processes(reader, object, record) < 0 || read_mounts(reader, object, record) < 0)
+	    read_processes(reader, object, record) < 0 || read_mounts(reader, object, record) < 0 ||
+	    read_wire(reader, object, record) < 0)
 		return -1;
 	return 0;
 }
@@ -800,6 +983,9 @@ void vnfs_step_record_free_arrays(struct vnfs_step_record *record)
 	free((void *)record->stats);
 	free((void *)record->processes);
 	free((void *)record->mounts);
+	free((void *)record->wire);
+	record->wire = NULL;
+	record->wire_count = 0;
 	record->stats = NULL;
 	record->processes = NULL;
 	record->process_count = 0;
@@ -830,7 +1016,8 @@ static int copy_step_arrays(struct vnfs_step_record *to, const struct vnfs_step_
 	to->stats = NULL;
 	to->processes = NULL;
 	to->mounts = NULL;
-	to->process_count = to->mount_count = 0;
+	to->wire = NULL;
+	to->process_count = to->mount_count = to->wire_count = 0;
 	if (from->stats != NULL) {
 		struct vnfs_step_stats *stats = malloc(sizeof(*stats));
 
@@ -857,6 +1044,15 @@ static int copy_step_arrays(struct vnfs_step_record *to, const struct vnfs_step_
 		memcpy(mounts, from->mounts, from->mount_count * sizeof(*mounts));
 		to->mounts = mounts;
 		to->mount_count = from->mount_count;
+	}
+	if (from->wire_count > 0) {
+		struct vnfs_wire_record *wire = calloc(from->wire_count, sizeof(*wire));
+
+		if (wire == NULL)
+			return -1;
+		memcpy(wire, from->wire, from->wire_count * sizeof(*wire));
+		to->wire = wire;
+		to->wire_count = from->wire_count;
 	}
 	return 0;
 }
@@ -908,7 +1104,8 @@ static int check_job_totals(struct reader *reader, const struct json_object *obj
 	memset(&scratch, 0, sizeof(scratch));
 	result = read_stats(reader, object, totals) < 0 ||
 				 read_processes(reader, object, &scratch) < 0 ||
-				 read_mounts(reader, object, &scratch) < 0
+				 read_mounts(reader, object, &scratch) < 0 ||
+				 read_wire(reader, object, &scratch) < 0
 			 ? -1
 			 : 0;
 	vnfs_step_record_free_arrays(&scratch);
@@ -948,7 +1145,7 @@ static int read_job(struct reader *reader, const struct json_object *object,
 {
 	static const char *const keys[] = {
 		"source", "job", "uid", "user", "node", "start_time", "end_time", "operations",
-		"request_size_histogram", "processes", "mounts", "steps", NULL
+		"request_size_histogram", "processes", "mounts", "wire", "steps", NULL
 	};
 
 	if (need_object(reader, object, "a job") < 0 || check_keys(reader, object, keys) < 0 ||
