@@ -119,6 +119,8 @@ void vnfs_collector_destroy(struct vnfs_collector *collector)
 	free(collector->mounts_seen);
 	free(collector->mount_slots);
 	free(collector->unattributed);
+	free(collector->wire);
+	free(collector->wire_slots);
 }
 
 /* Grows *array (of element_size) to hold one more; 0 or -1 (out of memory). */
@@ -208,6 +210,76 @@ static int add_unattributed(const struct vnfs_unattributed_key *key,
 	return 0;
 }
 
+/* A step's wire row (others are the node's: not a record's). */
+static int add_wire(const struct vnfs_wire_key *key, const struct vnfs_wire_stats *stats,
+		    const char *procedure, void *context)
+{
+	struct mount_context *mount_context = context;
+	struct vnfs_collector *collector = mount_context->collector;
+	size_t capacity = collector->wire_capacity, position;
+	struct vnfs_mount_record mount = { .device = key->device };
+	struct vnfs_wire_record *row;
+
+	if (key->owner_kind != VNFS_WIRE_WORKLOAD || key->slot >= VNFS_MAX_STEPS)
+		return 0;
+	if (reserve((void **)&collector->wire, sizeof(*collector->wire), collector->wire_count,
+		    &capacity) != 0 ||
+	    reserve((void **)&collector->wire_slots, sizeof(*collector->wire_slots),
+		    collector->wire_count, &collector->wire_capacity) != 0)
+		return -ENOMEM;
+	collector->wire_capacity = capacity;
+	position = collector->wire_count++;
+	row = &collector->wire[position];
+	memset(row, 0, sizeof(*row));
+	row->device = key->device;
+	row->version = key->version;
+	/* The kernel's bytes become text like every name that reaches an output. */
+	vnfs_text_from_bytes(procedure, strnlen(procedure, VNFS_WIRE_PROCEDURE_NAME_MAX),
+			     row->procedure, sizeof(row->procedure));
+	if (row->procedure[0] == '\0')
+		snprintf(row->procedure, sizeof(row->procedure), "%u", key->procedure);
+	if (key->device != 0) {
+		vnfs_mounts_describe(&collector->mounts, &mount, mount_context->now_ms);
+		snprintf(row->mount_point, sizeof(row->mount_point), "%s", mount.mount_point);
+	}
+	row->stats = *stats;
+	collector->wire_slots[position] = key->slot;
+	return 0;
+}
+
+/* Rows and their slots sorted together by slot (insertion sort: a node has
+ * a few hundred rows, and they arrive in the hash map's order). */
+static void sort_wire_by_slot(struct vnfs_collector *collector)
+{
+	for (size_t i = 1; i < collector->wire_count; i++) {
+		struct vnfs_wire_record row = collector->wire[i];
+		uint32_t slot = collector->wire_slots[i];
+		size_t j = i;
+
+		for (; j > 0 && collector->wire_slots[j - 1] > slot; j--) {
+			collector->wire[j] = collector->wire[j - 1];
+			collector->wire_slots[j] = collector->wire_slots[j - 1];
+		}
+		collector->wire[j] = row;
+		collector->wire_slots[j] = slot;
+	}
+}
+
+/* The RPC rows move without any step's activity (a flusher's writeback):
+ * read every interval, as the unattributed rows are. */
+static void read_wire(struct vnfs_collector *collector, int64_t now_ms)
+{
+	const struct vnfs_counter_source *source = &collector->steps->source;
+	struct mount_context mount_context = { collector, now_ms };
+
+	collector->wire_count = 0;
+	if (source->for_each_wire == NULL)
+		return;
+	if (source->for_each_wire(source->context, add_wire, &mount_context) != 0)
+		vnfs_warning("reading the RPC counters failed: incomplete this interval");
+	sort_wire_by_slot(collector);
+}
+
 /* The sum of every slot's step_activity.  A drain adds to the rows before
  * it bumps its slot's activity, and only the helper's own release of a slot
  * (a registry change) lowers one: so the same sum under the same registry
@@ -248,6 +320,7 @@ static void read_breakdowns(struct vnfs_collector *collector, int64_t now_ms)
 	}
 	if (source->for_each_unattributed(source->context, add_unattributed, collector) != 0)
 		vnfs_warning("reading unattributed counters failed: incomplete this interval");
+	read_wire(collector, now_ms);
 }
 
 /* First index in the sorted slots array whose slot is >= slot. */
@@ -385,6 +458,10 @@ static void refresh_record(struct vnfs_collector *collector, uint32_t slot,
 	last = first_of_slot(collector->mount_slots, collector->mount_count, slot + 1);
 	record->mounts = collector->mounts_seen + first;
 	record->mount_count = last - first;
+	first = first_of_slot(collector->wire_slots, collector->wire_count, slot);
+	last = first_of_slot(collector->wire_slots, collector->wire_count, slot + 1);
+	record->wire = collector->wire + first;
+	record->wire_count = last - first;
 }
 
 /* Snapshot of the registry and the records' fixed parts, made again only

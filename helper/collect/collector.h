@@ -98,6 +98,10 @@ struct vnfs_collector {
 	size_t mount_count, mount_capacity;
 	struct vnfs_unattributed_record *unattributed;
 	size_t unattributed_count, unattributed_capacity;
+	/* The steps' wire rows, by slot ascending (wire_slots beside them). */
+	struct vnfs_wire_record *wire;
+	uint32_t *wire_slots;
+	size_t wire_count, wire_capacity;
 };
 
 /* source is copied; its context must outlive the collector. */

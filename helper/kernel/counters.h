@@ -78,6 +78,11 @@ static inline uint64_t vnfs_unattributed_total(const struct vnfs_unattributed_st
 	return sum;
 }
 
+/* Called per wire row (bpf/wire.h) with its procedure's name as the kernel
+ * spells it ("" if not known), NUL-terminated. */
+typedef int (*vnfs_wire_fn)(const struct vnfs_wire_key *key, const struct vnfs_wire_stats *stats,
+			    const char *procedure, void *context);
+
 /* Called per environment job (bpf/vnfs.h) with its number; nonzero stops
  * the walk. */
 typedef int (*vnfs_environment_job_fn)(uint64_t number, const struct vnfs_environment_job *job,
@@ -118,6 +123,11 @@ struct vnfs_counter_source {
 	 * source may fold idle rows after a walk (helper/kernel/probes.h).  Returns 0,
 	 * fn's nonzero return, or -1. */
 	int (*for_each_unattributed)(void *context, vnfs_unattributed_fn fn, void *fn_context);
+	/* Calls fn per wire row (RPCs per owner, mount and procedure), in any
+	 * order; they move with RPCs, not with step_activity: walked every
+	 * interval.  NULL in a source that counts no RPCs.  Returns 0, fn's
+	 * nonzero return, or -1. */
+	int (*for_each_wire)(void *context, vnfs_wire_fn fn, void *fn_context);
 
 	/* The counting side's health counters (enum vnfs_health_counter).
 	 * Returns 0, or -1 (counters then holds what could be read). */

@@ -161,6 +161,63 @@ int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_breakdown_fn
 			      call_breakdown, &walk);
 }
 
+/* The procedure names the kernel side noted (a few dozen), read once per walk. */
+struct wire_walk {
+	vnfs_wire_fn fn;
+	void *context;
+	size_t name_count;
+	struct {
+		struct vnfs_wire_procedure procedure;
+		char name[VNFS_WIRE_PROCEDURE_NAME_MAX + 1];
+	} names[512];
+};
+
+static int note_procedure_name(const void *key, const void *value, void *context)
+{
+	struct wire_walk *walk = context;
+
+	if (walk->name_count == sizeof(walk->names) / sizeof(walk->names[0]))
+		return 0;
+	memcpy(&walk->names[walk->name_count].procedure, key, sizeof(struct vnfs_wire_procedure));
+	memcpy(walk->names[walk->name_count].name, value, VNFS_WIRE_PROCEDURE_NAME_MAX);
+	walk->names[walk->name_count].name[VNFS_WIRE_PROCEDURE_NAME_MAX] = '\0';
+	walk->name_count++;
+	return 0;
+}
+
+static int call_wire(const void *key, const void *value, void *context)
+{
+	const struct vnfs_wire_key *wire_key = key;
+	struct wire_walk *walk = context;
+	const char *name = "";
+
+	for (size_t i = 0; i < walk->name_count; i++)
+		if (walk->names[i].procedure.version == wire_key->version &&
+		    walk->names[i].procedure.procedure == wire_key->procedure)
+			name = walk->names[i].name;
+	return walk->fn(wire_key, value, name, walk->context);
+}
+
+int vnfs_probes_for_each_wire(struct vnfs_probes *probes, vnfs_wire_fn fn, void *context)
+{
+	struct wire_walk *walk = calloc(1, sizeof(*walk));
+	int status;
+
+	if (!walk)
+		return -1;
+	walk->fn = fn;
+	walk->context = context;
+	status = for_each_entry(bpf_map__fd(probes->skeleton->maps.wire_procedure_names),
+				sizeof(struct vnfs_wire_procedure), VNFS_WIRE_PROCEDURE_NAME_MAX,
+				note_procedure_name, walk);
+	if (status == 0)
+		status = for_each_entry(bpf_map__fd(probes->skeleton->maps.wire_stats),
+					sizeof(struct vnfs_wire_key),
+					sizeof(struct vnfs_wire_stats), call_wire, walk);
+	free(walk);
+	return status;
+}
+
 struct unattributed_walk {
 	vnfs_unattributed_fn fn;
 	void *context;
@@ -448,6 +505,7 @@ static int delete_slot_entries(int fd, size_t key_size, size_t value_size, uint3
 }
 
 _Static_assert(offsetof(struct vnfs_breakdown_key, slot) == 0, "slot first in the key");
+_Static_assert(offsetof(struct vnfs_wire_key, slot) == 0, "slot first in the key");
 
 int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot)
 {
@@ -466,7 +524,13 @@ int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot)
 				sizeof(struct vnfs_breakdown_key), sizeof(struct vnfs_breakdown_stats),
 				slot) != 0)
 		return -1;
-	/* After the rows: the slot's next step may make its own 64. */
+	if (delete_slot_entries(bpf_map__fd(probes->skeleton->maps.wire_stats),
+				sizeof(struct vnfs_wire_key), sizeof(struct vnfs_wire_stats), slot) != 0)
+		return -1;
+	/* After the rows: the slot's next step may make its own 64 of each. */
+	if (bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.wire_entries), &key,
+				&no_activity, BPF_ANY) != 0)
+		return -1;
 	return bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.breakdown_entries), &key,
 				   &no_activity, BPF_ANY);
 }
@@ -747,6 +811,11 @@ static int source_for_each_unattributed(void *probes, vnfs_unattributed_fn fn, v
 	return vnfs_probes_for_each_unattributed(probes, fn, context);
 }
 
+static int source_for_each_wire(void *probes, vnfs_wire_fn fn, void *context)
+{
+	return vnfs_probes_for_each_wire(probes, fn, context);
+}
+
 static int source_read_health(void *probes, uint64_t counters[VNFS_HEALTH_COUNTERS])
 {
 	return vnfs_probes_read_health(probes, counters);
@@ -811,6 +880,7 @@ struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes
 		.step_activity = source_step_activity,
 		.read_step_stats = source_read_step_stats,
 		.for_each_breakdown = source_for_each_breakdown,
+		.for_each_wire = source_for_each_wire,
 		.for_each_unattributed = source_for_each_unattributed,
 		.read_health = source_read_health,
 		.attach_method = source_attach_method,

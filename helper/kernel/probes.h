@@ -76,8 +76,8 @@ int vnfs_probes_read_step_stats(const struct vnfs_probes *probes, uint32_t slot,
 				struct vnfs_step_stats *stats);
 
 /* Zeroes a slot's counters and activity, deletes its process and mount entries
- * and zeroes its count of them (VNFS_MAX_BREAKDOWN_ENTRIES_PER_STEP), for the
- * slot's next step.  Returns 0 or -1. */
+ * and its wire rows and zeroes its counts of them (VNFS_MAX_BREAKDOWN_ENTRIES_PER_STEP,
+ * VNFS_MAX_WIRE_ENTRIES_PER_STEP), for the slot's next step.  Returns 0 or -1. */
 int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot);
 
 /* The walks below call fn (helper/kernel/counters.h) per entry; a nonzero
@@ -90,6 +90,9 @@ int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_breakdown_fn
  * VNFS_UNATTRIBUTED_IDLE_MS). */
 int vnfs_probes_for_each_unattributed(struct vnfs_probes *probes, vnfs_unattributed_fn fn,
 				      void *context);
+
+/* Calls fn per wire_stats row, with its procedure's name. */
+int vnfs_probes_for_each_wire(struct vnfs_probes *probes, vnfs_wire_fn fn, void *context);
 
 /* An unattributed row whose calls have not moved for this long is folded
  * away: a name storm's rows stop taking room once it is over, and a task

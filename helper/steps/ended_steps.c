@@ -63,11 +63,13 @@ static int copy_record(const struct vnfs_step_record *record, struct vnfs_step_r
 	struct vnfs_process_record *processes =
 		malloc((record->process_count + 1) * sizeof(*processes));
 	struct vnfs_mount_record *mounts = malloc((record->mount_count + 1) * sizeof(*mounts));
+	struct vnfs_wire_record *wire = malloc((record->wire_count + 1) * sizeof(*wire));
 
-	if (stats == NULL || processes == NULL || mounts == NULL) {
+	if (stats == NULL || processes == NULL || mounts == NULL || wire == NULL) {
 		free(stats);
 		free(processes);
 		free(mounts);
+		free(wire);
 		return -1;
 	}
 	*copy = *record;
@@ -79,9 +81,12 @@ static int copy_record(const struct vnfs_step_record *record, struct vnfs_step_r
 		memcpy(processes, record->processes, record->process_count * sizeof(*processes));
 	if (record->mount_count > 0)
 		memcpy(mounts, record->mounts, record->mount_count * sizeof(*mounts));
+	if (record->wire_count > 0)
+		memcpy(wire, record->wire, record->wire_count * sizeof(*wire));
 	copy->stats = stats;
 	copy->processes = processes;
 	copy->mounts = mounts;
+	copy->wire = wire;
 	return 0;
 }
 

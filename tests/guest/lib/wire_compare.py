@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""wire_compare.py — a job's RPCs (the helper's QUERY reply, "wire") against
+the mount's /proc/self/mountstats delta, per procedure.
+
+  wire_compare.py MOUNTPOINT DEVICE MOUNTSTATS_BEFORE MOUNTSTATS_AFTER
+                  NODE_ROWS_BEFORE NODE_ROWS_AFTER JOB_JSON
+
+NODE_ROWS_*: `bpftool -j map dump pinned .../wire_stats` — the kernel's rows,
+of which those of no workload (background, unattributed) on DEVICE are what
+the job does not own.  Prints one line per procedure and "mismatches=N";
+exits 1 when any procedure's job + background + unattributed differs from
+the mount's delta in RPCs, transmissions, bytes sent or received, or errors.
+"""
+import json
+import re
+import struct
+import sys
+
+FIELDS = ("rpcs", "transmissions", "major_timeouts", "bytes_sent", "bytes_received")
+NO_WORKLOAD = {1: "unattributed", 2: "background"}  # enum vnfs_wire_owner_kind
+
+
+def mountstats(path, mountpoint):
+    """{procedure: (ops, trans, timeouts, sent, received, errors)} of one mount."""
+    ops, inside = {}, False
+    for line in open(path):
+        if line.startswith("device "):
+            inside = f" mounted on {mountpoint} with " in line
+            continue
+        match = re.match(r"\s+([A-Z_0-9]+):\s+([\d ]+)$", line) if inside else None
+        if match:
+            numbers = [int(x) for x in match.group(2).split()]
+            ops[match.group(1)] = tuple(numbers[:5]) + (numbers[8] if len(numbers) > 8 else 0,)
+    return ops
+
+
+def node_rows(path, device):
+    """{(procedure index, owner kind): counters} of the rows of no workload."""
+    rows = {}
+    for entry in json.load(open(path)):
+        key = bytes(int(x, 16) for x in entry["key"])
+        value = bytes(int(x, 16) for x in entry["value"])
+        slot, row_device, version, procedure, kind = struct.unpack("<IIHHI", key)
+        counters = struct.unpack("<9Q", value[:72])
+        if row_device == device and kind in NO_WORKLOAD:
+            rows[(procedure, kind)] = counters[:5] + (counters[8],)
+    return rows
+
+
+def main():
+    mountpoint, device = sys.argv[1], int(sys.argv[2])
+    before, after = mountstats(sys.argv[3], mountpoint), mountstats(sys.argv[4], mountpoint)
+    node_before, node_after = node_rows(sys.argv[5], device), node_rows(sys.argv[6], device)
+    job = json.load(open(sys.argv[7]))
+    job_rows = {}
+    for row in job.get("wire", []):
+        if row["device"] == device:
+            job_rows[row["procedure"]] = tuple(row[f] for f in FIELDS) + (row["errors"],)
+    mismatches = 0
+    for index, name in enumerate(after):
+        delta = tuple(a - b for a, b in zip(after[name], before.get(name, (0,) * 6)))
+        mine = job_rows.get(name, (0,) * 6)
+        others = {}
+        for kind, label in NO_WORKLOAD.items():
+            now = node_after.get((index, kind), (0,) * 6)
+            then = node_before.get((index, kind), (0,) * 6)
+            others[label] = tuple(a - b for a, b in zip(now, then))
+        total = tuple(m + sum(o[i] for o in others.values()) for i, m in enumerate(mine))
+        if not any(delta) and not any(total):
+            continue
+        same = all(delta[i] == total[i] for i in (0, 1, 3, 4, 5))
+        mismatches += not same
+        print(f"{name}: mountstats ops={delta[0]} trans={delta[1]} sent={delta[3]} "
+              f"received={delta[4]} errors={delta[5]}; job ops={mine[0]} sent={mine[3]} "
+              f"received={mine[4]} errors={mine[5]}; background ops={others['background'][0]}; "
+              f"unattributed ops={others['unattributed'][0]}; {'equal' if same else 'DIFFERENT'}")
+    print(f"mismatches={mismatches}")
+    return 1 if mismatches else 0
+
+
+sys.exit(main())
