@@ -121,6 +121,7 @@ void vnfs_collector_destroy(struct vnfs_collector *collector)
 	free(collector->unattributed);
 	free(collector->wire);
 	free(collector->wire_slots);
+	free(collector->node_wire);
 }
 
 /* Grows *array (of element_size) to hold one more; 0 or -1 (out of memory). */
@@ -210,26 +211,14 @@ static int add_unattributed(const struct vnfs_unattributed_key *key,
 	return 0;
 }
 
-/* A step's wire row (others are the node's: not a record's). */
-static int add_wire(const struct vnfs_wire_key *key, const struct vnfs_wire_stats *stats,
-		    const char *procedure, void *context)
+/* A wire row as records and outputs see it: its procedure's name made text,
+ * its mount's path. */
+static void describe_wire_row(struct vnfs_collector *collector, const struct vnfs_wire_key *key,
+			      const struct vnfs_wire_stats *stats, const char *procedure,
+			      int64_t now_ms, struct vnfs_wire_record *row)
 {
-	struct mount_context *mount_context = context;
-	struct vnfs_collector *collector = mount_context->collector;
-	size_t capacity = collector->wire_capacity, position;
 	struct vnfs_mount_record mount = { .device = key->device };
-	struct vnfs_wire_record *row;
 
-	if (key->owner_kind != VNFS_WIRE_WORKLOAD || key->slot >= VNFS_MAX_STEPS)
-		return 0;
-	if (reserve((void **)&collector->wire, sizeof(*collector->wire), collector->wire_count,
-		    &capacity) != 0 ||
-	    reserve((void **)&collector->wire_slots, sizeof(*collector->wire_slots),
-		    collector->wire_count, &collector->wire_capacity) != 0)
-		return -ENOMEM;
-	collector->wire_capacity = capacity;
-	position = collector->wire_count++;
-	row = &collector->wire[position];
 	memset(row, 0, sizeof(*row));
 	row->device = key->device;
 	row->version = key->version;
@@ -239,10 +228,47 @@ static int add_wire(const struct vnfs_wire_key *key, const struct vnfs_wire_stat
 	if (row->procedure[0] == '\0')
 		snprintf(row->procedure, sizeof(row->procedure), "%u", key->procedure);
 	if (key->device != 0) {
-		vnfs_mounts_describe(&collector->mounts, &mount, mount_context->now_ms);
+		vnfs_mounts_describe(&collector->mounts, &mount, now_ms);
 		snprintf(row->mount_point, sizeof(row->mount_point), "%s", mount.mount_point);
 	}
 	row->stats = *stats;
+}
+
+/* A row of no workload: the node's. */
+static int add_node_wire(struct vnfs_collector *collector, const struct vnfs_wire_key *key,
+			 const struct vnfs_wire_stats *stats, const char *procedure, int64_t now_ms)
+{
+	struct vnfs_node_wire_record *node_row;
+
+	if (reserve((void **)&collector->node_wire, sizeof(*collector->node_wire),
+		    collector->node_wire_count, &collector->node_wire_capacity) != 0)
+		return -ENOMEM;
+	node_row = &collector->node_wire[collector->node_wire_count++];
+	node_row->owner = key->owner_kind == VNFS_WIRE_BACKGROUND ? VNFS_WIRE_BACKGROUND
+								   : VNFS_WIRE_UNATTRIBUTED;
+	describe_wire_row(collector, key, stats, procedure, now_ms, &node_row->row);
+	return 0;
+}
+
+/* A step's wire row, or the node's (background, unattributed). */
+static int add_wire(const struct vnfs_wire_key *key, const struct vnfs_wire_stats *stats,
+		    const char *procedure, void *context)
+{
+	struct mount_context *mount_context = context;
+	struct vnfs_collector *collector = mount_context->collector;
+	size_t capacity = collector->wire_capacity, position;
+
+	if (key->owner_kind != VNFS_WIRE_WORKLOAD || key->slot >= VNFS_MAX_STEPS)
+		return add_node_wire(collector, key, stats, procedure, mount_context->now_ms);
+	if (reserve((void **)&collector->wire, sizeof(*collector->wire), collector->wire_count,
+		    &capacity) != 0 ||
+	    reserve((void **)&collector->wire_slots, sizeof(*collector->wire_slots),
+		    collector->wire_count, &collector->wire_capacity) != 0)
+		return -ENOMEM;
+	collector->wire_capacity = capacity;
+	position = collector->wire_count++;
+	describe_wire_row(collector, key, stats, procedure, mount_context->now_ms,
+			  &collector->wire[position]);
 	collector->wire_slots[position] = key->slot;
 	return 0;
 }
@@ -273,6 +299,7 @@ static void read_wire(struct vnfs_collector *collector, int64_t now_ms)
 	struct mount_context mount_context = { collector, now_ms };
 
 	collector->wire_count = 0;
+	collector->node_wire_count = 0;
 	if (source->for_each_wire == NULL)
 		return;
 	if (source->for_each_wire(source->context, add_wire, &mount_context) != 0)
@@ -760,6 +787,8 @@ void vnfs_collector_collect(struct vnfs_collector *collector, int64_t now_ms)
 		.steps = collector->records,
 		.unattributed_count = collector->unattributed_count,
 		.unattributed = collector->unattributed,
+		.node_wire_count = collector->node_wire_count,
+		.node_wire = collector->node_wire,
 		.health = &collector->health,
 	};
 	for (unsigned i = 0; i < collector->sink_count; i++)

@@ -102,6 +102,9 @@ struct vnfs_collector {
 	struct vnfs_wire_record *wire;
 	uint32_t *wire_slots;
 	size_t wire_count, wire_capacity;
+	/* The rows of no workload: background and unattributed RPCs. */
+	struct vnfs_node_wire_record *node_wire;
+	size_t node_wire_count, node_wire_capacity;
 };
 
 /* source is copied; its context must outlive the collector. */

@@ -46,6 +46,13 @@ struct vnfs_unattributed_record {
 	struct vnfs_unattributed_stats stats;
 };
 
+/* A wire row of no workload (bpf/wire.h): the mount's background RPCs or an
+ * unattributed process's (/metrics only, as the unattributed rows). */
+struct vnfs_node_wire_record {
+	enum vnfs_wire_owner_kind owner; /* VNFS_WIRE_BACKGROUND or VNFS_WIRE_UNATTRIBUTED */
+	struct vnfs_wire_record row;
+};
+
 struct vnfs_interval {
 	int64_t time_ms;
 	const char *node;
@@ -53,6 +60,8 @@ struct vnfs_interval {
 	const struct vnfs_step_record *steps;
 	size_t unattributed_count;
 	const struct vnfs_unattributed_record *unattributed;
+	size_t node_wire_count;
+	const struct vnfs_node_wire_record *node_wire;
 	const struct vnfs_helper_health *health;
 };
 
