@@ -3,7 +3,14 @@
 the mount's /proc/self/mountstats delta, per procedure.
 
   wire_compare.py MOUNTPOINT DEVICE MOUNTSTATS_BEFORE MOUNTSTATS_AFTER
-                  NODE_ROWS_BEFORE NODE_ROWS_AFTER JOB_JSON
+                  NODE_ROWS_BEFORE NODE_ROWS_AFTER JOB_JSON...
+
+JOB_JSON: each job's QUERY reply ("job" object), their RPCs summed.
+
+  wire_compare.py --rows DEVICE NODE_ROWS
+
+prints the rows of no workload on DEVICE, one per line: two dumps that print
+the same had no such RPC end between them.
 
 NODE_ROWS_*: `bpftool -j map dump pinned .../wire_stats` — the kernel's rows,
 of which those of no workload (background, unattributed) on DEVICE are what
@@ -48,14 +55,20 @@ def node_rows(path, device):
 
 
 def main():
+    if sys.argv[1] == "--rows":
+        for key, counters in sorted(node_rows(sys.argv[3], int(sys.argv[2])).items()):
+            print(key, counters)
+        return 0
     mountpoint, device = sys.argv[1], int(sys.argv[2])
     before, after = mountstats(sys.argv[3], mountpoint), mountstats(sys.argv[4], mountpoint)
     node_before, node_after = node_rows(sys.argv[5], device), node_rows(sys.argv[6], device)
-    job = json.load(open(sys.argv[7]))
     job_rows = {}
-    for row in job.get("wire", []):
-        if row["device"] == device:
-            job_rows[row["procedure"]] = tuple(row[f] for f in FIELDS) + (row["errors"],)
+    for path in sys.argv[7:]:
+        for row in json.load(open(path)).get("wire", []):
+            if row["device"] == device:
+                counts = tuple(row[f] for f in FIELDS) + (row["errors"],)
+                summed = job_rows.get(row["procedure"], (0,) * 6)
+                job_rows[row["procedure"]] = tuple(a + b for a, b in zip(summed, counts))
     mismatches = 0
     for index, name in enumerate(after):
         delta = tuple(a - b for a, b in zip(after[name], before.get(name, (0,) * 6)))
@@ -71,7 +84,7 @@ def main():
         same = all(delta[i] == total[i] for i in (0, 1, 3, 4, 5))
         mismatches += not same
         print(f"{name}: mountstats ops={delta[0]} trans={delta[1]} sent={delta[3]} "
-              f"received={delta[4]} errors={delta[5]}; job ops={mine[0]} sent={mine[3]} "
+              f"received={delta[4]} errors={delta[5]}; jobs ops={mine[0]} sent={mine[3]} "
               f"received={mine[4]} errors={mine[5]}; background ops={others['background'][0]}; "
               f"unattributed ops={others['unattributed'][0]}; {'equal' if same else 'DIFFERENT'}")
     print(f"mismatches={mismatches}")

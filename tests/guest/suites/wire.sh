@@ -41,22 +41,69 @@ guest_start_nfs || exit 1
 CGROUPS=${VNFS_CGROUP2_MOUNT:-/sys/fs/cgroup}/vnfs-wire
 mkdir -p $CGROUPS
 
-in_job() { bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUPS/$job" "$@"; }
+# in_job JOB COMMAND...: COMMAND run in JOB's cgroup.
+in_job() { bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUPS/$1" "${@:2}"; }
 node_rows() { bpftool -j map dump pinned /sys/fs/bpf/vnfs-wire/wire_stats > "$1"; }
 query() { "$SEND" "$SOCKET" "{\"v\":1,\"type\":\"query\",\"source\":\"pbs\",\"job\":\"$1\"}" | jq .job; }
-# The helper's view, the mount's and the kernel's rows, taken again until
-# nothing moved while they were read (a lease renewal may end between two).
-snapshot_after() {
-	local tries
-	for tries in 1 2 3 4 5 6 7 8 9 10; do
-		node_rows $out/node-after.json
-		query $job > $out/job.json
-		cp /proc/self/mountstats $out/mountstats-after.txt
-		node_rows $out/node-after-check.json
-		cmp -s $out/node-after.json $out/node-after-check.json && return 0
-		sleep 1
+declare -A holders
+# start_job JOB: registered, with a task that stays in its cgroup so that
+# the step lives until its counts are read (writeback after its writers'
+# exit included).
+start_job() {
+	mkdir -p "$CGROUPS/$1"
+	check "$1: vnfs-register registers it" \
+		"$REGISTER" --socket $SOCKET --source pbs --job "$1" --cgroup "$CGROUPS/$1"
+	in_job "$1" sleep 600 &
+	holders[$1]=$!
+}
+end_job() {
+	kill "${holders[$1]}"; wait "${holders[$1]}" 2> /dev/null
+	"$REGISTER" --socket $SOCKET --end --source pbs --job "$1" > /dev/null
+	"$REGISTER" --socket $SOCKET --finish --source pbs --job "$1" > /dev/null
+}
+# before DIR: the kernel's rows and the mounts' counts before a test.
+before() {
+	node_rows "$1/node-before.json"
+	cp /proc/self/mountstats "$1/mountstats-before.txt"
+}
+# after DIR MOUNTPOINT JOB...: the helper's view of each job, the mounts'
+# counts and the kernel's rows, taken again until no RPC of no workload on
+# the mount ended while they were read (a lease renewal may end between
+# two).  The jobs' own RPCs are over: their programs have exited.
+after() {
+	local dir=$1 device tries job
+	device=$(stat -c %d "$2")
+	shift 2
+	for tries in $(seq 1 20); do
+		node_rows "$dir/node-after.json"
+		for job in "$@"; do query "$job" > "$dir/$job.json"; done
+		cp /proc/self/mountstats "$dir/mountstats-after.txt"
+		node_rows "$dir/node-after-check.json"
+		[ "$(python3 $COMPARE --rows $device "$dir/node-after.json")" = \
+			"$(python3 $COMPARE --rows $device "$dir/node-after-check.json")" ] && return 0
 	done
 	return 1
+}
+# compare_to_mountstats LABEL DIR MOUNTPOINT JOB...: every procedure's RPCs,
+# transmissions, bytes and errors of the jobs plus the mount's background and
+# unattributed rows = the mount's mountstats delta.
+compare_to_mountstats() {
+	local label=$1 dir=$2 mountpoint=$3 job files=()
+	shift 3
+	for job in "$@"; do files+=("$dir/$job.json"); done
+	python3 $COMPARE "$mountpoint" "$(stat -c %d "$mountpoint")" "$dir/mountstats-before.txt" \
+		"$dir/mountstats-after.txt" "$dir/node-before.json" "$dir/node-after.json" \
+		"${files[@]}" > "$dir/compare.txt"
+	check_eq "$label: every procedure's RPCs, transmissions, bytes and errors: jobs + background + unattributed = mountstats" \
+		"$(tail -1 "$dir/compare.txt")" "mismatches=0"
+	sed 's/^/    /' "$dir/compare.txt"
+}
+# wire JSON PROCEDURE FIELD [MOUNTPOINT]: the sum of FIELD over the job's rows
+# of PROCEDURE ("" all) on the mount.
+wire() {
+	local device=0
+	[ -n "${4:-}" ] && device=$(stat -c %d "$4")
+	jq "[.wire[] | select(($device == 0 or .device == $device) and (\"$2\" == \"\" or .procedure == \"$2\")) | .$3] | add // 0" "$1"
 }
 
 for version in 3 4.0 4.1 4.2; do
@@ -65,42 +112,101 @@ for version in 3 4.0 4.1 4.2; do
 	guest_mount_nfs $version "$mount_dir" || continue
 	job=wire-${version/./-}
 	out=$VNFS_OUT/v$version
-	mkdir -p $CGROUPS/$job $out "$mount_dir/meta"
-	device=$(stat -c %d "$mount_dir")
-	check "v$version: vnfs-register registers $job" \
-		"$REGISTER" --socket $SOCKET --source pbs --job $job --cgroup $CGROUPS/$job
-	# A task that stays in the cgroup, so that the step lives until its
-	# counts are read, writeback after its writer's exit included.
-	in_job sleep 600 &
-	holder=$!
-	node_rows $out/node-before.json
-	cp /proc/self/mountstats $out/mountstats-before.txt
-	in_job "$WORKLOAD" mapped-write "$mount_dir/mapped" 64 > /dev/null
+	mkdir -p $out "$mount_dir/meta"
+	start_job $job
+	before $out
+	in_job $job "$WORKLOAD" mapped-write "$mount_dir/mapped" 64 > /dev/null
 	check_eq "v$version: the mapped writer exited" $? 0
 	sync
-	in_job "$WORKLOAD" write "$mount_dir/written" 8 > /dev/null
+	in_job $job "$WORKLOAD" write "$mount_dir/written" 8 > /dev/null
 	echo 3 > /proc/sys/vm/drop_caches
-	in_job "$WORKLOAD" reader "$mount_dir/mapped" "$mount_dir" > /dev/null
+	in_job $job "$WORKLOAD" reader "$mount_dir/mapped" "$mount_dir" > /dev/null
 	echo 3 > /proc/sys/vm/drop_caches
-	in_job "$WORKLOAD" mmap "$mount_dir/written" > /dev/null
-	in_job "$WORKLOAD" writer "$mount_dir/meta" > /dev/null
+	in_job $job "$WORKLOAD" mmap "$mount_dir/written" > /dev/null
+	in_job $job "$WORKLOAD" writer "$mount_dir/meta" > /dev/null
 	check_eq "v$version: the job's programs ran" $? 0
-	check "v$version: a snapshot with no RPC ending while it was taken" snapshot_after
-	python3 $COMPARE "$mount_dir" "$device" $out/mountstats-before.txt $out/mountstats-after.txt \
-		$out/node-before.json $out/node-after.json $out/job.json > $out/compare.txt
-	check_eq "v$version: every procedure's RPCs, transmissions, bytes and errors: job + background + unattributed = mountstats" \
-		"$(tail -1 $out/compare.txt)" "mismatches=0"
-	sed 's/^/    /' $out/compare.txt
-	wire() { jq "[.wire[] | select(.device == $device and .procedure == \"$1\") | .$2] | add // 0" $out/job.json; }
+	check "v$version: a snapshot with no RPC ending while it was taken" after $out "$mount_dir" $job
+	compare_to_mountstats "v$version" $out "$mount_dir" $job
 	check_ge "v$version: the job's WRITE RPCs sent its 72 MiB, the mapped pages' written back after it exited" \
-		"$(wire WRITE bytes_sent)" $((72 * MIB))
+		"$(wire $out/$job.json WRITE bytes_sent "$mount_dir")" $((72 * MIB))
 	check_ge "v$version: the job's READ RPCs brought its 72 MiB read cold" \
-		"$(wire READ bytes_received)" $((72 * MIB))
-	check_ge "v$version: the job's COMMITs" "$(wire COMMIT rpcs)" 1
+		"$(wire $out/$job.json READ bytes_received "$mount_dir")" $((72 * MIB))
+	check_ge "v$version: the job's COMMITs" "$(wire $out/$job.json COMMIT rpcs "$mount_dir")" 1
 	check_eq "v$version: no retransmissions on loopback" \
-		"$(jq "[.wire[] | .transmissions - .rpcs] | add" $out/job.json)" 0
-	kill $holder; wait $holder 2> /dev/null
-	"$REGISTER" --socket $SOCKET --end --source pbs --job $job > /dev/null
-	"$REGISTER" --socket $SOCKET --finish --source pbs --job $job > /dev/null
+		$(( $(wire $out/$job.json "" transmissions) - $(wire $out/$job.json "" rpcs) )) 0
+	end_job $job
 done
+
+# Two jobs at once on one mount: each job's RPCs are its own, and both
+# plus the background are the mount's.
+mark concurrent
+mount_dir=$(nfs_mount_of 4.2)
+out=$VNFS_OUT/concurrent
+mkdir -p $out
+start_job wire-a
+start_job wire-b
+before $out
+in_job wire-a "$WORKLOAD" write "$mount_dir/a" 16 > /dev/null &
+writer_a=$!
+in_job wire-b "$WORKLOAD" write "$mount_dir/b" 24 > /dev/null &
+writer_b=$!
+wait $writer_a; check_eq "concurrent: job a's writer ran" $? 0
+wait $writer_b; check_eq "concurrent: job b's writer ran" $? 0
+check "concurrent: a snapshot with no RPC ending while it was taken" after $out "$mount_dir" wire-a wire-b
+compare_to_mountstats concurrent $out "$mount_dir" wire-a wire-b
+sent_a=$(wire $out/wire-a.json WRITE bytes_sent "$mount_dir")
+sent_b=$(wire $out/wire-b.json WRITE bytes_sent "$mount_dir")
+check_ge "concurrent: job a's WRITEs sent its 16 MiB" "$sent_a" $((16 * MIB))
+check_le "concurrent: ... and not b's (under 17 MiB with the headers)" "$sent_a" $((17 * MIB))
+check_ge "concurrent: job b's WRITEs sent its 24 MiB" "$sent_b" $((24 * MIB))
+check_le "concurrent: ... and not a's (under 25 MiB with the headers)" "$sent_b" $((25 * MIB))
+end_job wire-a
+end_job wire-b
+
+# A slow server: 25 ms added to every packet on the loopback, so every
+# round trip takes at least 50 ms (the call and its reply).
+mark slow-server
+mount_dir=$(nfs_mount_of 3)
+out=$VNFS_OUT/slow
+mkdir -p $out "$mount_dir/slow"
+start_job wire-slow
+check "slow: netem delays the loopback by 25 ms" tc qdisc add dev lo root netem delay 25ms
+in_job wire-slow "$WORKLOAD" writer "$mount_dir/slow" > /dev/null
+check_eq "slow: the job's metadata loop ran" $? 0
+tc qdisc del dev lo root
+query wire-slow > $out/wire-slow.json
+rpcs=$(wire $out/wire-slow.json "" rpcs "$mount_dir")
+check_ge "slow: the job's RPCs" "$rpcs" 40
+check_eq "slow: none of them came back within 2^25 ns (33.5 ms)" \
+	"$(jq "[.wire[] | .rtt_histogram[0:25] | add // 0] | add" $out/wire-slow.json)" 0
+check_ge "slow: their mean round trip, at least 50 ms" \
+	$(( $(wire $out/wire-slow.json "" rtt_ns "$mount_dir") / rpcs )) 50000000
+end_job wire-slow
+
+# A soft mount whose server stops answering: the job's stat is sent, sent
+# again, times out and fails; its RPC and its call both count it.
+mark soft-timeout
+mount_dir=/mnt/nfs/soft
+out=$VNFS_OUT/soft
+mkdir -p $out "$mount_dir" "$(nfs_export_of 3)/soft"
+echo data > "$(nfs_export_of 3)/soft/file"
+check "soft: v3 mounted soft, timeo=5, retrans=1, noac" \
+	mount -t nfs -o vers=3,nolock,proto=tcp,soft,timeo=5,retrans=1,noac \
+	"127.0.0.1:$(nfs_export_of 3)" "$mount_dir"
+stat "$mount_dir/soft/file" > /dev/null
+start_job wire-soft
+check "soft: netem drops every packet on the loopback" tc qdisc add dev lo root netem loss 100%
+in_job wire-soft stat "$mount_dir/soft/file" > /dev/null 2>&1
+check "soft: the job's stat failed" test $? -ne 0
+tc qdisc del dev lo root
+query wire-soft > $out/wire-soft.json
+check_ge "soft: the job's RPCs were retransmitted" \
+	$(( $(wire $out/wire-soft.json "" transmissions "$mount_dir") - $(wire $out/wire-soft.json "" rpcs "$mount_dir") )) 1
+check_ge "soft: major timeouts on the job" "$(wire $out/wire-soft.json "" major_timeouts "$mount_dir")" 1
+check_ge "soft: RPC errors of kind timeout on the job" \
+	"$(jq "[.wire[] | .error_kinds.timeout] | add // 0" $out/wire-soft.json)" 1
+check_ge "soft: the job's failed calls counted as errors" \
+	"$(jq "[.operations[] | .errors] | add" $out/wire-soft.json)" 1
+end_job wire-soft
+umount -f "$mount_dir"
 guest_done
