@@ -412,7 +412,7 @@ static int start_probes(struct helper *helper)
 		.pin_dir = helper->config.helper.pin_dir,
 		.pin = true,
 		.capture_environment = helper->config.environment.job_variable_count > 0,
-		.count_wire = true,
+		.count_wire = helper->config.helper.count_rpcs,
 	};
 	char error[1024];
 

@@ -154,6 +154,7 @@ static const struct config_key config_keys[] = {
 	  .default_text = "info" },
 	{ "helper", "probes", parse_enum, FIELD(helper.probe_mode), .choices = vnfs_probe_mode_names,
 	  .default_text = "auto" },
+	{ "helper", "count_rpcs", parse_bool, FIELD(helper.count_rpcs), .default_text = "true" },
 	{ "helper", "finished_job_grace", parse_duration_s, FIELD(helper.finished_job_grace_s),
 	  .max = 7 * SECONDS_PER_DAY, .default_text = "300s" },
 	{ "helper", "max_message_bytes", parse_size, FIELD(helper.max_message_bytes),

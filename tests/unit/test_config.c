@@ -454,7 +454,7 @@ static const struct bad_case bad_cases[] = {
 	/* unknown key, section; a key before any section */
 	{ "[helper]\n\n\nintervall = 1s\n",
 	  ":4: [helper] intervall: unknown key (keys in [helper]: socket, socket_mode, interval, "
-	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, finished_job_grace, "
+	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, count_rpcs, finished_job_grace, "
 	  "max_message_bytes, admin_group, max_clients, max_clients_per_user, max_steps_per_job, "
 	  "max_steps_per_user)" },
 	{ "[kafka]\nproperty = x\n",
@@ -688,7 +688,7 @@ static const struct bad_case bad_cases[] = {
 	{ "[helper]\ngarbage\n[helper]\n", ":2: 'garbage': not a key = value line" },
 	{ "[helper]\nintervall = 1\ngarbage\n",
 	  ":2: [helper] intervall: unknown key (keys in [helper]: socket, socket_mode, interval, "
-	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, finished_job_grace, "
+	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, count_rpcs, finished_job_grace, "
 	  "max_message_bytes, admin_group, max_clients, max_clients_per_user, max_steps_per_job, "
 	  "max_steps_per_user)" },
 	/* the first bad value is reported, not a later one */
