@@ -39,12 +39,40 @@
 #define REPORT_BASELINE_MIN_STEPS 5
 #define REPORT_BASELINE_WINDOW_MS (24 * 3600 * 1000LL)
 
+/*
+ * The wire rules (the job's RPCs, bpf/wire.h), each judged over the job's
+ * RPCs summed over its mounts; the "slow server" limits per class are the
+ * table in findings.c.
+ *
+ * client-bound: RPCs waited longer on average in the client's queue
+ * (backlog: before their first send) than on the server and the network
+ * (RTT), and more than REPORT_CLIENT_BACKLOG_NS: under 1 ms of queueing is
+ * not worth a finding whatever the RTT.
+ */
+#define REPORT_CLIENT_BACKLOG_NS 1000000ull
+#define REPORT_WIRE_MIN_RPCS 20
+/* re-reads: the READ replies carried more than REPORT_REREAD_FACTOR times
+ * the bytes read through the VFS, and more than REPORT_REREAD_MIN_BYTES
+ * (readahead past the end of small files is not worth a finding). */
+#define REPORT_REREAD_FACTOR 1.5
+#define REPORT_REREAD_MIN_BYTES (16ull << 20)
+/* synchronous writes: at least REPORT_SYNC_MIN_COMMITS COMMITs (one per
+ * closed file is normal) and fewer than REPORT_SYNC_WRITES_PER_COMMIT
+ * WRITEs per COMMIT. */
+#define REPORT_SYNC_MIN_COMMITS 20
+#define REPORT_SYNC_WRITES_PER_COMMIT 4
+
 enum report_rule {
 	REPORT_RULE_METADATA_BOUND,
 	REPORT_RULE_SMALL_READS,
 	REPORT_RULE_SMALL_WRITES,
 	REPORT_RULE_ERRORS,
 	REPORT_RULE_SLOW,
+	REPORT_RULE_SLOW_SERVER,  /* one per READ, WRITE, COMMIT, and metadata */
+	REPORT_RULE_CLIENT_BOUND,
+	REPORT_RULE_RETRANSMISSIONS,
+	REPORT_RULE_REREADS,
+	REPORT_RULE_SYNC_WRITES,
 };
 
 struct report_finding {
@@ -58,7 +86,8 @@ struct report_baseline {
 	uint32_t steps[VNFS_OP_COUNT];
 };
 
-#define REPORT_MAX_FINDINGS (4 + VNFS_OP_COUNT)
+/* 4 rules of VFS calls, slow per operation, and 8 of the wire. */
+#define REPORT_MAX_FINDINGS (4 + VNFS_OP_COUNT + 8)
 
 /* Applies every rule to row (baseline may be NULL: no latency rule).
  * Returns how many findings were written to out (at most max). */

@@ -22,11 +22,14 @@ static void free_record_arrays(struct vnfs_step_record *record)
 	free((void *)record->stats);
 	free((void *)record->processes);
 	free((void *)record->mounts);
+	free((void *)record->wire);
 	record->stats = NULL;
 	record->processes = NULL;
 	record->mounts = NULL;
+	record->wire = NULL;
 	record->process_count = 0;
 	record->mount_count = 0;
+	record->wire_count = 0;
 }
 
 void report_set_free(struct report_set *set)
@@ -70,8 +73,10 @@ int report_set_take(struct report_set *set, struct vnfs_step_record *record)
 	record->stats = NULL;
 	record->processes = NULL;
 	record->mounts = NULL;
+	record->wire = NULL;
 	record->process_count = 0;
 	record->mount_count = 0;
+	record->wire_count = 0;
 	return 0;
 }
 
@@ -93,9 +98,11 @@ int report_set_add(struct report_set *set, const struct vnfs_step_record *record
 	copy.processes = copy_array(record->processes, record->process_count,
 				    sizeof(*record->processes));
 	copy.mounts = copy_array(record->mounts, record->mount_count, sizeof(*record->mounts));
+	copy.wire = copy_array(record->wire, record->wire_count, sizeof(*record->wire));
 	if ((record->stats != NULL && copy.stats == NULL) ||
 	    (record->process_count > 0 && copy.processes == NULL) ||
-	    (record->mount_count > 0 && copy.mounts == NULL)) {
+	    (record->mount_count > 0 && copy.mounts == NULL) ||
+	    (record->wire_count > 0 && copy.wire == NULL)) {
 		free_record_arrays(&copy);
 		return -1;
 	}
@@ -241,6 +248,37 @@ static int merge_mounts(struct report_row *row, const struct vnfs_step_record *r
 	return 0;
 }
 
+/* Devices differ between nodes, so rows are one per mount point and
+ * procedure (and version: NFSv3's READ is not NFSv4's). */
+static bool same_wire_row(const struct vnfs_wire_record *x, const struct vnfs_wire_record *y)
+{
+	return x->version == y->version && strcmp(x->mount_point, y->mount_point) == 0 &&
+	       strcmp(x->procedure, y->procedure) == 0;
+}
+
+static int merge_wire(struct report_row *row, const struct vnfs_step_record *record)
+{
+	for (size_t w = 0; w < record->wire_count; w++) {
+		const struct vnfs_wire_record *from = &record->wire[w];
+		struct vnfs_wire_record *to = NULL;
+		for (size_t i = 0; i < row->wire_count && to == NULL; i++)
+			if (same_wire_row(&row->wire[i], from))
+				to = &row->wire[i];
+		if (to == NULL) {
+			struct vnfs_wire_record *grown =
+				realloc(row->wire, (row->wire_count + 1) * sizeof(*grown));
+			if (grown == NULL)
+				return -1;
+			row->wire = grown;
+			to = &row->wire[row->wire_count++];
+			*to = *from;
+			continue;
+		}
+		vnfs_wire_stats_add(&to->stats, &from->stats);
+	}
+	return 0;
+}
+
 static int add_record(struct report_row *row, const struct vnfs_step_record *record)
 {
 	if (row->record_count == 0) {
@@ -272,7 +310,8 @@ static int add_record(struct report_row *row, const struct vnfs_step_record *rec
 		row->sample_time_ms = record->sample_time_ms;
 	if (record->stats != NULL)
 		vnfs_step_stats_add(&row->stats, record->stats);
-	if (merge_processes(row, record) < 0 || merge_mounts(row, record) < 0)
+	if (merge_processes(row, record) < 0 || merge_mounts(row, record) < 0 ||
+	    merge_wire(row, record) < 0)
 		return -1;
 	return 0;
 }
@@ -291,6 +330,21 @@ static int compare_processes_by_bytes(const void *a, const void *b)
 	return strcmp(x->comm, y->comm);
 }
 
+/* By mount point, then most RPCs first: the order of the wire table. */
+static int compare_wire_by_rpcs(const void *a, const void *b)
+{
+	const struct vnfs_wire_record *x = a, *y = b;
+	int by_mount = strcmp(x->mount_point, y->mount_point);
+	if (by_mount != 0)
+		return by_mount;
+	if (x->stats.rpcs != y->stats.rpcs)
+		return x->stats.rpcs > y->stats.rpcs ? -1 : 1;
+	int by_name = strcmp(x->procedure, y->procedure);
+	if (by_name != 0)
+		return by_name;
+	return (int)x->version - (int)y->version;
+}
+
 static void finish_row(struct report_row *row)
 {
 	if (row->running)
@@ -299,6 +353,8 @@ static void finish_row(struct report_row *row)
 	if (row->process_count > 1)
 		qsort(row->processes, row->process_count, sizeof(*row->processes),
 		      compare_processes_by_bytes);
+	if (row->wire_count > 1)
+		qsort(row->wire, row->wire_count, sizeof(*row->wire), compare_wire_by_rpcs);
 }
 
 int report_build_rows(struct report_set *set, struct report_row **rows_out, size_t *count_out)
@@ -356,6 +412,7 @@ void report_rows_free(struct report_row *rows, size_t count)
 	for (size_t i = 0; i < count; i++) {
 		free(rows[i].processes);
 		free(rows[i].mounts);
+		free(rows[i].wire);
 		free(rows[i].records);
 	}
 	free(rows);

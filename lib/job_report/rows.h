@@ -13,7 +13,7 @@
 
 #include "lib/record.h"
 
-/* Step records; each owns its stats, processes and mounts (malloc'd). */
+/* Step records; each owns its stats, processes, mounts and wire rows (malloc'd). */
 struct report_set {
 	struct vnfs_step_record *records;
 	size_t count;
@@ -53,6 +53,9 @@ struct report_row {
 	struct vnfs_process_record *processes; /* merged by name, most bytes first */
 	size_t mount_count;
 	struct vnfs_mount_record *mounts;      /* merged by source and mount point */
+	size_t wire_count;                     /* 0 in records older than RPC counting */
+	struct vnfs_wire_record *wire;         /* merged by mount point, version and
+						* procedure; by mount point, most RPCs first */
 	size_t record_count;         /* the set's records this row sums */
 	const struct vnfs_step_record **records;
 };

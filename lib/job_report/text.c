@@ -16,6 +16,7 @@
 #include "lib/job_report/fields.h"
 #include "lib/job_report/text.h"
 #include "lib/job_report/times.h"
+#include "lib/job_report/wire.h"
 
 /* Room for the longest string of a row (a tag list) once escaped. */
 #define SHOWN_MAX (VNFS_TAGS_BUFFER * VNFS_ESCAPE_GROWTH)
@@ -135,6 +136,105 @@ static void print_mounts(FILE *out, const struct report_row *job)
 	fputc('\n', out);
 }
 
+/* "0", or "12 (timeout)": the count and the kind most of them were. */
+static void error_cell(const struct vnfs_wire_stats *s, char *buf, size_t size)
+{
+	int top = report_wire_top_error(s);
+	if (s->errors == 0 || top < 0)
+		snprintf(buf, size, "%" PRIu64, (uint64_t)s->errors);
+	else
+		snprintf(buf, size, "%" PRIu64 " (%s)", (uint64_t)s->errors,
+			 vnfs_wire_error_names[top]);
+}
+
+static void print_wire_row(FILE *out, const struct vnfs_wire_record *w)
+{
+	const struct vnfs_wire_stats *s = &w->stats;
+	char sent[32], received[32], backlog[32], rtt[32], execute[32], errors[64];
+	char name[sizeof(w->procedure) * VNFS_ESCAPE_GROWTH];
+	report_format_bytes(s->bytes_sent, sent, sizeof(sent));
+	report_format_bytes(s->bytes_received, received, sizeof(received));
+	report_format_duration(report_wire_mean_ns(s->backlog_ns, s->rpcs), backlog,
+			       sizeof(backlog));
+	report_format_duration(report_wire_mean_ns(s->rtt_ns, s->rpcs), rtt, sizeof(rtt));
+	report_format_duration(report_wire_mean_ns(s->execute_ns, s->rpcs), execute,
+			       sizeof(execute));
+	error_cell(s, errors, sizeof(errors));
+	fprintf(out, "%-12s %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %10s %10s %10s %10s %10s  %s\n",
+		shown(w->procedure, name, sizeof(name)), (uint64_t)s->rpcs,
+		report_wire_retransmissions(s), (uint64_t)s->major_timeouts, sent, received,
+		backlog, rtt, execute, errors);
+}
+
+/* The rows of one mount point (rows are sorted by it): from first, returns
+ * the index past them.  Only procedures with RPCs, most RPCs first. */
+static size_t print_wire_mount(FILE *out, const struct report_row *job, size_t first)
+{
+	const char *mount_point = job->wire[first].mount_point;
+	char shown_mount[sizeof(job->wire[first].mount_point) * VNFS_ESCAPE_GROWTH];
+	fprintf(out, "RPCs to %s (NFSv%u)\n",
+		mount_point[0] != '\0' ? shown(mount_point, shown_mount, sizeof(shown_mount))
+				       : "an unknown mount",
+		(unsigned)job->wire[first].version);
+	fprintf(out, "%-12s %10s %8s %8s %10s %10s %10s %10s %10s  %s\n", "Procedure", "RPCs",
+		"Retrans", "Timeouts", "Sent", "Received", "Backlog", "RTT", "Execute", "Errors");
+	size_t end = first;
+	for (; end < job->wire_count && strcmp(job->wire[end].mount_point, mount_point) == 0;
+	     end++)
+		if (job->wire[end].stats.rpcs > 0)
+			print_wire_row(out, &job->wire[end]);
+	fputc('\n', out);
+	return end;
+}
+
+/* One line per direction: what the job asked the VFS for against what
+ * crossed the wire.  Over 1.00x the cache did not keep what was read
+ * (or readahead fetched more than was read); under it the cache served. */
+static void print_cache_line(FILE *out, const char *verb, uint64_t vfs, const char *direction,
+			     uint64_t wire, const char *procedure)
+{
+	char vfs_text[32], wire_text[32];
+	report_format_size(vfs, vfs_text, sizeof(vfs_text));
+	report_format_size(wire, wire_text, sizeof(wire_text));
+	fprintf(out, "  %s %s through the VFS, %s %s the wire in %s RPCs: ", verb, vfs_text,
+		wire_text, direction, procedure);
+	if (vfs > 0)
+		fprintf(out, "%.2fx\n", (double)wire / (double)vfs);
+	else
+		fprintf(out, "no VFS bytes to compare\n");
+}
+
+static void print_cache(FILE *out, const struct report_row *job)
+{
+	struct vnfs_wire_stats reads, writes;
+	report_wire_procedure(job, "READ", &reads);
+	report_wire_procedure(job, "WRITE", &writes);
+	fprintf(out, "Cache (wire bytes per VFS byte)\n");
+	print_cache_line(out, "read", report_vfs_read_bytes(job), "came over", reads.bytes_received,
+			 "READ");
+	print_cache_line(out, "wrote", report_vfs_write_bytes(job), "went over", writes.bytes_sent,
+			 "WRITE");
+	fputc('\n', out);
+}
+
+/* The wire section: a table per mount point, then the cache lines.  None
+ * for a job whose records predate RPC counting (or that sent no RPC). */
+static void print_wire(FILE *out, const struct report_row *job)
+{
+	if (!report_wire_any(job))
+		return;
+	for (size_t i = 0; i < job->wire_count;) {
+		size_t next = i;
+		bool any = false;
+		for (; next < job->wire_count &&
+		       strcmp(job->wire[next].mount_point, job->wire[i].mount_point) == 0;
+		     next++)
+			any = any || job->wire[next].stats.rpcs > 0;
+		i = any ? print_wire_mount(out, job, i) : next;
+	}
+	print_cache(out, job);
+}
+
 static void print_findings(FILE *out, const struct report_row *job,
 			   const struct report_baseline *baseline)
 {
@@ -158,5 +258,6 @@ void report_print_long(FILE *out, const struct report_row *job, const struct rep
 	print_operations(out, &job->stats);
 	print_processes(out, job);
 	print_mounts(out, job);
+	print_wire(out, job);
 	print_findings(out, job, baseline);
 }

@@ -1,7 +1,7 @@
 /*
  * text.h — the long, human report of one job (vnfs-report -l and the
  * <node>.txt report file): totals, the per-operation table, processes,
- * mounts and findings.
+ * mounts, the RPCs (wire) with the cache line, and findings.
  */
 #ifndef VNFS_JOB_REPORT_TEXT_H
 #define VNFS_JOB_REPORT_TEXT_H

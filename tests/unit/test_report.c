@@ -31,6 +31,7 @@
 #include "lib/job_report/rows.h"
 #include "lib/job_report/text.h"
 #include "lib/job_report/times.h"
+#include "lib/job_report/wire.h"
 #include "lib/record_json.h"
 #include "report/sources.h"
 #include "tests/unit/history_fixtures.h"
@@ -766,6 +767,286 @@ static void test_findings(void **state)
 	assert_int_equal(findings_of(&step, &baseline, findings), 0);
 }
 
+
+/* ---- the wire section and its findings ------------------------------------ */
+
+/* A wire row with every RPC alike: each took backlog, rtt and execute us. */
+static void wire_row(struct vnfs_wire_record *w, const char *mount_point, const char *procedure,
+		     uint64_t rpcs, uint64_t sent_each, uint64_t received_each, uint64_t backlog_us,
+		     uint64_t rtt_us, uint64_t execute_us)
+{
+	memset(w, 0, sizeof(*w));
+	w->device = 42;
+	snprintf(w->mount_point, sizeof(w->mount_point), "%s", mount_point);
+	w->version = 4;
+	snprintf(w->procedure, sizeof(w->procedure), "%s", procedure);
+	w->stats.rpcs = rpcs;
+	w->stats.transmissions = rpcs;
+	w->stats.bytes_sent = rpcs * sent_each;
+	w->stats.bytes_received = rpcs * received_each;
+	w->stats.backlog_ns = rpcs * backlog_us * 1000;
+	w->stats.rtt_ns = rpcs * rtt_us * 1000;
+	w->stats.execute_ns = rpcs * execute_us * 1000;
+}
+
+enum { WIRE_READ, WIRE_WRITE, WIRE_COMMIT, WIRE_GETATTR, WIRE_LOOKUP, WIRE_SCRATCH, WIRE_ROWS };
+
+/*
+ * Step 7.0 of the fixture (10 MiB read, 5 MiB written through the VFS) with
+ * its RPCs: on /mnt/nfs 40 READs of 1 MiB, 20 slow WRITEs of 256 KiB, 2 of
+ * them sent twice, 20 COMMITs, 100 GETATTRs (3 failed: 2 stale, 1 noent),
+ * no LOOKUP; on /mnt/scratch 30 ACCESSes.
+ */
+static void wire_step(struct history_step *step, struct vnfs_wire_record *wire)
+{
+	const uint64_t mib = 1 << 20;
+	history_step_init(step, 7, 0, 1001, "alice", "node1", START, 1);
+	wire_row(&wire[WIRE_READ], "/mnt/nfs", "READ", 40, 200, mib, 10, 500, 600);
+	wire_row(&wire[WIRE_WRITE], "/mnt/nfs", "WRITE", 20, mib / 4, 100, 20, 12000, 12100);
+	wire[WIRE_WRITE].stats.transmissions = 22;
+	wire_row(&wire[WIRE_COMMIT], "/mnt/nfs", "COMMIT", 20, 150, 100, 5, 3000, 3010);
+	wire_row(&wire[WIRE_GETATTR], "/mnt/nfs", "GETATTR", 100, 180, 240, 2, 300, 310);
+	wire[WIRE_GETATTR].stats.errors = 3;
+	wire[WIRE_GETATTR].stats.error_kinds[VNFS_WIRE_ERROR_STALE] = 2;
+	wire[WIRE_GETATTR].stats.error_kinds[VNFS_WIRE_ERROR_NOENT] = 1;
+	wire_row(&wire[WIRE_LOOKUP], "/mnt/nfs", "LOOKUP", 0, 0, 0, 0, 0, 0);
+	wire_row(&wire[WIRE_SCRATCH], "/mnt/scratch", "ACCESS", 30, 160, 120, 1, 250, 260);
+	step->record.wire = wire;
+	step->record.wire_count = WIRE_ROWS;
+}
+
+/* The long report of the step's job from "RPCs to" (or "Findings") on. */
+static void wire_text(struct history_step *step, const char *from, char *text, size_t size)
+{
+	struct report_set set;
+	struct report_row *rows;
+	size_t count;
+	report_set_init(&set);
+	assert_int_equal(report_set_add(&set, &step->record), 0);
+	assert_int_equal(report_build_rows(&set, &rows, &count), 0);
+	char *buffer = NULL;
+	size_t length = 0;
+	FILE *out = open_memstream(&buffer, &length);
+	assert_non_null(out);
+	report_print_long(out, &rows[0], &rows[1], 1, NULL, START);
+	assert_int_equal(fclose(out), 0);
+	const char *at = strstr(buffer, from);
+	snprintf(text, size, "%s", at != NULL ? at : "");
+	free(buffer);
+	report_rows_free(rows, count);
+	report_set_free(&set);
+}
+
+static void test_wire_section(void **state)
+{
+	(void)state;
+	struct history_step step;
+	struct vnfs_wire_record wire[WIRE_ROWS];
+	static char text[8192];
+
+	/* Two mounts: a table each, procedures with RPCs only, most first. */
+	wire_step(&step, wire);
+	wire_text(&step, "RPCs to", text, sizeof(text));
+	const char *tables =
+		"RPCs to /mnt/nfs (NFSv4)\n"
+		"Procedure          RPCs  Retrans Timeouts       Sent   Received    Backlog"
+		"        RTT    Execute  Errors\n"
+		"GETATTR             100        0        0     17.58K     23.44K     2.00us"
+		"   300.00us   310.00us  3 (stale)\n"
+		"READ                 40        0        0      7.81K        40M    10.00us"
+		"   500.00us   600.00us  0\n"
+		"COMMIT               20        0        0      2.93K      1.95K     5.00us"
+		"     3.00ms     3.01ms  0\n"
+		"WRITE                20        2        0         5M      1.95K    20.00us"
+		"    12.00ms    12.10ms  0\n"
+		"\n"
+		"RPCs to /mnt/scratch (NFSv4)\n"
+		"Procedure          RPCs  Retrans Timeouts       Sent   Received    Backlog"
+		"        RTT    Execute  Errors\n"
+		"ACCESS               30        0        0      4.69K      3.52K     1.00us"
+		"   250.00us   260.00us  0\n"
+		"\n";
+	const char *cache =
+		"Cache (wire bytes per VFS byte)\n"
+		"  read 10 MiB through the VFS, 40 MiB came over the wire in READ RPCs: 4.00x\n"
+		"  wrote 5 MiB through the VFS, 5 MiB went over the wire in WRITE RPCs: 1.00x\n"
+		"\n";
+	char expected[8192];
+	snprintf(expected, sizeof(expected),
+		 "%s%s"
+		 "Findings\n"
+		 "  - the server is slow: WRITE RPCs took 12.00ms on average from send to reply "
+		 "(20 RPCs; the limits are 10.00ms and 20 RPCs)\n"
+		 "  - the network drops requests: 2 retransmissions and 0 major timeouts over 210 "
+		 "RPCs (0.95%% resent; the limit is 0); most in WRITE (2 retransmissions, 0 major "
+		 "timeouts)\n"
+		 "  - re-reads data the cache does not keep: 40 MiB came over the wire in READ "
+		 "replies for 10 MiB read through the VFS (4.00x; the limits are 1.5x and 16 MiB)\n"
+		 "  - writes are flushed synchronously: 20 COMMITs for 20 WRITEs (1.00 WRITEs per "
+		 "COMMIT; the limits are 20 COMMITs and under 4 WRITEs per COMMIT); fsync, O_SYNC "
+		 "or close after little data makes the server write to disk each time\n"
+		 "  (no latency baseline: the node's history was not available)\n",
+		 tables, cache);
+	assert_string_equal(text, expected);
+
+	/* Two steps on two nodes: one row per mount point and procedure, summed
+	 * (the devices differ between nodes). */
+	struct history_step other;
+	struct vnfs_wire_record other_wire[WIRE_ROWS];
+	wire_step(&other, other_wire);
+	snprintf(other.record.node, sizeof(other.record.node), "node2");
+	for (size_t i = 0; i < WIRE_ROWS; i++)
+		other_wire[i].device = 77;
+	struct report_set set;
+	struct report_row *rows;
+	size_t count;
+	report_set_init(&set);
+	assert_int_equal(report_set_add(&set, &step.record), 0);
+	assert_int_equal(report_set_add(&set, &other.record), 0);
+	assert_int_equal(report_build_rows(&set, &rows, &count), 0);
+	assert_int_equal(rows[0].wire_count, WIRE_ROWS);
+	assert_string_equal(rows[0].wire[0].procedure, "GETATTR");
+	assert_int_equal(rows[0].wire[0].stats.rpcs, 200);
+	assert_int_equal(rows[0].wire[0].stats.error_kinds[VNFS_WIRE_ERROR_STALE], 4);
+	assert_int_equal(report_wire_mount_count(&rows[0]), 2);
+	report_rows_free(rows, count);
+	report_set_free(&set);
+
+	/* mmap'ed reads are VFS reads too; with no VFS writes there is no ratio. */
+	step.stats.operations[VNFS_OP_MMAP_READ].bytes = 6 << 20;
+	step.stats.operations[VNFS_OP_WRITE].bytes = 0;
+	wire_text(&step, "Cache", text, sizeof(text));
+	assert_non_null(strstr(text, "  read 16 MiB through the VFS, 40 MiB came over the wire in "
+				     "READ RPCs: 2.50x\n"
+				     "  wrote 0 B through the VFS, 5 MiB went over the wire in WRITE "
+				     "RPCs: no VFS bytes to compare\n\n"));
+
+	/* Records before RPC counting, and RPC rows all empty: no section. */
+	step.record.wire_count = 0;
+	wire_text(&step, "Mounts", text, sizeof(text));
+	assert_null(strstr(text, "RPCs to"));
+	assert_null(strstr(text, "Cache"));
+	step.record.wire = &wire[WIRE_LOOKUP];
+	step.record.wire_count = 1;
+	wire_text(&step, "Mounts", text, sizeof(text));
+	assert_null(strstr(text, "RPCs to"));
+	assert_string_equal(strstr(text, "Findings"),
+			    "Findings\n  none\n"
+			    "  (no latency baseline: the node's history was not available)\n");
+}
+
+static void test_wire_findings(void **state)
+{
+	(void)state;
+	struct history_step step;
+	struct vnfs_wire_record wire[WIRE_ROWS];
+	struct report_finding findings[REPORT_MAX_FINDINGS];
+
+	/* The fixture: a slow server for WRITE, drops, re-reads, synchronous
+	 * writes (texts in test_wire_section). */
+	wire_step(&step, wire);
+	assert_int_equal(findings_of(&step, NULL, findings), 4);
+	assert_int_equal(findings[0].rule, REPORT_RULE_SLOW_SERVER);
+	assert_int_equal(findings[1].rule, REPORT_RULE_RETRANSMISSIONS);
+	assert_int_equal(findings[2].rule, REPORT_RULE_REREADS);
+	assert_int_equal(findings[3].rule, REPORT_RULE_SYNC_WRITES);
+
+	/* Each just at its limit: none fires ("more than" is strict). */
+	wire[WIRE_WRITE].stats.rtt_ns = 20 * 10000000ull;   /* 10 ms mean exactly */
+	wire[WIRE_WRITE].stats.transmissions = 20;          /* nothing resent */
+	wire[WIRE_READ].stats.bytes_received = 15ull << 20; /* 1.5x of 10 MiB */
+	wire[WIRE_COMMIT].stats.rpcs = 19;                  /* too few COMMITs */
+	wire[WIRE_COMMIT].stats.transmissions = 19;
+	assert_int_equal(findings_of(&step, NULL, findings), 0);
+	wire[WIRE_COMMIT].stats.rpcs = 20;
+	wire[WIRE_COMMIT].stats.transmissions = 20;
+	wire[WIRE_WRITE].stats.rpcs = 80;                   /* 4 WRITEs per COMMIT */
+	wire[WIRE_WRITE].stats.transmissions = 80;
+	wire[WIRE_WRITE].stats.rtt_ns = 80 * 1000000ull;
+	assert_int_equal(findings_of(&step, NULL, findings), 0);
+	/* 16 MiB over the wire for no VFS read at all is not over 16 MiB. */
+	step.stats.operations[VNFS_OP_READ].bytes = 0;
+	wire[WIRE_READ].stats.bytes_received = 16ull << 20;
+	assert_int_equal(findings_of(&step, NULL, findings), 0);
+	wire[WIRE_READ].stats.bytes_received = (16ull << 20) + 1;
+	assert_int_equal(findings_of(&step, NULL, findings), 1);
+	assert_string_equal(findings[0].text,
+			    "re-reads data the cache does not keep: 16.00 MiB came over the wire in "
+			    "READ replies for 0 B read through the VFS (no VFS reads; the limits "
+			    "are 1.5x and 16 MiB)");
+
+	/* A slow server for metadata: GETATTR and ACCESS (another mount) together. */
+	wire_step(&step, wire);
+	wire[WIRE_WRITE].stats.rtt_ns = 20 * 1000000ull;
+	wire[WIRE_WRITE].stats.transmissions = 20;
+	wire[WIRE_READ].stats.bytes_received = 10ull << 20;
+	wire[WIRE_COMMIT].stats.rpcs = 5;
+	wire[WIRE_COMMIT].stats.transmissions = 5;
+	assert_int_equal(findings_of(&step, NULL, findings), 0);
+	wire[WIRE_GETATTR].stats.rtt_ns = 100 * 2500000ull; /* (250 + 7.5) / 130 ms */
+	assert_int_equal(findings_of(&step, NULL, findings), 0);
+	wire[WIRE_GETATTR].stats.rtt_ns = 100 * 3000000ull;
+	assert_int_equal(findings_of(&step, NULL, findings), 1);
+	assert_int_equal(findings[0].rule, REPORT_RULE_SLOW_SERVER);
+	assert_string_equal(findings[0].text,
+			    "the server is slow: metadata RPCs took 2.37ms on average from send to "
+			    "reply (130 RPCs; the limits are 2.00ms and 20 RPCs)");
+	/* Too few READs to judge, however slow. */
+	wire[WIRE_GETATTR].stats.rtt_ns = 100 * 300000ull;
+	wire[WIRE_READ].stats.rpcs = 19;
+	wire[WIRE_READ].stats.transmissions = 19;
+	wire[WIRE_READ].stats.rtt_ns = 19 * 50000000ull;
+	assert_int_equal(findings_of(&step, NULL, findings), 0);
+	wire[WIRE_READ].stats.rpcs = 20;
+	wire[WIRE_READ].stats.transmissions = 20;
+	wire[WIRE_READ].stats.rtt_ns = 20 * 50000000ull;
+	assert_int_equal(findings_of(&step, NULL, findings), 1);
+	assert_string_equal(findings[0].text,
+			    "the server is slow: READ RPCs took 50.00ms on average from send to "
+			    "reply (20 RPCs; the limits are 10.00ms and 20 RPCs)");
+
+	/* The client's queue: 1.54 ms of backlog against a longer 1.83 ms RTT
+	 * does not fire; against 705 us it does. */
+	wire_step(&step, wire);
+	wire[WIRE_WRITE].stats.transmissions = 20;
+	wire[WIRE_READ].stats.bytes_received = 10ull << 20;
+	wire[WIRE_COMMIT].stats.rpcs = 5;
+	wire[WIRE_COMMIT].stats.transmissions = 5;
+	wire[WIRE_GETATTR].stats.backlog_ns = 100 * 3000000ull;
+	assert_int_equal(findings_of(&step, NULL, findings), 1); /* WRITE's server time */
+	assert_int_equal(findings[0].rule, REPORT_RULE_SLOW_SERVER);
+	wire[WIRE_WRITE].stats.rtt_ns = 20 * 1000000ull;
+	assert_int_equal(findings_of(&step, NULL, findings), 1);
+	assert_int_equal(findings[0].rule, REPORT_RULE_CLIENT_BOUND);
+	assert_string_equal(findings[0].text,
+			    "the client is the bottleneck: RPCs waited 1.54ms on average in the "
+			    "client's queue before their first send, more than their 705.13us round "
+			    "trip (195 RPCs; the limit is 1.00ms and the round trip); more RPCs were "
+			    "in flight than the transport takes at once");
+	/* Backlog over the RTT but under 1 ms: not worth a finding. */
+	wire[WIRE_GETATTR].stats.backlog_ns = 100 * 1000000ull;
+	wire[WIRE_GETATTR].stats.rtt_ns = 100 * 1000ull;
+	wire[WIRE_WRITE].stats.rtt_ns = 20 * 1000ull;
+	wire[WIRE_COMMIT].stats.rtt_ns = 5 * 1000ull;
+	wire[WIRE_READ].stats.rtt_ns = 40 * 1000ull;
+	wire[WIRE_SCRATCH].stats.rtt_ns = 30 * 1000ull;
+	assert_int_equal(findings_of(&step, NULL, findings), 0);
+
+	/* A major timeout alone is a drop. */
+	wire_step(&step, wire);
+	wire[WIRE_WRITE].stats.rtt_ns = 20 * 1000000ull;
+	wire[WIRE_WRITE].stats.transmissions = 20;
+	wire[WIRE_READ].stats.bytes_received = 10ull << 20;
+	wire[WIRE_COMMIT].stats.rpcs = 5;
+	wire[WIRE_COMMIT].stats.transmissions = 5;
+	wire[WIRE_GETATTR].stats.major_timeouts = 1;
+	assert_int_equal(findings_of(&step, NULL, findings), 1);
+	assert_string_equal(findings[0].text,
+			    "the network drops requests: 0 retransmissions and 1 major timeouts "
+			    "over 195 RPCs (0.00% resent; the limit is 0); most in GETATTR (0 "
+			    "retransmissions, 1 major timeouts)");
+}
+
 static void test_baseline(void **state)
 {
 	(void)state;
@@ -1181,6 +1462,7 @@ int main(void)
 		cmocka_unit_test(test_non_root),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_findings),       cmocka_unit_test(test_baseline),
+		cmocka_unit_test(test_wire_section),   cmocka_unit_test(test_wire_findings),
 		cmocka_unit_test(test_report_files),   cmocka_unit_test(test_bad_report_file),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_rows_by_workload),
