@@ -912,6 +912,25 @@ static void test_wire_section(void **state)
 	report_rows_free(rows, count);
 	report_set_free(&set);
 
+	/* Read back from a report file's JSON, the rows own their wire rows. */
+	history_step_finish(&step, START + 1000);
+	struct vnfs_job job = { .job_id = 7, .uid = 1001, .user = "alice", .node = "node1",
+				.start_time_ms = START, .end_time_ms = START + 1000,
+				.step_count = 1, .steps = &step.record };
+	vnfs_workload_of_slurm_job(&job.workload, 7);
+	struct json_object *json = vnfs_job_to_json(&job);
+	assert_non_null(json);
+	char error[256];
+	report_set_init(&set);
+	assert_int_equal(report_add_job_json(&set, json, "test", error, sizeof(error)), 0);
+	json_object_put(json);
+	assert_int_equal(report_build_rows(&set, &rows, &count), 0);
+	assert_int_equal(rows[0].wire_count, WIRE_ROWS);
+	assert_string_equal(rows[0].wire[WIRE_ROWS - 1].procedure, "ACCESS");
+	assert_int_equal(rows[0].wire[WIRE_ROWS - 1].stats.rtt_ns, 30 * 250000ull);
+	report_rows_free(rows, count);
+	report_set_free(&set);
+
 	/* mmap'ed reads are VFS reads too; with no VFS writes there is no ratio. */
 	step.stats.operations[VNFS_OP_MMAP_READ].bytes = 6 << 20;
 	step.stats.operations[VNFS_OP_WRITE].bytes = 0;
