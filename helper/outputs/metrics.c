@@ -15,10 +15,17 @@
  * max_series bounds the per-step and unattributed series by cutting the least
  * important first, and counts what it cut: every step's core counters
  * (operations, errors, bytes) are always shown, then come, while the budget
- * lasts, the steps' histograms, the unattributed series, the per-mount and
- * last the per-process series (the most numerous, and their names are
+ * lasts, the steps' histograms, the unattributed series, the per-mount
+ * series, the per-RPC counters (mount x procedure), the per-RPC histograms
+ * and last the per-process series (the most numerous, and their names are
  * chosen by users).  Once one series is cut every less important one is cut
  * too, so a series never appears while a more important one is missing.
+ *
+ * The per-RPC series (vnfs_rpc_*) are labelled by mount and procedure only:
+ * rows a record keeps apart (another device at the same mount point, a v3
+ * and a v4 client whose mount was not learned) but that would have the same
+ * label set are summed, as the same label set twice would make Prometheus
+ * reject the whole scrape.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -70,6 +77,7 @@ struct retained_step {
 	struct vnfs_step_stats *stats;
 	struct vnfs_process_record *processes;
 	struct vnfs_mount_record *mounts;
+	struct vnfs_wire_record *wire;
 };
 
 struct vnfs_metrics {
@@ -243,6 +251,13 @@ struct step_view {
 	bool histograms;
 	size_t mount_count;   /* the first mount_count of record->mounts */
 	size_t process_count; /* the first process_count of record->processes */
+	/* Its RPCs: wire_group_count groups from render->wire_groups[wire_first]
+	 * (label sets in render order); the first wire_shown have counters, the
+	 * first wire_histograms_shown histograms. */
+	size_t wire_first;
+	size_t wire_group_count;
+	size_t wire_shown;
+	size_t wire_histograms_shown;
 };
 
 static const struct vnfs_step_stats no_stats;
@@ -268,9 +283,11 @@ static void retained_release(struct retained_step *step)
 	free(step->stats);
 	free(step->processes);
 	free(step->mounts);
+	free(step->wire);
 	step->stats = NULL;
 	step->processes = NULL;
 	step->mounts = NULL;
+	step->wire = NULL;
 }
 
 static int retained_copy(struct retained_step *step, const struct vnfs_step_record *record)
@@ -278,6 +295,7 @@ static int retained_copy(struct retained_step *step, const struct vnfs_step_reco
 	struct vnfs_step_stats *stats = malloc(sizeof(*stats));
 	struct vnfs_process_record *processes = NULL;
 	struct vnfs_mount_record *mounts = NULL;
+	struct vnfs_wire_record *wire = NULL;
 
 	if (!stats)
 		return -1;
@@ -299,6 +317,16 @@ static int retained_copy(struct retained_step *step, const struct vnfs_step_reco
 		}
 		memcpy(mounts, record->mounts, record->mount_count * sizeof(*mounts));
 	}
+	if (record->wire_count && record->wire) {
+		wire = malloc(record->wire_count * sizeof(*wire));
+		if (!wire) {
+			free(stats);
+			free(processes);
+			free(mounts);
+			return -1;
+		}
+		memcpy(wire, record->wire, record->wire_count * sizeof(*wire));
+	}
 	retained_release(step);
 	step->record = *record;
 	step->stats = stats;
@@ -307,6 +335,9 @@ static int retained_copy(struct retained_step *step, const struct vnfs_step_reco
 	step->mounts = mounts;
 	step->record.processes = processes;
 	step->record.mounts = mounts;
+	step->wire = wire;
+	step->record.wire = wire;
+	step->record.wire_count = wire ? record->wire_count : 0;
 	return 0;
 }
 
@@ -431,7 +462,48 @@ static size_t unattributed_series(const struct vnfs_unattributed_record *record)
 	return series;
 }
 
+/* Per mount and procedure: rpcs, retransmissions, major timeouts, bytes sent
+ * and received, execution time; an error series per kind that occurred; the
+ * round-trip and backlog histograms. */
+#define WIRE_COUNTER_FAMILIES 6
+#define WIRE_HISTOGRAM_SERIES (2 * (LATENCY_EXPOSED + 3))
+
+static size_t wire_counter_series(const struct vnfs_wire_stats *stats)
+{
+	size_t series = WIRE_COUNTER_FAMILIES;
+	for (int kind = 0; kind < VNFS_WIRE_ERRORS; kind++)
+		if (stats->error_kinds[kind])
+			series++;
+	return series;
+}
+
 /* ---- label sets ------------------------------------------------------------ */
+
+/* The value of a mount label: its mount point, or "device 0:52" for one no
+ * longer (or not yet) known by its mount point, which keeps series apart. */
+static void append_mount_value(struct text *text, __u32 device, const char *mount_point,
+			       size_t size)
+{
+	if (mount_point[0]) {
+		append_label_value(text, mount_point, size);
+	} else {
+		append_string(text, "device ");
+		append_u64(text, device >> 20);
+		append(text, ":", 1);
+		append_u64(text, device & 0xfffff);
+	}
+}
+
+/* ",mount=...,procedure=..." of a wire row: the procedure is the kernel's
+ * p_name, bytes like any other, escaped like any other label value. */
+static void append_wire_labels(struct text *text, const struct vnfs_wire_record *row)
+{
+	append(text, ",mount=\"", 8);
+	append_mount_value(text, row->device, row->mount_point, sizeof(row->mount_point));
+	append(text, "\",procedure=\"", 13);
+	append_label_value(text, row->procedure, sizeof(row->procedure));
+	append(text, "\"", 1);
+}
 
 /* A step's labels: its workload's job and part under its source's label
  * names (lib/workload.h: Slurm's job_id and step_id), its user, the tags. */
@@ -464,13 +536,27 @@ static void append_step_labels(const struct vnfs_metrics *metrics, struct text *
 
 /* ---- families ---------------------------------------------------------------- */
 
+/* A step's wire rows of one label set (mount, procedure): rows rows from
+ * render->wire_rows[first], summed when more than one. */
+struct wire_group {
+	size_t first;
+	size_t rows;
+	size_t labels_offset; /* ",mount=...,procedure=..." in the label arena */
+	size_t labels_length;
+	size_t counter_series;
+};
+
 struct render {
 	struct vnfs_metrics *metrics;
 	struct text out;
-	struct text arena; /* label sets of the steps */
+	struct text arena; /* label sets of the steps and of their wire groups */
 	struct step_view *steps;
 	size_t step_count;
 	size_t unattributed_count; /* the first ones of the interval's, as max_series allows */
+	const struct vnfs_wire_record **wire_rows; /* grouped, groups in label order */
+	size_t wire_row_count;
+	struct wire_group *wire_groups;
+	size_t wire_group_count;
 };
 
 #define STEP_LABELS(render, view) ((render)->arena.data + (view)->labels_offset), (view)->labels_length
@@ -676,15 +762,9 @@ static void render_mount_family(struct render *render, const char *name, const c
 
 			sample_begin(out, name, name_length, STEP_LABELS(render, view));
 			append(out, ",mount=\"", 8);
-			if (mount->mount_point[0]) {
-				append_label_value(out, mount->mount_point, sizeof(mount->mount_point));
-			} else {
-				/* No longer mounted: the device keeps the series unique. */
-				append_string(out, "device ");
-				append_u64(out, mount->device >> 20);
-				append(out, ":", 1);
-				append_u64(out, mount->device & 0xfffff);
-			}
+			/* No longer mounted: the device keeps the series unique. */
+			append_mount_value(out, mount->device, mount->mount_point,
+					   sizeof(mount->mount_point));
 			append(out, "\",server=\"", 10);
 			append_label_value(out, mount->source, sizeof(mount->source));
 			append(out, "\",version=\"", 11);
@@ -701,6 +781,124 @@ static void render_mount_family(struct render *render, const char *name, const c
 				append(out, "\n", 1);
 				break;
 			}
+		}
+	}
+}
+
+/* ---- per-RPC families ------------------------------------------------------- */
+
+#define WIRE_LABELS(render, group) ((render)->arena.data + (group)->labels_offset), (group)->labels_length
+
+/* The counters of a group: its row's, or the sum of its rows into sum. */
+static const struct vnfs_wire_stats *group_stats(const struct render *render,
+						 const struct wire_group *group,
+						 struct vnfs_wire_stats *sum)
+{
+	if (group->rows == 1)
+		return &render->wire_rows[group->first]->stats;
+	memset(sum, 0, sizeof(*sum));
+	for (size_t r = 0; r < group->rows; r++)
+		vnfs_wire_stats_add(sum, &render->wire_rows[group->first + r]->stats);
+	return sum;
+}
+
+enum wire_field { WIRE_RPCS, WIRE_RETRANSMISSIONS, WIRE_MAJOR_TIMEOUTS, WIRE_SENT_BYTES,
+		  WIRE_RECEIVED_BYTES, WIRE_EXECUTE };
+
+static void render_wire_family(struct render *render, const char *name, const char *help,
+			       enum wire_field field)
+{
+	size_t name_length = strlen(name);
+	struct text *out = &render->out;
+	struct vnfs_wire_stats sum;
+
+	append_header(out, name, "counter", help);
+	for (size_t s = 0; s < render->step_count; s++) {
+		const struct step_view *view = &render->steps[s];
+		for (size_t g = 0; g < view->wire_shown; g++) {
+			const struct wire_group *group = &render->wire_groups[view->wire_first + g];
+			const struct vnfs_wire_stats *stats = group_stats(render, group, &sum);
+
+			sample_begin(out, name, name_length, STEP_LABELS(render, view));
+			append(out, WIRE_LABELS(render, group));
+			switch (field) {
+			case WIRE_RPCS: sample_end(out, stats->rpcs); break;
+			case WIRE_RETRANSMISSIONS:
+				/* At least one send per RPC; an RPC that ended
+				 * before its first send had none. */
+				sample_end(out, stats->transmissions > stats->rpcs ?
+						stats->transmissions - stats->rpcs : 0);
+				break;
+			case WIRE_MAJOR_TIMEOUTS: sample_end(out, stats->major_timeouts); break;
+			case WIRE_SENT_BYTES: sample_end(out, stats->bytes_sent); break;
+			case WIRE_RECEIVED_BYTES: sample_end(out, stats->bytes_received); break;
+			case WIRE_EXECUTE:
+				append(out, "} ", 2);
+				append_seconds(out, stats->execute_ns);
+				append(out, "\n", 1);
+				break;
+			}
+		}
+	}
+}
+
+/* Only the kinds that occurred: seven series per row that failed nothing
+ * would be most of the per-RPC series (docs/METRICS.md). */
+static void render_wire_errors(struct render *render)
+{
+	static const char name[] = "vnfs_rpc_errors_total";
+	struct text *out = &render->out;
+	struct vnfs_wire_stats sum;
+
+	append_header(out, name, "counter",
+		      "The step's RPCs that ended with an error status, by mount, procedure and kind.");
+	for (size_t s = 0; s < render->step_count; s++) {
+		const struct step_view *view = &render->steps[s];
+		for (size_t g = 0; g < view->wire_shown; g++) {
+			const struct wire_group *group = &render->wire_groups[view->wire_first + g];
+			const struct vnfs_wire_stats *stats = group_stats(render, group, &sum);
+
+			for (int kind = 0; kind < VNFS_WIRE_ERRORS; kind++) {
+				if (!stats->error_kinds[kind])
+					continue;
+				sample_begin(out, name, sizeof(name) - 1, STEP_LABELS(render, view));
+				append(out, WIRE_LABELS(render, group));
+				append(out, ",kind=\"", 7);
+				append_string(out, vnfs_wire_error_names[kind]);
+				append(out, "\"", 1);
+				sample_end(out, stats->error_kinds[kind]);
+			}
+		}
+	}
+}
+
+static const struct histogram_shape rtt_shape = {
+	"vnfs_rpc_rtt_seconds_bucket", "vnfs_rpc_rtt_seconds_sum", "vnfs_rpc_rtt_seconds_count",
+	LATENCY_FIRST_INDEX, LATENCY_LAST_INDEX, LATENCY_INDEX_STEP, true,
+};
+
+static const struct histogram_shape backlog_shape = {
+	"vnfs_rpc_backlog_seconds_bucket", "vnfs_rpc_backlog_seconds_sum",
+	"vnfs_rpc_backlog_seconds_count",
+	LATENCY_FIRST_INDEX, LATENCY_LAST_INDEX, LATENCY_INDEX_STEP, true,
+};
+
+static void render_wire_histogram(struct render *render, const char *name, const char *help,
+				  const struct histogram_shape *shape, bool rtt)
+{
+	struct vnfs_wire_stats sum;
+
+	append_header(&render->out, name, "histogram", help);
+	for (size_t s = 0; s < render->step_count; s++) {
+		const struct step_view *view = &render->steps[s];
+		for (size_t g = 0; g < view->wire_histograms_shown; g++) {
+			const struct wire_group *group = &render->wire_groups[view->wire_first + g];
+			const struct vnfs_wire_stats *stats = group_stats(render, group, &sum);
+
+			append_histogram(render, view, shape, render->metrics->latency_bounds,
+					 WIRE_LABELS(render, group),
+					 rtt ? stats->rtt_histogram : stats->backlog_histogram,
+					 VNFS_LATENCY_BUCKETS, rtt ? stats->rtt_ns : stats->backlog_ns);
 		}
 	}
 }
@@ -741,6 +939,34 @@ static void render_step_families(struct render *render)
 			    "Bytes the step read, by mount.", MOUNT_READ_BYTES);
 	render_mount_family(render, "vnfs_mount_write_bytes_total",
 			    "Bytes the step wrote, by mount.", MOUNT_WRITE_BYTES);
+	render_wire_family(render, "vnfs_rpcs_total",
+			   "NFS RPCs of the step that ended, by mount and procedure (mountstats' ops).",
+			   WIRE_RPCS);
+	render_wire_family(render, "vnfs_rpc_retransmissions_total",
+			   "Sends of the step's RPCs beyond the first of each, by mount and procedure.",
+			   WIRE_RETRANSMISSIONS);
+	render_wire_family(render, "vnfs_rpc_major_timeouts_total",
+			   "Major timeouts of the step's RPCs, by mount and procedure.",
+			   WIRE_MAJOR_TIMEOUTS);
+	render_wire_family(render, "vnfs_rpc_sent_bytes_total",
+			   "Bytes the step's RPCs sent, RPC headers included, by mount and procedure.",
+			   WIRE_SENT_BYTES);
+	render_wire_family(render, "vnfs_rpc_received_bytes_total",
+			   "Bytes of the replies to the step's RPCs, RPC headers included, by mount "
+			   "and procedure.",
+			   WIRE_RECEIVED_BYTES);
+	render_wire_family(render, "vnfs_rpc_execute_seconds_total",
+			   "Time the step's RPCs took from start to end, by mount and procedure.",
+			   WIRE_EXECUTE);
+	render_wire_errors(render);
+	render_wire_histogram(render, "vnfs_rpc_rtt_seconds",
+			      "Round trip of the step's RPCs (last send to reply), by mount and "
+			      "procedure.",
+			      &rtt_shape, true);
+	render_wire_histogram(render, "vnfs_rpc_backlog_seconds",
+			      "Time the step's RPCs waited before their first send, by mount and "
+			      "procedure.",
+			      &backlog_shape, false);
 }
 
 static void append_unattributed_labels(struct text *out, const struct vnfs_unattributed_record *record)
@@ -941,17 +1167,125 @@ static bool running_again(const struct vnfs_interval *interval, const struct vnf
 	return false;
 }
 
-/* The views of the steps to render, their label sets, and their core series. */
+/* A wire row with its label text, while a step's rows are grouped. */
+struct wire_key {
+	size_t offset; /* of the labels in the scratch text */
+	size_t length;
+	const char *labels;
+	const struct vnfs_wire_record *row;
+};
+
+static int wire_labels_compare(const struct wire_key *x, const struct wire_key *y)
+{
+	int order = memcmp(x->labels, y->labels, x->length < y->length ? x->length : y->length);
+
+	if (order == 0 && x->length != y->length)
+		order = x->length < y->length ? -1 : 1;
+	return order;
+}
+
+static int wire_key_compare(const void *a, const void *b)
+{
+	const struct wire_key *x = a, *y = b;
+	int order = wire_labels_compare(x, y);
+
+	/* Rows of one label set in the record's order: a stable rendering. */
+	return order ? order : (x->row > y->row) - (x->row < y->row);
+}
+
+/*
+ * The wire groups of a step, in the order of their label text: its rows
+ * with RPCs (a row without any has nothing to show), those of the same
+ * label set together.  scratch and keys (room for the step's rows) are the
+ * caller's, reused from step to step.
+ */
+static int collect_wire(struct render *render, struct step_view *view, struct text *scratch,
+			struct wire_key *keys)
+{
+	const struct vnfs_step_record *record = view->record;
+	struct vnfs_wire_stats sum;
+	size_t count = 0;
+
+	view->wire_first = render->wire_group_count;
+	scratch->length = 0;
+	for (size_t w = 0; record->wire && w < record->wire_count; w++) {
+		const struct vnfs_wire_record *row = &record->wire[w];
+
+		if (row->stats.rpcs == 0)
+			continue;
+		keys[count].offset = scratch->length;
+		append_wire_labels(scratch, row);
+		keys[count].length = scratch->length - keys[count].offset;
+		keys[count].row = row;
+		count++;
+	}
+	if (scratch->failed)
+		return -1;
+	for (size_t k = 0; k < count; k++)
+		keys[k].labels = scratch->data + keys[k].offset;
+	qsort(keys, count, sizeof(*keys), wire_key_compare);
+
+	struct wire_group *group = NULL;
+	for (size_t k = 0; k < count; k++) {
+		if (k == 0 || wire_labels_compare(&keys[k - 1], &keys[k]) != 0) {
+			group = &render->wire_groups[render->wire_group_count++];
+			group->first = render->wire_row_count;
+			group->rows = 0;
+			group->labels_offset = render->arena.length;
+			append(&render->arena, keys[k].labels, keys[k].length);
+			group->labels_length = keys[k].length;
+		}
+		render->wire_rows[render->wire_row_count++] = keys[k].row;
+		group->rows++;
+	}
+	view->wire_group_count = render->wire_group_count - view->wire_first;
+	for (size_t g = 0; g < view->wire_group_count; g++) {
+		group = &render->wire_groups[view->wire_first + g];
+		group->counter_series = wire_counter_series(group_stats(render, group, &sum));
+	}
+	return 0;
+}
+
+/* Room for the wire rows of the candidates: all of them, and one step's. */
+static int wire_reserve(struct render *render, const struct vnfs_interval *interval,
+			struct wire_key **keys)
+{
+	const struct vnfs_metrics *metrics = render->metrics;
+	size_t steps = interval ? interval->step_count : 0;
+	size_t total = 0, most = 0;
+
+	for (size_t i = 0; i < steps + metrics->retained_count; i++) {
+		const struct vnfs_step_record *record =
+			i < steps ? &interval->steps[i] : &metrics->retained[i - steps].record;
+		size_t rows = record->wire ? record->wire_count : 0;
+
+		total += rows;
+		if (rows > most)
+			most = rows;
+	}
+	render->wire_rows = malloc((total ? total : 1) * sizeof(*render->wire_rows));
+	render->wire_groups = malloc((total ? total : 1) * sizeof(*render->wire_groups));
+	*keys = malloc((most ? most : 1) * sizeof(**keys));
+	return render->wire_rows && render->wire_groups && *keys ? 0 : -1;
+}
+
+/* The views of the steps to render, their label sets, their wire groups,
+ * and their core series. */
 static int collect_steps(struct render *render, const struct vnfs_interval *interval,
 			 size_t *series, size_t *active_steps)
 {
 	struct vnfs_metrics *metrics = render->metrics;
 	size_t candidates = metrics->retained_count + (interval ? interval->step_count : 0);
 	const struct vnfs_step_record *record;
+	struct text scratch = { 0 };
+	struct wire_key *keys = NULL;
+	int result = 0;
 
 	render->steps = calloc(candidates ? candidates : 1, sizeof(*render->steps));
-	if (!render->steps)
+	if (!render->steps || wire_reserve(render, interval, &keys) != 0) {
+		free(keys);
 		return -1;
+	}
 	for (size_t i = 0; i < candidates; i++) {
 		if (interval && i < interval->step_count) {
 			record = &interval->steps[i];
@@ -971,8 +1305,14 @@ static int collect_steps(struct render *render, const struct vnfs_interval *inte
 		view->labels_offset = render->arena.length;
 		append_step_labels(metrics, &render->arena, record);
 		view->labels_length = render->arena.length - view->labels_offset;
+		if (collect_wire(render, view, &scratch, keys) != 0) {
+			result = -1;
+			break;
+		}
 	}
-	return render->arena.failed ? -1 : 0;
+	free(scratch.data);
+	free(keys);
+	return result != 0 || render->arena.failed ? -1 : 0;
 }
 
 /* max_series, spent in the order of importance (see the top of this file). */
@@ -1009,17 +1349,42 @@ static void limit_unattributed(struct render *render, const struct vnfs_interval
 			render->unattributed_count++;
 }
 
-enum breakdown { BREAKDOWN_MOUNTS, BREAKDOWN_PROCESSES };
+enum breakdown { BREAKDOWN_MOUNTS, BREAKDOWN_WIRE, BREAKDOWN_WIRE_HISTOGRAMS,
+		 BREAKDOWN_PROCESSES };
 
 static size_t breakdown_entries(const struct step_view *view, enum breakdown breakdown)
 {
-	return breakdown == BREAKDOWN_MOUNTS ? view->record->mount_count
-					     : view->record->process_count;
+	switch (breakdown) {
+	case BREAKDOWN_MOUNTS: return view->record->mount_count;
+	case BREAKDOWN_WIRE:
+	case BREAKDOWN_WIRE_HISTOGRAMS: return view->wire_group_count;
+	case BREAKDOWN_PROCESSES: return view->record->process_count;
+	}
+	return 0;
 }
 
 static size_t *breakdown_shown(struct step_view *view, enum breakdown breakdown)
 {
-	return breakdown == BREAKDOWN_MOUNTS ? &view->mount_count : &view->process_count;
+	switch (breakdown) {
+	case BREAKDOWN_MOUNTS: return &view->mount_count;
+	case BREAKDOWN_WIRE: return &view->wire_shown;
+	case BREAKDOWN_WIRE_HISTOGRAMS: return &view->wire_histograms_shown;
+	case BREAKDOWN_PROCESSES: return &view->process_count;
+	}
+	return &view->process_count;
+}
+
+/* The series of a step's entry of a breakdown. */
+static size_t breakdown_cost(const struct render *render, const struct step_view *view,
+			     enum breakdown breakdown, size_t entry)
+{
+	switch (breakdown) {
+	case BREAKDOWN_MOUNTS: return MOUNT_FAMILIES;
+	case BREAKDOWN_WIRE: return render->wire_groups[view->wire_first + entry].counter_series;
+	case BREAKDOWN_WIRE_HISTOGRAMS: return WIRE_HISTOGRAM_SERIES;
+	case BREAKDOWN_PROCESSES: return PROCESS_FAMILIES;
+	}
+	return 0;
 }
 
 /*
@@ -1031,7 +1396,6 @@ static size_t *breakdown_shown(struct step_view *view, enum breakdown breakdown)
 static void limit_breakdown(struct render *render, struct series_budget *budget,
 			    enum breakdown breakdown, size_t *turns)
 {
-	size_t families = breakdown == BREAKDOWN_MOUNTS ? MOUNT_FAMILIES : PROCESS_FAMILIES;
 	size_t waiting = 0;
 
 	for (size_t s = 0; s < render->step_count; s++)
@@ -1044,11 +1408,11 @@ static void limit_breakdown(struct render *render, struct series_budget *budget,
 			struct step_view *view = &render->steps[turns[t]];
 			size_t *shown = breakdown_shown(view, breakdown);
 
-			if (budget_take(budget, families))
+			if (budget_take(budget, breakdown_cost(render, view, breakdown, *shown)))
 				++*shown;
-			else
-				budget->cut += (breakdown_entries(view, breakdown) - *shown - 1) *
-					       families; /* the rest of this step's entries */
+			else /* the rest of this step's entries */
+				for (size_t e = *shown + 1; e < breakdown_entries(view, breakdown); e++)
+					budget->cut += breakdown_cost(render, view, breakdown, e);
 			if (!budget->cutting && *shown < breakdown_entries(view, breakdown))
 				turns[still++] = turns[t];
 		}
@@ -1068,6 +1432,8 @@ static int limit_series(struct render *render, const struct vnfs_interval *inter
 	limit_histograms(render, &budget);
 	limit_unattributed(render, interval, &budget);
 	limit_breakdown(render, &budget, BREAKDOWN_MOUNTS, turns);
+	limit_breakdown(render, &budget, BREAKDOWN_WIRE, turns);
+	limit_breakdown(render, &budget, BREAKDOWN_WIRE_HISTOGRAMS, turns);
 	limit_breakdown(render, &budget, BREAKDOWN_PROCESSES, turns);
 	free(turns);
 	render->metrics->series_capped += budget.cut;
@@ -1107,6 +1473,8 @@ int vnfs_metrics_render(struct vnfs_metrics *metrics, const struct vnfs_interval
 
 	free(render.steps);
 	free(render.arena.data);
+	free(render.wire_rows);
+	free(render.wire_groups);
 	metrics->last_length = render.out.length;
 	*text = render.out.data;
 	*length = render.out.length - 1;
@@ -1114,6 +1482,8 @@ int vnfs_metrics_render(struct vnfs_metrics *metrics, const struct vnfs_interval
 fail:
 	free(render.steps);
 	free(render.arena.data);
+	free(render.wire_rows);
+	free(render.wire_groups);
 	free(render.out.data);
 	return -1;
 }

@@ -237,6 +237,182 @@ static void test_exact_samples(void **unused)
 	vnfs_metrics_free(metrics);
 }
 
+/* The wire rows of reading_step's step: READ on /mnt/nfs (two kinds of
+ * error), a procedure named with a quote, backslash and newline on a mount
+ * not learned, and a WRITE row without RPCs. */
+static void wire_rows(struct vnfs_wire_record wire[3])
+{
+	memset(wire, 0, 3 * sizeof(wire[0]));
+	wire[0].device = 52;
+	snprintf(wire[0].mount_point, sizeof(wire[0].mount_point), "/mnt/nfs");
+	wire[0].version = 4;
+	snprintf(wire[0].procedure, sizeof(wire[0].procedure), "READ");
+	struct vnfs_wire_stats *read = &wire[0].stats;
+	read->rpcs = 10;
+	read->transmissions = 12;
+	read->major_timeouts = 1;
+	read->bytes_sent = 1000;
+	read->bytes_received = 40960;
+	read->backlog_ns = 3000;
+	read->rtt_ns = 5000000;
+	read->execute_ns = 6000000;
+	read->errors = 2;
+	read->error_kinds[VNFS_WIRE_ERROR_TIMEOUT] = 1;
+	read->error_kinds[VNFS_WIRE_ERROR_IO] = 1;
+	read->rtt_histogram[18] = 10;     /* [262144, 524288) ns */
+	read->backlog_histogram[10] = 10; /* [1024, 2048) ns */
+	read->execute_histogram[19] = 10;
+
+	wire[1].version = 3; /* device 0, no mount point: not learned */
+	snprintf(wire[1].procedure, sizeof(wire[1].procedure), "GE\"T\\X\nR");
+	struct vnfs_wire_stats *odd = &wire[1].stats;
+	odd->rpcs = 3;
+	odd->transmissions = 3;
+	odd->bytes_sent = 300;
+	odd->bytes_received = 200;
+	odd->rtt_ns = 1500;
+	odd->execute_ns = 2000;
+	odd->rtt_histogram[10] = 3;
+	odd->backlog_histogram[0] = 3;
+	odd->execute_histogram[10] = 3;
+
+	wire[2] = wire[0];
+	snprintf(wire[2].procedure, sizeof(wire[2].procedure), "WRITE");
+	memset(&wire[2].stats, 0, sizeof(wire[2].stats));
+	wire[2].stats.bytes_sent = 5; /* no RPC ended: not shown */
+}
+
+#define READ_LABELS LABELS ",tag_queue=\"\",mount=\"/mnt/nfs\",procedure=\"READ\""
+#define ODD_LABELS LABELS ",tag_queue=\"\",mount=\"device 0:0\",procedure=\"GE\\\"T\\\\X\\nR\""
+
+static void test_wire_samples(void **unused)
+{
+	(void)unused;
+	struct vnfs_config config;
+	char error[256] = "";
+	test_config(&config);
+	struct vnfs_metrics *metrics = vnfs_metrics_new(&config, error, sizeof(error));
+	assert_non_null(metrics);
+
+	struct vnfs_step_record step;
+	struct vnfs_step_stats stats;
+	struct vnfs_wire_record wire[3];
+	reading_step(&step, &stats, 42, VNFS_STEP_BATCH);
+	wire_rows(wire);
+	step.wire = wire;
+	step.wire_count = 3;
+	struct vnfs_interval interval = { .time_ms = 2000, .step_count = 1, .steps = &step };
+	char *text = render(metrics, &interval);
+
+	assert_contains(text, "# TYPE vnfs_rpcs_total counter\n");
+	assert_contains(text, "\nvnfs_rpcs_total{" READ_LABELS "} 10\n");
+	assert_contains(text, "\nvnfs_rpcs_total{" ODD_LABELS "} 3\n");
+	assert_contains(text, "\nvnfs_rpc_retransmissions_total{" READ_LABELS "} 2\n");
+	assert_contains(text, "\nvnfs_rpc_retransmissions_total{" ODD_LABELS "} 0\n");
+	assert_contains(text, "\nvnfs_rpc_major_timeouts_total{" READ_LABELS "} 1\n");
+	assert_contains(text, "\nvnfs_rpc_major_timeouts_total{" ODD_LABELS "} 0\n");
+	assert_contains(text, "\nvnfs_rpc_sent_bytes_total{" READ_LABELS "} 1000\n");
+	assert_contains(text, "\nvnfs_rpc_sent_bytes_total{" ODD_LABELS "} 300\n");
+	assert_contains(text, "\nvnfs_rpc_received_bytes_total{" READ_LABELS "} 40960\n");
+	assert_contains(text, "\nvnfs_rpc_received_bytes_total{" ODD_LABELS "} 200\n");
+	assert_contains(text, "\nvnfs_rpc_execute_seconds_total{" READ_LABELS "} 0.006\n");
+	assert_contains(text, "\nvnfs_rpc_execute_seconds_total{" ODD_LABELS "} 0.000002\n");
+	/* Only the kinds that occurred. */
+	assert_contains(text, "# TYPE vnfs_rpc_errors_total counter\n");
+	assert_contains(text, "\nvnfs_rpc_errors_total{" READ_LABELS ",kind=\"timeout\"} 1\n");
+	assert_contains(text, "\nvnfs_rpc_errors_total{" READ_LABELS ",kind=\"io\"} 1\n");
+	assert_lacks(text, ",kind=\"stale\"");
+	assert_lacks(text, "vnfs_rpc_errors_total{" ODD_LABELS);
+
+	assert_contains(text, "# TYPE vnfs_rpc_rtt_seconds histogram\n");
+	assert_contains(text, "\nvnfs_rpc_rtt_seconds_bucket{" READ_LABELS ",le=\"0.000262144\"} 0\n");
+	assert_contains(text, "\nvnfs_rpc_rtt_seconds_bucket{" READ_LABELS ",le=\"0.001048576\"} 10\n");
+	assert_contains(text, "\nvnfs_rpc_rtt_seconds_bucket{" READ_LABELS ",le=\"+Inf\"} 10\n");
+	assert_contains(text, "\nvnfs_rpc_rtt_seconds_sum{" READ_LABELS "} 0.005\n");
+	assert_contains(text, "\nvnfs_rpc_rtt_seconds_count{" READ_LABELS "} 10\n");
+	assert_contains(text, "\nvnfs_rpc_rtt_seconds_bucket{" ODD_LABELS ",le=\"0.000001024\"} 0\n");
+	assert_contains(text, "\nvnfs_rpc_rtt_seconds_bucket{" ODD_LABELS ",le=\"0.000004096\"} 3\n");
+	assert_contains(text, "\nvnfs_rpc_rtt_seconds_sum{" ODD_LABELS "} 0.0000015\n");
+	assert_contains(text, "\nvnfs_rpc_rtt_seconds_count{" ODD_LABELS "} 3\n");
+	assert_contains(text, "# TYPE vnfs_rpc_backlog_seconds histogram\n");
+	assert_contains(text, "\nvnfs_rpc_backlog_seconds_bucket{" READ_LABELS ",le=\"0.000001024\"} 0\n");
+	assert_contains(text, "\nvnfs_rpc_backlog_seconds_bucket{" READ_LABELS ",le=\"0.000004096\"} 10\n");
+	assert_contains(text, "\nvnfs_rpc_backlog_seconds_sum{" READ_LABELS "} 0.000003\n");
+	assert_contains(text, "\nvnfs_rpc_backlog_seconds_count{" READ_LABELS "} 10\n");
+	assert_contains(text, "\nvnfs_rpc_backlog_seconds_bucket{" ODD_LABELS ",le=\"0.000001024\"} 3\n");
+	assert_contains(text, "\nvnfs_rpc_backlog_seconds_sum{" ODD_LABELS "} 0\n");
+	/* A row without RPCs is absent from every family. */
+	assert_lacks(text, "procedure=\"WRITE\"");
+	/* The reading step's 39, READ's 8 + 32, the odd procedure's 6 + 32. */
+	assert_contains(text, "\nvnfs_helper_series 117\n");
+	assert_promtool_accepts(text);
+	free(text);
+	vnfs_metrics_free(metrics);
+
+	/* 60: the per-RPC counters fit (53), their histograms do not (64 cut). */
+	config.prometheus.max_series = 60;
+	metrics = vnfs_metrics_new(&config, error, sizeof(error));
+	assert_non_null(metrics);
+	text = render(metrics, &interval);
+	assert_contains(text, "\nvnfs_helper_series 53\n");
+	assert_contains(text, "\nvnfs_helper_series_capped_total 64\n");
+	assert_contains(text, "\nvnfs_rpcs_total{" ODD_LABELS "} 3\n");
+	assert_contains(text, "\nvnfs_rpc_errors_total{" READ_LABELS ",kind=\"io\"} 1\n");
+	assert_lacks(text, "vnfs_rpc_rtt_seconds_bucket{");
+	assert_lacks(text, "vnfs_rpc_backlog_seconds_bucket{");
+	assert_promtool_accepts(text);
+	free(text);
+	vnfs_metrics_free(metrics);
+}
+
+/* Rows a record keeps apart but whose label sets are the same (another
+ * device at the same mount point) are one series, their sum; an ended
+ * step's rows are rendered from the renderer's copy. */
+static void test_wire_same_labels_summed(void **unused)
+{
+	(void)unused;
+	struct vnfs_config config;
+	char error[256] = "";
+	test_config(&config);
+	struct vnfs_metrics *metrics = vnfs_metrics_new(&config, error, sizeof(error));
+	assert_non_null(metrics);
+
+	struct vnfs_step_record step;
+	struct vnfs_step_stats stats;
+	struct vnfs_wire_record wire[3];
+	reading_step(&step, &stats, 42, VNFS_STEP_BATCH);
+	wire_rows(wire);
+	wire[2] = wire[0];
+	wire[2].device = 60;
+	wire[2].stats.error_kinds[VNFS_WIRE_ERROR_TIMEOUT] = 0;
+	wire[2].stats.error_kinds[VNFS_WIRE_ERROR_STALE] = 4;
+	step.wire = wire;
+	step.wire_count = 3;
+	step.end_time_ms = 2000;
+	step.finished = true;
+	struct vnfs_interval interval = { .time_ms = 2000, .step_count = 1, .steps = &step };
+	char *text = render(metrics, &interval);
+	free(text);
+
+	/* The collector forgot it; its rows are gone from the caller's memory. */
+	memset(wire, 0xa5, sizeof(wire));
+	interval = (struct vnfs_interval){ .time_ms = 3000 };
+	text = render(metrics, &interval);
+	assert_contains(text, "\nvnfs_rpcs_total{" READ_LABELS "} 20\n");
+	const char *first = strstr(text, "\nvnfs_rpcs_total{" READ_LABELS);
+	assert_null(strstr(first + 1, "\nvnfs_rpcs_total{" READ_LABELS));
+	assert_contains(text, "\nvnfs_rpc_retransmissions_total{" READ_LABELS "} 4\n");
+	assert_contains(text, "\nvnfs_rpc_errors_total{" READ_LABELS ",kind=\"timeout\"} 1\n");
+	assert_contains(text, "\nvnfs_rpc_errors_total{" READ_LABELS ",kind=\"stale\"} 4\n");
+	assert_contains(text, "\nvnfs_rpc_errors_total{" READ_LABELS ",kind=\"io\"} 2\n");
+	assert_contains(text, "\nvnfs_rpc_rtt_seconds_bucket{" READ_LABELS ",le=\"+Inf\"} 20\n");
+	assert_contains(text, "\nvnfs_rpc_rtt_seconds_sum{" READ_LABELS "} 0.01\n");
+	assert_contains(text, "\nvnfs_rpcs_total{" ODD_LABELS "} 3\n");
+	assert_promtool_accepts(text);
+	free(text);
+	vnfs_metrics_free(metrics);
+}
+
 /* Every operation in use, two steps, no health: still valid for promtool. */
 static void test_promtool_every_operation(void **unused)
 {
@@ -842,6 +1018,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exact_samples),
 		cmocka_unit_test(test_promtool_every_operation),
+		cmocka_unit_test(test_wire_samples),
+		cmocka_unit_test(test_wire_same_labels_summed),
 		cmocka_unit_test(test_grace_period),
 		cmocka_unit_test(test_series_cap),
 		cmocka_unit_test(test_bad_configuration),
