@@ -6,7 +6,8 @@
  * process names (any bytes, via prctl), mount points and servers, tags.  The
  * input is consumed as a description of what the collector could hand it:
  * the prometheus settings (tag labels, max_series, grace period), steps with
- * tags, counters, processes named by raw bytes and mounts, unattributed
+ * tags, counters, processes named by raw bytes, mounts and wire rows (mount
+ * points often alike, procedures named by raw bytes), unattributed
  * processes and the helper's health; then intervals are noted and rendered
  * as the sink does (steps running, then gone and kept for the grace period).
  *
@@ -14,8 +15,13 @@
  * text (docs/METRICS.md; the Prometheus text format): "# HELP"/"# TYPE"
  * lines and samples "name{label="value",...} number", where a label value
  * holds no raw newline or double quote and no backslash but \\, \" and \n,
- * and the whole text is valid UTF-8.  One user's process name breaking a line
- * would make Prometheus refuse the scrape of every job on the node.
+ * and the whole text is valid UTF-8; and no per-RPC series (vnfs_rpc*: name
+ * and label set) appears twice, as wire rows of one label set are summed
+ * (the steps of an interval are made distinct for it, as the collector's
+ * are; a step's process names and mounts are not, and other families are
+ * not checked).  One user's process name breaking a line, or two series of
+ * one label set, would make Prometheus refuse the scrape of every job on the
+ * node.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,6 +35,7 @@
 #define MAX_STEPS 8
 #define MAX_PROCESSES 4
 #define MAX_MOUNTS 3
+#define MAX_WIRE 5
 #define MAX_UNATTRIBUTED 3
 
 /* A realistic epoch (2026): times come from the helper's clock, not from a
@@ -146,6 +153,51 @@ static void take_stats(struct input *in, struct vnfs_step_stats *stats)
 	}
 }
 
+static const char *const wire_mounts[] = { "", "/mnt/nfs", "/scratch" };
+static const char *const wire_procedures[] = { "READ", "WRITE", "GETATTR" };
+#define WIRE_CHOICES 3
+
+/* A wire row: mount points and procedures from short lists, so rows of one
+ * label set (another device, another version) come often, or raw bytes (the
+ * procedure not NUL-terminated when full: the kernel's p_name, bounded by
+ * the renderer); a few counters and histogram buckets. */
+static void take_wire(struct input *in, struct vnfs_wire_record *row)
+{
+	uint8_t choice = take_byte(in);
+	unsigned changes;
+
+	memset(row, 0, sizeof(*row));
+	row->device = (uint32_t)take_number(in, (choice & 1) ? 4 : 1);
+	row->version = (choice & 2) ? 4 : 3;
+	if (choice & 4)
+		take_text(in, row->mount_point, sizeof(row->mount_point), true);
+	else
+		strcpy(row->mount_point, wire_mounts[(choice >> 4) % WIRE_CHOICES]);
+	if (choice & 8)
+		take_text(in, row->procedure, sizeof(row->procedure), false);
+	else
+		strcpy(row->procedure, wire_procedures[(choice >> 6) % WIRE_CHOICES]);
+	row->stats.rpcs = take_number(in, 1);
+	row->stats.transmissions = take_number(in, 1);
+	changes = take_byte(in) % 8;
+	for (unsigned i = 0; i < changes; i++) {
+		uint8_t what = take_byte(in);
+		uint64_t value = take_number(in, (what & 0x80) ? 8 : 2);
+		unsigned bucket = (what >> 3) % VNFS_LATENCY_BUCKETS;
+
+		switch (what % 8) {
+		case 0: row->stats.major_timeouts = value; break;
+		case 1: row->stats.bytes_sent = value; break;
+		case 2: row->stats.bytes_received = value; break;
+		case 3: row->stats.rtt_ns = value; break;
+		case 4: row->stats.execute_ns = value; break;
+		case 5: row->stats.error_kinds[(what >> 3) % VNFS_WIRE_ERRORS] = value; break;
+		case 6: row->stats.rtt_histogram[bucket] = value; break;
+		default: row->stats.backlog_histogram[bucket] = value; break;
+		}
+	}
+}
+
 static const uint32_t step_ids[] = { 0, 1, 2, VNFS_STEP_BATCH, VNFS_STEP_EXTERN,
 				     VNFS_STEP_INTERACTIVE, VNFS_STEP_PENDING, 0xfffffff0u };
 
@@ -154,6 +206,7 @@ struct scenario {
 	struct vnfs_step_stats stats[MAX_STEPS];
 	struct vnfs_process_record processes[MAX_STEPS][MAX_PROCESSES];
 	struct vnfs_mount_record mounts[MAX_STEPS][MAX_MOUNTS];
+	struct vnfs_wire_record wire[MAX_STEPS][MAX_WIRE];
 	struct vnfs_unattributed_record unattributed[MAX_UNATTRIBUTED];
 	struct vnfs_helper_health health;
 	struct vnfs_interval interval;
@@ -210,6 +263,10 @@ static void take_step(struct input *in, struct scenario *s, size_t i)
 		mount->stats.write_bytes = take_number(in, 2);
 	}
 	step->mounts = step->mount_count ? s->mounts[i] : NULL;
+	step->wire_count = take_byte(in) % (MAX_WIRE + 1);
+	for (size_t w = 0; w < step->wire_count; w++)
+		take_wire(in, &s->wire[i][w]);
+	step->wire = step->wire_count ? s->wire[i] : NULL;
 }
 
 static const char *const sink_names[] = { "sqlite", "prometheus", "jsonlog", "kafka", "http" };
@@ -221,9 +278,19 @@ static void take_scenario(struct input *in, struct scenario *s, int64_t now_ms)
 	memset(&s->interval, 0, sizeof(s->interval));
 	s->interval.time_ms = now_ms;
 	s->interval.node = "node1";
-	s->interval.step_count = take_byte(in) % (MAX_STEPS + 1);
-	for (size_t i = 0; i < s->interval.step_count; i++)
-		take_step(in, s, i);
+	size_t steps = take_byte(in) % (MAX_STEPS + 1);
+	s->interval.step_count = 0;
+	for (size_t i = 0; i < steps; i++) {
+		size_t at = s->interval.step_count;
+		bool again = false;
+
+		take_step(in, s, at);
+		/* The collector has one record per workload. */
+		for (size_t j = 0; j < at && !again; j++)
+			again = vnfs_workload_equal(&s->steps[j].workload, &s->steps[at].workload);
+		if (!again)
+			s->interval.step_count++;
+	}
 	s->interval.steps = s->steps;
 	s->interval.unattributed_count = take_byte(in) % (MAX_UNATTRIBUTED + 1);
 	for (size_t i = 0; i < s->interval.unattributed_count; i++) {
@@ -378,6 +445,50 @@ CHECKER static void check_exposition(const char *text, size_t length)
 	}
 }
 
+struct series_key {
+	const char *at;
+	size_t length;
+};
+
+CHECKER static int series_compare(const void *a, const void *b)
+{
+	const struct series_key *x = a, *y = b;
+	int order = memcmp(x->at, y->at, x->length < y->length ? x->length : y->length);
+
+	if (order == 0 && x->length != y->length)
+		order = x->length < y->length ? -1 : 1;
+	return order;
+}
+
+/* Every per-RPC sample's name and labels (the line up to its value) differ. */
+CHECKER static void check_unique(const char *text, size_t length)
+{
+	struct series_key *keys = malloc((length / 2 + 1) * sizeof(*keys));
+	size_t count = 0;
+
+	if (keys == NULL)
+		abort();
+	for (const char *line = text; line < text + length;) {
+		const char *end = strchr(line, '\n');
+		const char *value = end;
+
+		if (strncmp(line, "vnfs_rpc", 8) == 0) {
+			while (value > line && value[-1] != ' ')
+				value--;
+			keys[count].at = line;
+			keys[count].length = (size_t)(value - line);
+			count++;
+		}
+		line = end + 1;
+	}
+	qsort(keys, count, sizeof(*keys), series_compare);
+	for (size_t i = 1; i < count; i++)
+		if (series_compare(&keys[i - 1], &keys[i]) == 0) {
+			abort();
+		}
+	free(keys);
+}
+
 static void render_and_check(struct vnfs_metrics *metrics, const struct vnfs_interval *interval)
 {
 	char *text = NULL;
@@ -386,6 +497,7 @@ static void render_and_check(struct vnfs_metrics *metrics, const struct vnfs_int
 	if (vnfs_metrics_render(metrics, interval, &text, &length) != 0)
 		abort(); /* only when out of memory, which the fuzzer's limits avoid */
 	check_exposition(text, length);
+	check_unique(text, length);
 	free(text);
 }
 
