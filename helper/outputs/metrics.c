@@ -903,6 +903,19 @@ static void render_wire_histogram(struct render *render, const char *name, const
 	}
 }
 
+/*
+ * Does any step show per-RPC counters (or histograms)?  The families are
+ * announced only then: counting RPCs is optional (a kernel without the RPC
+ * tracepoints, count_wire off), and a node without it shows none of them.
+ */
+static bool wire_shown(const struct render *render, bool histograms)
+{
+	for (size_t s = 0; s < render->step_count; s++)
+		if (histograms ? render->steps[s].wire_histograms_shown : render->steps[s].wire_shown)
+			return true;
+	return false;
+}
+
 static void render_step_families(struct render *render)
 {
 	render_operation_counter(render, "vnfs_operations_total",
@@ -939,6 +952,8 @@ static void render_step_families(struct render *render)
 			    "Bytes the step read, by mount.", MOUNT_READ_BYTES);
 	render_mount_family(render, "vnfs_mount_write_bytes_total",
 			    "Bytes the step wrote, by mount.", MOUNT_WRITE_BYTES);
+	if (!wire_shown(render, false))
+		return;
 	render_wire_family(render, "vnfs_rpcs_total",
 			   "NFS RPCs of the step that ended, by mount and procedure (mountstats' ops).",
 			   WIRE_RPCS);
@@ -959,6 +974,8 @@ static void render_step_families(struct render *render)
 			   "Time the step's RPCs took from start to end, by mount and procedure.",
 			   WIRE_EXECUTE);
 	render_wire_errors(render);
+	if (!wire_shown(render, true))
+		return;
 	render_wire_histogram(render, "vnfs_rpc_rtt_seconds",
 			      "Round trip of the step's RPCs (last send to reply), by mount and "
 			      "procedure.",
