@@ -906,7 +906,8 @@ static void render_wire_histogram(struct render *render, const char *name, const
 /*
  * Does any step show per-RPC counters (or histograms)?  The families are
  * announced only then: counting RPCs is optional (a kernel without the RPC
- * tracepoints, count_wire off), and a node without it shows none of them.
+ * tracepoints, [helper] count_rpcs = false), and a node without it shows
+ * none of them.
  */
 static bool wire_shown(const struct render *render, bool histograms)
 {
