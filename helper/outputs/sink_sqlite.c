@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,7 @@ enum statement {
 	UPSERT_STEP_OPERATION,
 	UPSERT_PROCESS,
 	UPSERT_MOUNT,
+	UPSERT_WIRE,
 	DELETE_EXPIRED,
 	STATEMENTS
 };
@@ -121,6 +123,24 @@ static const char *const statement_sql[STATEMENTS] = {
 		" wsize = excluded.wsize, ops = excluded.ops, errors = excluded.errors,"
 		" time_ns = excluded.time_ns, read_bytes = excluded.read_bytes,"
 		" write_bytes = excluded.write_bytes",
+	/* The counters in wire_counters' order, then the histograms in
+	 * wire_histograms'. */
+	[UPSERT_WIRE] =
+		"INSERT INTO step_wire (step, device, mount_point, version, procedure, rpcs,"
+		" transmissions, major_timeouts, bytes_sent, bytes_received, backlog_ns, rtt_ns,"
+		" execute_ns, errors, error_kinds, backlog_histogram, rtt_histogram,"
+		" execute_histogram) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
+		" ?13, ?14, ?15, ?16, ?17, ?18) "
+		"ON CONFLICT (step, device, version, procedure) DO UPDATE SET"
+		" mount_point = excluded.mount_point, rpcs = excluded.rpcs,"
+		" transmissions = excluded.transmissions,"
+		" major_timeouts = excluded.major_timeouts, bytes_sent = excluded.bytes_sent,"
+		" bytes_received = excluded.bytes_received, backlog_ns = excluded.backlog_ns,"
+		" rtt_ns = excluded.rtt_ns, execute_ns = excluded.execute_ns,"
+		" errors = excluded.errors, error_kinds = excluded.error_kinds,"
+		" backlog_histogram = excluded.backlog_histogram,"
+		" rtt_histogram = excluded.rtt_histogram,"
+		" execute_histogram = excluded.execute_histogram",
 	[DELETE_EXPIRED] = "DELETE FROM jobs WHERE finished = 1 AND end_time_ms < ?1",
 };
 
@@ -132,6 +152,9 @@ static const char *const statement_sql[STATEMENTS] = {
 struct fingerprint {
 	uint64_t count, errors, time_ns, bytes;
 	uint64_t process_count, mount_count, tag_count;
+	/* Every RPC that ends adds to its row's rpcs, so their sum moves
+	 * whenever a wire row does, also when no VFS call did (writeback). */
+	uint64_t wire_count, rpcs;
 	int64_t end_time_ms;
 	bool finished;
 };
@@ -230,6 +253,7 @@ static struct fingerprint fingerprint_of(const struct vnfs_step_record *record)
 	struct fingerprint f = { .process_count = record->process_count,
 				 .mount_count = record->mount_count,
 				 .tag_count = record->tags.count,
+				 .wire_count = record->wire_count,
 				 .end_time_ms = record->end_time_ms,
 				 .finished = record->finished };
 	for (int op = 0; op < VNFS_OP_COUNT && record->stats != NULL; op++) {
@@ -238,6 +262,8 @@ static struct fingerprint fingerprint_of(const struct vnfs_step_record *record)
 		f.time_ns += record->stats->operations[op].time_ns;
 		f.bytes += record->stats->operations[op].bytes;
 	}
+	for (size_t i = 0; i < record->wire_count; i++)
+		f.rpcs += record->wire[i].stats.rpcs;
 	return f;
 }
 
@@ -246,6 +272,7 @@ static bool same_fingerprint(const struct fingerprint *a, const struct fingerpri
 	return a->count == b->count && a->errors == b->errors && a->time_ns == b->time_ns &&
 	       a->bytes == b->bytes && a->process_count == b->process_count &&
 	       a->mount_count == b->mount_count && a->tag_count == b->tag_count &&
+	       a->wire_count == b->wire_count && a->rpcs == b->rpcs &&
 	       a->end_time_ms == b->end_time_ms && a->finished == b->finished;
 }
 
@@ -406,6 +433,110 @@ static int write_tags(struct sqlite_sink *sink, sqlite3_int64 step,
 	return SQLITE_OK;
 }
 
+/* step_wire's counter columns after procedure, and its histogram columns
+ * after error_kinds (UPSERT_WIRE), as they are in vnfs_wire_stats. */
+static const size_t wire_counters[] = {
+	offsetof(struct vnfs_wire_stats, rpcs),
+	offsetof(struct vnfs_wire_stats, transmissions),
+	offsetof(struct vnfs_wire_stats, major_timeouts),
+	offsetof(struct vnfs_wire_stats, bytes_sent),
+	offsetof(struct vnfs_wire_stats, bytes_received),
+	offsetof(struct vnfs_wire_stats, backlog_ns),
+	offsetof(struct vnfs_wire_stats, rtt_ns),
+	offsetof(struct vnfs_wire_stats, execute_ns),
+	offsetof(struct vnfs_wire_stats, errors),
+};
+static const size_t wire_histograms[] = {
+	offsetof(struct vnfs_wire_stats, backlog_histogram),
+	offsetof(struct vnfs_wire_stats, rtt_histogram),
+	offsetof(struct vnfs_wire_stats, execute_histogram),
+};
+#define WIRE_COUNTERS ((int)(sizeof(wire_counters) / sizeof(wire_counters[0])))
+#define WIRE_HISTOGRAMS ((int)(sizeof(wire_histograms) / sizeof(wire_histograms[0])))
+/* The columns: step, device, mount_point, version, procedure, the counters,
+ * error_kinds, the histograms. */
+#define WIRE_FIRST_COUNTER 6
+#define WIRE_ERROR_KINDS (WIRE_FIRST_COUNTER + WIRE_COUNTERS)
+
+static const __u64 *wire_field(const struct vnfs_wire_stats *stats, size_t offset)
+{
+	return (const __u64 *)((const char *)stats + offset);
+}
+
+/* {"timeout":0,"delay":1,...}: every kind, in vnfs_wire_error_names's
+ * order (plain ASCII names: nothing to escape).  Returns 0, or -1 when it
+ * does not fit. */
+static int error_kinds_text(const struct vnfs_wire_stats *stats, char *out, size_t size)
+{
+	size_t used = 0;
+	int n;
+
+	for (int kind = 0; kind < VNFS_WIRE_ERRORS; kind++) {
+		n = snprintf(out + used, size - used, "%s\"%s\":%" PRIu64, kind > 0 ? "," : "{",
+			     vnfs_wire_error_names[kind], (uint64_t)stats->error_kinds[kind]);
+		if (n < 0 || (size_t)n >= size - used)
+			return -1;
+		used += (size_t)n;
+	}
+	n = snprintf(out + used, size - used, "%s}", used == 0 ? "{" : "");
+	return n < 0 || (size_t)n >= size - used ? -1 : 0;
+}
+
+/* Binds one wire row of step to UPSERT_WIRE.  Returns SQLite's code. */
+static int bind_wire_row(sqlite3_stmt *s, sqlite3_int64 step, const struct vnfs_wire_record *w,
+			 const char *error_kinds,
+			 char histograms[][VNFS_LATENCY_BUCKETS * 21 + 4])
+{
+	int rc = sqlite3_bind_int64(s, 1, step);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(s, 2, w->device);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(s, 3, w->mount_point, -1, SQLITE_TRANSIENT);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int(s, 4, w->version);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(s, 5, w->procedure, -1, SQLITE_TRANSIENT);
+	for (int c = 0; c < WIRE_COUNTERS && rc == SQLITE_OK; c++)
+		/* SQLite integers are signed: values past 2^63 keep their bits. */
+		rc = sqlite3_bind_int64(s, WIRE_FIRST_COUNTER + c,
+					(sqlite3_int64)*wire_field(&w->stats, wire_counters[c]));
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(s, WIRE_ERROR_KINDS, error_kinds, -1, SQLITE_TRANSIENT);
+	for (int h = 0; h < WIRE_HISTOGRAMS && rc == SQLITE_OK; h++)
+		rc = sqlite3_bind_text(s, WIRE_ERROR_KINDS + 1 + h, histograms[h], -1,
+				       SQLITE_TRANSIENT);
+	return rc;
+}
+
+/* The step's wire rows, upserted as its mounts are: a row the record no
+ * longer carries stays as last written. */
+static int write_wire(struct sqlite_sink *sink, sqlite3_int64 step,
+		      const struct vnfs_step_record *record)
+{
+	sqlite3_stmt *s = sink->statements[UPSERT_WIRE];
+	char error_kinds[VNFS_WIRE_ERRORS * 40 + 4];
+	char histograms[WIRE_HISTOGRAMS][VNFS_LATENCY_BUCKETS * 21 + 4];
+
+	for (size_t i = 0; i < record->wire_count; i++) {
+		const struct vnfs_wire_record *w = &record->wire[i];
+		if (error_kinds_text(&w->stats, error_kinds, sizeof(error_kinds)) < 0)
+			return SQLITE_TOOBIG; /* cannot happen: the buffer holds 20 digits a kind */
+		for (int h = 0; h < WIRE_HISTOGRAMS; h++)
+			histogram_text(wire_field(&w->stats, wire_histograms[h]),
+				       VNFS_LATENCY_BUCKETS, histograms[h], sizeof(histograms[h]));
+		int rc = bind_wire_row(s, step, w, error_kinds, histograms);
+		if (rc != SQLITE_OK) {
+			sqlite3_reset(s);
+			sqlite3_clear_bindings(s);
+			return rc;
+		}
+		if ((rc = run(sink, UPSERT_WIRE)) != SQLITE_OK)
+			return rc;
+	}
+	return SQLITE_OK;
+}
+
 static int write_breakdowns(struct sqlite_sink *sink, sqlite3_int64 step,
 			    const struct vnfs_step_record *record)
 {
@@ -444,7 +575,7 @@ static int write_breakdowns(struct sqlite_sink *sink, sqlite3_int64 step,
 		if ((rc = run(sink, UPSERT_MOUNT)) != SQLITE_OK)
 			return rc;
 	}
-	return SQLITE_OK;
+	return write_wire(sink, step, record);
 }
 
 /*
@@ -525,6 +656,7 @@ static void pending_free(struct pending_job *pending)
 		free((void *)pending->steps[i].stats);
 		free((void *)pending->steps[i].processes);
 		free((void *)pending->steps[i].mounts);
+		free((void *)pending->steps[i].wire);
 	}
 	free(pending->steps);
 	free(pending);
@@ -552,6 +684,7 @@ static struct pending_job *pending_copy(const struct vnfs_job *job)
 		to->stats = NULL;
 		to->processes = NULL;
 		to->mounts = NULL;
+		to->wire = NULL;
 		pending->job.step_count = i + 1;
 		struct vnfs_step_stats *stats = calloc(1, sizeof(*stats));
 		if (stats == NULL)
@@ -572,6 +705,13 @@ static struct pending_job *pending_copy(const struct vnfs_job *job)
 				goto fail;
 			memcpy(copy, from->mounts, from->mount_count * sizeof(*copy));
 			to->mounts = copy;
+		}
+		if (from->wire_count > 0) {
+			struct vnfs_wire_record *copy = calloc(from->wire_count, sizeof(*copy));
+			if (copy == NULL)
+				goto fail;
+			memcpy(copy, from->wire, from->wire_count * sizeof(*copy));
+			to->wire = copy;
 		}
 	}
 	return pending;

@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,24 +66,33 @@ static const struct schema_queries {
 	},
 	/* ?1 holds [source, job] pairs; ?3 and ?5 are the source and job, or NULL. */
 	/* A newer writer's source is not listed, as read_operations skips its operations. */
-	[2] = {
-		"source IN (" KNOWN_SOURCES ")",
-		"source, job",
-		"AND (source, job) IN (SELECT json_extract(value, '$[0]'),"
-		" json_extract(value, '$[1]') FROM json_each(?1)) ",
-		"source COLLATE vnfs_source, job COLLATE vnfs_text, node",
-		STEP_COLUMNS ", source, job, part FROM steps"
-		" WHERE source = ?3 AND job = ?1 AND node = ?2",
-		"NOT (steps.source IS ?3 AND steps.job IS ?5)",
-	},
+#define IDENTITY_QUERIES                                                          \
+	{                                                                         \
+		"source IN (" KNOWN_SOURCES ")",                                  \
+		"source, job",                                                    \
+		"AND (source, job) IN (SELECT json_extract(value, '$[0]'),"       \
+		" json_extract(value, '$[1]') FROM json_each(?1)) ",              \
+		"source COLLATE vnfs_source, job COLLATE vnfs_text, node",        \
+		STEP_COLUMNS ", source, job, part FROM steps"                     \
+		" WHERE source = ?3 AND job = ?1 AND node = ?2",                  \
+		"NOT (steps.source IS ?3 AND steps.job IS ?5)",                   \
+	}
+	[2] = IDENTITY_QUERIES,
+	/* Version 3 adds step_wire (read_wire), nothing these queries read. */
+	[3] = IDENTITY_QUERIES,
+#undef IDENTITY_QUERIES
 };
-_Static_assert(VNFS_HISTORY_OLDEST_READ_VERSION == 1 && VNFS_HISTORY_SCHEMA_VERSION == 2,
+_Static_assert(VNFS_HISTORY_OLDEST_READ_VERSION == 1 && VNFS_HISTORY_SCHEMA_VERSION == 3,
 	       "every schema read has its queries above");
+
+/* The first version with step_wire: older ones read with no wire rows. */
+#define WIRE_VERSION 3
 
 struct reader {
 	sqlite3 *db;
 	int version;               /* of the schema, OLDEST_READ_VERSION.. */
 	sqlite3_stmt *steps, *operations, *processes, *mounts, *tags;
+	sqlite3_stmt *wire;        /* NULL before WIRE_VERSION */
 	const char *path;
 	char *error;
 	size_t error_size;
@@ -223,6 +234,154 @@ static int read_mounts(struct reader *reader, sqlite3_int64 step, struct vnfs_st
 	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading mounts");
 }
 
+/* step_wire's counter columns after procedure, and its histogram columns
+ * after error_kinds (the wire query), as they are in vnfs_wire_stats. */
+static const size_t wire_counters[] = {
+	offsetof(struct vnfs_wire_stats, rpcs),
+	offsetof(struct vnfs_wire_stats, transmissions),
+	offsetof(struct vnfs_wire_stats, major_timeouts),
+	offsetof(struct vnfs_wire_stats, bytes_sent),
+	offsetof(struct vnfs_wire_stats, bytes_received),
+	offsetof(struct vnfs_wire_stats, backlog_ns),
+	offsetof(struct vnfs_wire_stats, rtt_ns),
+	offsetof(struct vnfs_wire_stats, execute_ns),
+	offsetof(struct vnfs_wire_stats, errors),
+};
+static const size_t wire_histograms[] = {
+	offsetof(struct vnfs_wire_stats, backlog_histogram),
+	offsetof(struct vnfs_wire_stats, rtt_histogram),
+	offsetof(struct vnfs_wire_stats, execute_histogram),
+};
+#define WIRE_COUNTERS ((int)(sizeof(wire_counters) / sizeof(wire_counters[0])))
+#define WIRE_HISTOGRAMS ((int)(sizeof(wire_histograms) / sizeof(wire_histograms[0])))
+#define WIRE_FIRST_COUNTER 4 /* after device, mount_point, version, procedure */
+#define WIRE_ERROR_KINDS (WIRE_FIRST_COUNTER + WIRE_COUNTERS)
+#define WIRE_QUERY                                                                \
+	"SELECT device, mount_point, version, procedure, rpcs, transmissions,"   \
+	" major_timeouts, bytes_sent, bytes_received, backlog_ns, rtt_ns,"        \
+	" execute_ns, errors, error_kinds, backlog_histogram, rtt_histogram,"     \
+	" execute_histogram FROM step_wire WHERE step = ?1"                       \
+	" ORDER BY device, version, procedure"
+
+static __u64 *wire_field(struct vnfs_wire_stats *stats, size_t offset)
+{
+	return (__u64 *)((char *)stats + offset);
+}
+
+/*
+ * error_kinds, {"timeout":0,...} (the sink's form): the kinds this vnfs
+ * knows; one missing reads as 0, one it does not know is left out (as
+ * read_operations leaves out an operation).  Returns 0, or -1.
+ */
+static int parse_error_kinds(const unsigned char *text, struct vnfs_wire_stats *stats)
+{
+	memset(stats->error_kinds, 0, sizeof(stats->error_kinds));
+	if (text == NULL)
+		return -1;
+	struct json_object *object = json_tokener_parse((const char *)text);
+	int rc = json_object_is_type(object, json_type_object) ? 0 : -1;
+	for (int kind = 0; kind < VNFS_WIRE_ERRORS && rc == 0; kind++) {
+		struct json_object *value;
+		if (!json_object_object_get_ex(object, vnfs_wire_error_names[kind], &value))
+			continue;
+		if (!json_object_is_type(value, json_type_int))
+			rc = -1;
+		else
+			stats->error_kinds[kind] = json_object_get_uint64(value);
+	}
+	json_object_put(object);
+	return rc;
+}
+
+/* One step_wire row the statement is on into row; -1 with a message. */
+static int read_wire_row(struct reader *reader, sqlite3_stmt *s, sqlite3_int64 step,
+			 struct vnfs_wire_record *row)
+{
+	sqlite3_int64 device = sqlite3_column_int64(s, 0);
+	sqlite3_int64 version = sqlite3_column_int64(s, 2);
+
+	memset(row, 0, sizeof(*row));
+	if (device < 0 || device > UINT32_MAX || version < 0 || version > UINT16_MAX) {
+		snprintf(reader->error, reader->error_size,
+			 "%s: step row %lld: a wire row's device or NFS version is out of range",
+			 reader->path, (long long)step);
+		return -1;
+	}
+	row->device = (__u32)device;
+	copy_column(s, 1, row->mount_point, sizeof(row->mount_point));
+	row->version = (uint16_t)version;
+	copy_column(s, 3, row->procedure, sizeof(row->procedure));
+	for (int c = 0; c < WIRE_COUNTERS; c++)
+		*wire_field(&row->stats, wire_counters[c]) =
+			(uint64_t)sqlite3_column_int64(s, WIRE_FIRST_COUNTER + c);
+	if (parse_error_kinds(sqlite3_column_text(s, WIRE_ERROR_KINDS), &row->stats) < 0) {
+		snprintf(reader->error, reader->error_size,
+			 "%s: step row %lld: bad wire error kinds", reader->path, (long long)step);
+		return -1;
+	}
+	for (int h = 0; h < WIRE_HISTOGRAMS; h++) {
+		if (parse_histogram(sqlite3_column_text(s, WIRE_ERROR_KINDS + 1 + h),
+				    wire_field(&row->stats, wire_histograms[h]),
+				    VNFS_LATENCY_BUCKETS) < 0) {
+			snprintf(reader->error, reader->error_size,
+				 "%s: step row %lld: bad wire latency histogram", reader->path,
+				 (long long)step);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The step's RPCs, per mount and procedure: none before WIRE_VERSION. */
+static int read_wire(struct reader *reader, sqlite3_int64 step, struct vnfs_step_record *record)
+{
+	sqlite3_stmt *s = reader->wire;
+	struct vnfs_wire_record *rows = NULL;
+	size_t count = 0;
+	int rc;
+
+	if (s == NULL)
+		return 0;
+	rc = sqlite3_bind_int64(s, 1, step);
+	if (rc != SQLITE_OK)
+		return sql_error(reader, "reading RPCs");
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (count == VNFS_MAX_WIRE_RECORDS) {
+			sqlite3_reset(s);
+			free(rows);
+			snprintf(reader->error, reader->error_size,
+				 "%s: step row %lld: more than %d wire rows", reader->path,
+				 (long long)step, VNFS_MAX_WIRE_RECORDS);
+			return -1;
+		}
+		struct vnfs_wire_record *grown = realloc(rows, (count + 1) * sizeof(*grown));
+		if (grown == NULL) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		rows = grown;
+		if (read_wire_row(reader, s, step, &rows[count]) < 0) {
+			sqlite3_reset(s);
+			free(rows);
+			return -1;
+		}
+		count++;
+	}
+	sqlite3_reset(s);
+	if (rc == SQLITE_NOMEM) {
+		free(rows);
+		snprintf(reader->error, reader->error_size, "out of memory");
+		return -1;
+	}
+	if (rc != SQLITE_DONE) {
+		free(rows);
+		return sql_error(reader, "reading RPCs");
+	}
+	record->wire = rows;
+	record->wire_count = count;
+	return 0;
+}
+
 static int read_tags(struct reader *reader, sqlite3_int64 step, struct vnfs_step_record *record)
 {
 	sqlite3_stmt *s = reader->tags;
@@ -329,7 +488,8 @@ static int read_job(struct reader *reader, struct report_set *set,
 		}
 		if (read_operations(reader, step, stats) < 0 ||
 		    read_processes(reader, step, &record) < 0 ||
-		    read_mounts(reader, step, &record) < 0 || read_tags(reader, step, &record) < 0) {
+		    read_mounts(reader, step, &record) < 0 || read_wire(reader, step, &record) < 0 ||
+		    read_tags(reader, step, &record) < 0) {
 			vnfs_step_record_free_arrays(&record);
 			sqlite3_reset(s);
 			return -1;
@@ -527,6 +687,7 @@ void report_database_close(struct report_database *database)
 	sqlite3_finalize(database->reader.processes);
 	sqlite3_finalize(database->reader.mounts);
 	sqlite3_finalize(database->reader.tags);
+	sqlite3_finalize(database->reader.wire);
 	sqlite3_close(database->reader.db);
 	free(database);
 }
@@ -623,7 +784,8 @@ int report_database_open(struct report_database **out, const char *path,
 		    "SELECT device, mount_point, source, version, rsize, wsize, ops, errors,"
 		    " time_ns, read_bytes, write_bytes FROM step_mounts WHERE step = ?1",
 		    &reader->mounts) < 0 ||
-	    prepare(reader, "SELECT name, value FROM step_tags WHERE step = ?1", &reader->tags) < 0)
+	    prepare(reader, "SELECT name, value FROM step_tags WHERE step = ?1", &reader->tags) < 0 ||
+	    (reader->version >= WIRE_VERSION && prepare(reader, WIRE_QUERY, &reader->wire) < 0))
 		goto fail;
 
 	if (filter->job_count > 0) {

@@ -23,7 +23,8 @@
  * look at the next job (next: its workload, part ""), read all that job's
  * steps (every node) into set, close.  read_job returns 1 when it read a
  * job, 0 at the end, -1 with a message in error.  A version-1 history holds
- * only Slurm's jobs.
+ * only Slurm's jobs; a history before version 3 holds no RPCs (its records
+ * have no wire rows).
  */
 struct report_database;
 int report_database_open(struct report_database **database, const char *path,

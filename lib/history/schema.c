@@ -157,6 +157,36 @@ static const char *const migrations[] = {
 	"CREATE INDEX jobs_by_uid ON jobs (uid, start_time_ms);\n"
 	"CREATE INDEX jobs_by_job_id ON jobs (job_id);\n"
 	"CREATE INDEX steps_by_sample ON steps (node, sample_time_ms);\n",
+
+	/*
+	 * 2 -> 3: a step's RPCs (lib/record.h, vnfs_wire_record), one row per
+	 * mount, NFS version and procedure; a new table, no row of the others
+	 * changes.  The counters are vnfs_wire_stats's under its JSON names
+	 * (docs/JSON.md); error_kinds is a JSON object of every kind
+	 * (vnfs_wire_error_names), the histograms JSON arrays as
+	 * step_operations.latency_histogram.
+	 */
+	"CREATE TABLE step_wire (\n"
+	"  step INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,\n"
+	"  device INTEGER NOT NULL,\n"
+	"  mount_point TEXT NOT NULL,\n"
+	"  version INTEGER NOT NULL,\n"
+	"  procedure TEXT NOT NULL,\n"
+	"  rpcs INTEGER NOT NULL,\n"
+	"  transmissions INTEGER NOT NULL,\n"
+	"  major_timeouts INTEGER NOT NULL,\n"
+	"  bytes_sent INTEGER NOT NULL,\n"
+	"  bytes_received INTEGER NOT NULL,\n"
+	"  backlog_ns INTEGER NOT NULL,\n"
+	"  rtt_ns INTEGER NOT NULL,\n"
+	"  execute_ns INTEGER NOT NULL,\n"
+	"  errors INTEGER NOT NULL,\n"
+	"  error_kinds TEXT NOT NULL,\n"
+	"  backlog_histogram TEXT NOT NULL,\n"
+	"  rtt_histogram TEXT NOT NULL,\n"
+	"  execute_histogram TEXT NOT NULL,\n"
+	"  PRIMARY KEY (step, device, version, procedure)\n"
+	") WITHOUT ROWID;\n",
 };
 
 /* The Slurm step names of migration 1 -> 2 (vnfs_step_name's). */

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#define VNFS_HISTORY_SCHEMA_VERSION 2
+#define VNFS_HISTORY_SCHEMA_VERSION 3
 
 /* The oldest schema the readers still read (lib/history/reader.c): a
  * database the helper has not migrated yet, or an archived copy. */

@@ -1,8 +1,8 @@
 /*
  * test_sink_sqlite.c — the SQLite history sink against a real database in a
  * temporary directory: schema migration, exact rows after intervals and a
- * finished job, skipping unchanged steps, retention, and a database locked
- * by another connection.
+ * finished job, a step's RPCs (step_wire) written and read back, skipping
+ * unchanged steps, retention, and a database locked by another connection.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -132,23 +132,23 @@ static void test_migration_from_empty(void **state)
 
 	sqlite3 *db = open_db(f->path);
 	char text[512];
-	assert_int_equal(query_int(db, "PRAGMA user_version"), 2);
+	assert_int_equal(query_int(db, "PRAGMA user_version"), 3);
 	query_text(db, "PRAGMA journal_mode", text, sizeof(text));
 	assert_string_equal(text, "wal");
 	query_text(db, "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name", text,
 		   sizeof(text));
 	assert_string_equal(text, "jobs|operations|step_mounts|step_operations|step_processes|"
-				  "step_tags|steps");
+				  "step_tags|step_wire|steps");
 	assert_int_equal(query_int(db, "SELECT count(*) FROM operations"), VNFS_OP_COUNT);
 	query_text(db, "SELECT class FROM operations WHERE name IN ('read', 'getattr') "
 		       "ORDER BY name",
 		   text, sizeof(text));
 	assert_string_equal(text, "META|DATA");
 
-	/* A second open finds version 2 and changes nothing. */
+	/* A second open finds version 3 and changes nothing. */
 	open_sink(f, &sink);
 	sink.close(sink.state);
-	assert_int_equal(query_int(db, "PRAGMA user_version"), 2);
+	assert_int_equal(query_int(db, "PRAGMA user_version"), 3);
 
 	/* A database from a newer vnfs is refused, not misread. */
 	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 9", NULL, NULL, NULL), SQLITE_OK);
@@ -157,7 +157,7 @@ static void test_migration_from_empty(void **state)
 	assert_int_equal(vnfs_sink_sqlite_open(&sink, &f->config, error, sizeof(error)), -1);
 	char expected[300];
 	snprintf(expected, sizeof(expected),
-		 "sqlite: %s: schema version 9 is newer than this vnfs understands (2)", f->path);
+		 "sqlite: %s: schema version 9 is newer than this vnfs understands (3)", f->path);
 	assert_string_equal(error, expected);
 }
 
@@ -266,7 +266,8 @@ static void test_version_1_history_read_then_migrated(void **state)
 	/* The helper migrates it: every row kept, keyed by identity now. */
 	open_sink(f, &sink);
 	db = open_db(f->path);
-	assert_int_equal(query_int(db, "PRAGMA user_version"), 2);
+	assert_int_equal(query_int(db, "PRAGMA user_version"), 3);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_wire"), 0);
 	query_text(db, "SELECT source || ':' || job || ':' || job_id FROM jobs ORDER BY job", text,
 		   sizeof(text));
 	assert_string_equal(text, "slurm:42:42|slurm:43:43");
@@ -852,6 +853,345 @@ static void test_listing_by_workload(void **state)
 	free(filter);
 }
 
+/*
+ * Two wire rows of a step on mount 42 (NFSv4): READ, 10 x scale RPCs with
+ * a timeout and a delay, and WRITE, 5 x scale with three other errors, a
+ * byte count past 2^63 and times in the last latency bucket.
+ */
+static void wire_rows_init(struct vnfs_wire_record rows[2], uint64_t scale)
+{
+	memset(rows, 0, 2 * sizeof(rows[0]));
+	for (int i = 0; i < 2; i++) {
+		rows[i].device = 42;
+		snprintf(rows[i].mount_point, sizeof(rows[i].mount_point), "/mnt/nfs");
+		rows[i].version = 4;
+	}
+	struct vnfs_wire_stats *read = &rows[0].stats, *write = &rows[1].stats;
+	snprintf(rows[0].procedure, sizeof(rows[0].procedure), "READ");
+	read->rpcs = 10 * scale;
+	read->transmissions = 11 * scale;
+	read->major_timeouts = 1;
+	read->bytes_sent = 10 * scale * 236;
+	read->bytes_received = 10 * scale * 1048676;
+	read->backlog_ns = 10 * scale * 1536;
+	read->rtt_ns = 10 * scale * 1572864;
+	read->execute_ns = 10 * scale * 3145728;
+	read->errors = 2;
+	read->error_kinds[VNFS_WIRE_ERROR_TIMEOUT] = 1;
+	read->error_kinds[VNFS_WIRE_ERROR_DELAY] = 1;
+	read->backlog_histogram[10] = 10 * scale;
+	read->rtt_histogram[20] = 10 * scale;
+	read->execute_histogram[21] = 10 * scale;
+
+	snprintf(rows[1].procedure, sizeof(rows[1].procedure), "WRITE");
+	write->rpcs = 5 * scale;
+	write->transmissions = 5 * scale;
+	write->bytes_sent = UINT64_MAX - 5 * scale;
+	write->bytes_received = 5 * scale * 120;
+	write->backlog_ns = 7;
+	write->rtt_ns = 5 * scale * (1ull << 34);
+	write->execute_ns = 5 * scale * (3ull << 34);
+	write->errors = 3;
+	write->error_kinds[VNFS_WIRE_ERROR_OTHER] = 3;
+	write->backlog_histogram[0] = 4 * scale;
+	write->backlog_histogram[2] = scale;
+	write->rtt_histogram[34] = 5 * scale;
+	write->execute_histogram[VNFS_LATENCY_BUCKETS - 1] = 5 * scale;
+}
+
+static void assert_wire_equal(const struct vnfs_wire_record *got,
+			      const struct vnfs_wire_record *want)
+{
+	assert_int_equal(got->device, want->device);
+	assert_string_equal(got->mount_point, want->mount_point);
+	assert_int_equal(got->version, want->version);
+	assert_string_equal(got->procedure, want->procedure);
+	assert_int_equal(got->stats.rpcs, want->stats.rpcs);
+	assert_int_equal(got->stats.transmissions, want->stats.transmissions);
+	assert_int_equal(got->stats.major_timeouts, want->stats.major_timeouts);
+	assert_int_equal(got->stats.bytes_sent, want->stats.bytes_sent);
+	assert_int_equal(got->stats.bytes_received, want->stats.bytes_received);
+	assert_int_equal(got->stats.backlog_ns, want->stats.backlog_ns);
+	assert_int_equal(got->stats.rtt_ns, want->stats.rtt_ns);
+	assert_int_equal(got->stats.execute_ns, want->stats.execute_ns);
+	assert_int_equal(got->stats.errors, want->stats.errors);
+	for (int kind = 0; kind < VNFS_WIRE_ERRORS; kind++)
+		assert_int_equal(got->stats.error_kinds[kind], want->stats.error_kinds[kind]);
+	for (int b = 0; b < VNFS_LATENCY_BUCKETS; b++) {
+		assert_int_equal(got->stats.backlog_histogram[b], want->stats.backlog_histogram[b]);
+		assert_int_equal(got->stats.rtt_histogram[b], want->stats.rtt_histogram[b]);
+		assert_int_equal(got->stats.execute_histogram[b], want->stats.execute_histogram[b]);
+	}
+	/* Nothing else in the row: the whole struct, padding of the texts included. */
+	assert_memory_equal(got, want, sizeof(*got));
+}
+
+/* Every step of Slurm's job job_id, read back through the reader into set. */
+static void read_slurm_job(const struct fixture *f, uint32_t job_id, struct report_set *set)
+{
+	struct report_filter *filter = calloc(1, sizeof(*filter));
+	struct report_database *database = NULL;
+	char error[512] = "";
+
+	assert_non_null(filter);
+	filter->job_count = 1;
+	vnfs_workload_of_slurm_job(&filter->jobs[0].workload, job_id);
+	report_set_init(set);
+	if (report_database_open(&database, f->path, filter, error, sizeof(error)) < 0)
+		fail_msg("open: %s", error);
+	if (report_database_read_job(database, set, error, sizeof(error)) != 1)
+		fail_msg("read: %s", error);
+	assert_int_equal(report_database_read_job(database, set, error, sizeof(error)), 0);
+	report_database_close(database);
+	free(filter);
+}
+
+/* The one step of job job_id in the history, its RPCs compared with want. */
+static void expect_wire(const struct fixture *f, uint32_t job_id,
+			const struct vnfs_wire_record *want, size_t count)
+{
+	struct report_set set;
+
+	read_slurm_job(f, job_id, &set);
+	assert_int_equal(set.count, 1);
+	assert_int_equal(set.records[0].wire_count, count);
+	if (count == 0)
+		assert_null(set.records[0].wire);
+	for (size_t i = 0; i < count; i++)
+		assert_wire_equal(&set.records[0].wire[i], &want[i]);
+	report_set_free(&set);
+}
+
+/*
+ * A step's RPCs go to step_wire with its mounts: upserted at every write of
+ * the step (also when only RPCs moved, as writeback's do), final at FINISH,
+ * deleted with the job; the reader gives them back exactly.
+ */
+static void test_wire_rows_written_and_read_back(void **state)
+{
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	struct history_step step;
+	struct vnfs_step_record record;
+	struct vnfs_wire_record wire[2], expected[2];
+	const int64_t start = 1795000000000LL;
+	char text[1024];
+
+	open_sink(f, &sink);
+	history_step_init(&step, 50, 0, 1001, "alice", "node1", start, 1);
+	wire_rows_init(wire, 1);
+	step.record.wire = wire;
+	step.record.wire_count = 2;
+	publish(&sink, &step, 1, &record);
+
+	sqlite3 *db = open_db(f->path);
+	query_text(db,
+		   "SELECT device || ' ' || mount_point || ' ' || version || ' ' || procedure"
+		   " || ' ' || rpcs || ' ' || transmissions || ' ' || major_timeouts || ' ' ||"
+		   " bytes_sent || ' ' || bytes_received || ' ' || backlog_ns || ' ' || rtt_ns"
+		   " || ' ' || execute_ns || ' ' || errors || ' ' || error_kinds || ' ' ||"
+		   " backlog_histogram || ' ' || rtt_histogram || ' ' || execute_histogram"
+		   " FROM step_wire JOIN steps ON steps.id = step WHERE job = '50'"
+		   " ORDER BY procedure",
+		   text, sizeof(text));
+	assert_string_equal(
+		text,
+		"42 /mnt/nfs 4 READ 10 11 1 2360 10486760 15360 15728640 31457280 2"
+		" {\"timeout\":1,\"delay\":1,\"stale\":0,\"access\":0,\"noent\":0,\"io\":0,"
+		"\"other\":0} [0,0,0,0,0,0,0,0,0,0,10]"
+		" [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,10]"
+		" [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,10]|"
+		"42 /mnt/nfs 4 WRITE 5 5 0 -6 600 7 85899345920 257698037760 3"
+		" {\"timeout\":0,\"delay\":0,\"stale\":0,\"access\":0,\"noent\":0,\"io\":0,"
+		"\"other\":3} [4,0,1]"
+		" [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,5]"
+		" [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,5]");
+	wire_rows_init(expected, 1);
+	expect_wire(f, 50, expected, 2);
+
+	/* Only RPCs moved (pages written back after the writer's calls): written. */
+	wire_rows_init(wire, 2);
+	step.record.sample_time_ms = start + 61000;
+	publish(&sink, &step, 1, &record);
+	assert_int_equal(query_int(db, "SELECT sample_time_ms FROM steps WHERE job = '50'"),
+			 start + 61000);
+	query_text(db, "SELECT procedure || '=' || rpcs FROM step_wire ORDER BY procedure", text,
+		   sizeof(text));
+	assert_string_equal(text, "READ=20|WRITE=10");
+	wire_rows_init(expected, 2);
+	expect_wire(f, 50, expected, 2);
+
+	/* Unchanged: not rewritten. */
+	assert_int_equal(sqlite3_exec(db, "UPDATE step_wire SET rpcs = 7", NULL, NULL, NULL),
+			 SQLITE_OK);
+	step.record.sample_time_ms = start + 62000;
+	publish(&sink, &step, 1, &record);
+	query_text(db, "SELECT procedure || '=' || rpcs FROM step_wire ORDER BY procedure", text,
+		   sizeof(text));
+	assert_string_equal(text, "READ=7|WRITE=7");
+
+	/* The job finishes: the final rows, whatever was written before. */
+	wire_rows_init(wire, 3);
+	history_step_finish(&step, start + 70000);
+	struct vnfs_job job = { .job_id = 50, .uid = 1001, .user = "alice", .node = "node1",
+				.start_time_ms = start, .end_time_ms = start + 70000,
+				.step_count = 1, .steps = &step.record };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
+	sink.job_finished(sink.state, &job);
+	assert_int_equal(query_int(db, "SELECT finished FROM jobs WHERE job = '50'"), 1);
+	query_text(db, "SELECT procedure || '=' || rpcs FROM step_wire ORDER BY procedure", text,
+		   sizeof(text));
+	assert_string_equal(text, "READ=30|WRITE=15");
+	wire_rows_init(expected, 3);
+	expect_wire(f, 50, expected, 2);
+	assert_int_equal(sink.dropped(sink.state), 0);
+	sink.close(sink.state);
+
+	/* The rows go with their job. */
+	assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys = ON;"
+					  "DELETE FROM jobs WHERE job = '50'", NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_wire"), 0);
+	sqlite3_close(db);
+}
+
+/* A finished job queued for retry keeps its own copy of its RPCs: the
+ * collector's arrays are gone by the time it is written. */
+static void test_finished_job_wire_queued(void **state)
+{
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	struct history_step step;
+	struct vnfs_wire_record wire[2], expected[2];
+	const int64_t start = 1795000000000LL;
+
+	open_sink(f, &sink);
+	sqlite3 *other = open_db(f->path);
+	assert_int_equal(sqlite3_exec(other, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+	history_step_init(&step, 51, 0, 1001, "alice", "node1", start, 1);
+	history_step_finish(&step, start + 5000);
+	wire_rows_init(wire, 4);
+	step.record.wire = wire;
+	step.record.wire_count = 2;
+	struct vnfs_job job = { .job_id = 51, .uid = 1001, .user = "alice", .node = "node1",
+				.start_time_ms = start, .end_time_ms = start + 5000,
+				.step_count = 1, .steps = &step.record };
+	vnfs_workload_of_slurm_job(&job.workload, job.job_id);
+	sink.job_finished(sink.state, &job);
+	memset(wire, 0xa5, sizeof(wire));
+	assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(query_int(other, "SELECT count(*) FROM jobs"), 0);
+
+	struct vnfs_interval empty = { .time_ms = start + 6000, .node = "node1" };
+	sink.publish(sink.state, &empty);
+	assert_int_equal(query_int(other, "SELECT finished FROM jobs WHERE job = '51'"), 1);
+	wire_rows_init(expected, 4);
+	expect_wire(f, 51, expected, 2);
+	assert_int_equal(sink.dropped(sink.state), 0);
+	sqlite3_close(other);
+	sink.close(sink.state);
+}
+
+/*
+ * A history of schema version 2, as a helper before RPCs were counted left
+ * it: job 42's step 0 (row 5, with an operation and a mount) and its batch
+ * step (row 6).
+ */
+static void make_version_2_history(const struct fixture *f)
+{
+	char directory[160];
+	sqlite3 *db = NULL;
+
+	snprintf(directory, sizeof(directory), "%s/db", f->directory);
+	assert_int_equal(mkdir(directory, 0700), 0);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, vnfs_history_migration(0), NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, vnfs_history_migration(1), NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(db,
+			     "PRAGMA user_version = 2;"
+			     "INSERT INTO operations VALUES ('write', 'DATA');"
+			     "INSERT INTO jobs VALUES ('slurm', '42', 'node1', 42, 1001, 'alice',"
+			     " 1000, 9000, 9000, 1);"
+			     "INSERT INTO steps VALUES (5, 'slurm', '42', 'node1', '0', 42, 0,"
+			     " 1001, 'alice', 78, '/sys/fs/cgroup/job_42/step_0', 1500, 8000,"
+			     " 9000, 1, '[]', '[]');"
+			     "INSERT INTO steps VALUES (6, 'slurm', '42', 'node1', 'batch', 42,"
+			     " 4294967291, 1001, 'alice', 77, '/sys/fs/cgroup/job_42/step_batch',"
+			     " 1000, 9000, 9000, 1, '[]', '[]');"
+			     "INSERT INTO step_operations VALUES (5, 'write', 8, 0, 4000, 8388608,"
+			     " 256, 512, '[0,0,0,0,0,0,0,0,8]');"
+			     "INSERT INTO step_mounts VALUES (5, 53, '/mnt/nfs', 'server:/export',"
+			     " '4.2', 1048576, 1048576, 8, 0, 4000, 0, 8388608);",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
+	sqlite3_close(db);
+}
+
+/* Job 42 of make_version_2_history as the reader gives it: no RPCs. */
+static void expect_version_2_job(const struct fixture *f)
+{
+	struct report_set set;
+
+	read_slurm_job(f, 42, &set);
+	assert_int_equal(set.count, 2);
+	for (size_t i = 0; i < set.count; i++) {
+		const struct vnfs_step_record *step = &set.records[i];
+		assert_int_equal(step->wire_count, 0);
+		assert_null(step->wire);
+		if (strcmp(step->workload.part, "0") != 0) {
+			assert_string_equal(step->workload.part, "batch");
+			continue;
+		}
+		assert_int_equal(step->stats->operations[VNFS_OP_WRITE].count, 8);
+		assert_int_equal(step->mount_count, 1);
+		assert_int_equal(step->mounts[0].device, 53);
+		assert_int_equal(step->mounts[0].stats.write_bytes, 8388608);
+	}
+	report_set_free(&set);
+}
+
+static void test_version_2_history_read_then_migrated(void **state)
+{
+	struct fixture *f = *state;
+	struct vnfs_sink sink;
+	struct history_step step;
+	struct vnfs_step_record record;
+	struct vnfs_wire_record wire[2];
+	char text[256];
+
+	make_version_2_history(f);
+	/* vnfs-report reads it as it is: steps without RPCs. */
+	expect_version_2_job(f);
+
+	/* The helper migrates it to 3: every row kept, step_wire empty. */
+	open_sink(f, &sink);
+	sqlite3 *db = open_db(f->path);
+	assert_int_equal(query_int(db, "PRAGMA user_version"), 3);
+	query_text(db, "SELECT id || ':' || job || '.' || part FROM steps ORDER BY id", text,
+		   sizeof(text));
+	assert_string_equal(text, "5:42.0|6:42.batch");
+	assert_int_equal(query_int(db, "SELECT count(*) FROM jobs"), 1);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_operations WHERE step = 5"), 1);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_mounts WHERE step = 5"), 1);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_wire"), 0);
+	expect_version_2_job(f);
+
+	/* A step of another job gets its RPCs beside the migrated rows. */
+	history_step_init(&step, 43, 0, 1002, "bob", "node1", 2000, 1);
+	wire_rows_init(wire, 1);
+	step.record.wire = wire;
+	step.record.wire_count = 2;
+	publish(&sink, &step, 1, &record);
+	sink.close(sink.state);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM step_wire JOIN steps ON id = step"
+				       " WHERE job = '43'"),
+			 2);
+	expect_wire(f, 43, wire, 2);
+	expect_version_2_job(f);
+	sqlite3_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -869,6 +1209,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_files_are_not_world_readable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wal_bounded_under_a_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listing_by_workload, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wire_rows_written_and_read_back, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_finished_job_wire_queued, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version_2_history_read_then_migrated, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
