@@ -725,6 +725,120 @@ check "exec_job: the capture's programs ran at every exec and fork (2 runs per l
 check_every_run "$EXEC_RAW" "$exec_rounds" "${EXEC_PROBE_VARIANTS[*]}" "${EXEC_LOOPS[*]}"
 mark bench-exec-capture
 
+# ------------------------------------------------------- the RPC counters
+# What counting RPCs per workload (docs/PROBES.md, "RPCs") adds where RPCs
+# are sent: a 64 MiB buffered write + fsync, and a cold 64 MiB sequential
+# read (1 MiB reads, after dropping the caches), in the registered workload
+# cgroup, each timed whole.  Variants: the helper counting RPCs
+# ("vnfs-rpcs") and the same helper with count_rpcs = false
+# ("vnfs-no-rpcs"), in an order rotated by round; the best of the repeats
+# per round, the median over rounds.  Budget (long mode): at most 2 %
+# added.  The RPC programs' own run time per RPC (bpf_stats) beside it.
+WIRE_RAW=$VNFS_OUT/bench-wire-raw.txt
+WIRE_PROGRAMS=$VNFS_OUT/bench-wire-programs.txt
+NO_RPCS_CONFIG=$WORK/vnfs-no-rpcs.conf
+NFS_WORKLOAD=$(program tests/tools/nfs-workload)
+WIRE_FILE=$MOUNTPOINT/bench/wire-file
+case $mode in
+short) wire_rounds=1 wire_repeats=2 ;;
+long) wire_rounds=3 wire_repeats=3 ;;
+esac
+: > "$WIRE_RAW"
+: > "$WIRE_PROGRAMS"
+sed 's/^\[helper\]$/[helper]\ncount_rpcs = false/' "$CONFIG" > "$NO_RPCS_CONFIG"
+
+# wire_loop LOOP: runs it once in the workload cgroup; prints its ms.
+wire_loop() {
+	local started=$EPOCHREALTIME
+	case $1 in
+	write64) in_cgroup "$WORKLOAD_CGROUP" "$NFS_WORKLOAD" write "$WIRE_FILE" 64 > /dev/null ;;
+	cold_read64) echo 3 > /proc/sys/vm/drop_caches &&
+		in_cgroup "$WORKLOAD_CGROUP" dd if="$WIRE_FILE" of=/dev/null bs=1M status=none ;;
+	esac || return 1
+	elapsed_ms "$started"
+}
+
+# wire_program_totals: "RUN_TIME_NS RUN_COUNT" of the RPC programs' ends.
+wire_program_totals() {
+	bpftool -j prog show | jq -r '[.[] | select((.name // "") | test("^wire_"))] |
+		"\(([.[].run_time_ns // 0] | add) // 0) \(([.[] | select(.name == "wire_task_end") | .run_cnt // 0] | add) // 0)"'
+}
+
+# run_wire_variant ROUND VARIANT: appends "round variant loop best_ms" per
+# loop to $WIRE_RAW, and "variant program_ns rpcs" to $WIRE_PROGRAMS.
+run_wire_variant() {
+	local round=$1 variant=$2 loop log repeat ms best time_before rpcs_before time_after rpcs_after
+	attach_count=$((attach_count + 1))
+	log=$VNFS_OUT/bench-attach-$attach_count-$variant.log
+	case $variant in
+	vnfs-rpcs) start_helper fentry "$log" ;;
+	vnfs-no-rpcs) start_helper fentry "$log" "$NO_RPCS_CONFIG" ;;
+	esac || { fail "wire round $round: $variant did not start"; tail -n 20 "$log"; return 1; }
+	"$STEPS" -s "$SOCKET" -j $WORKLOAD_JOB "$WORKLOAD_CGROUP" > /dev/null ||
+		fail "wire round $round: $variant: the workload cgroup is not registered"
+	sysctl -q kernel.bpf_stats_enabled=1 || fail "bench.sh: kernel.bpf_stats_enabled cannot be set"
+	# One untimed run first: the file exists and its server pages are made
+	# before either variant is timed.
+	wire_loop write64 > /dev/null && wire_loop cold_read64 > /dev/null ||
+		fail "wire round $round: $variant: the untimed run failed"
+	read -r time_before rpcs_before <<< "$(wire_program_totals)"
+	for loop in write64 cold_read64; do
+		best=
+		for ((repeat = 1; repeat <= wire_repeats; repeat++)); do
+			ms=$(wire_loop $loop) || { fail "wire round $round: $variant: $loop failed"; continue; }
+			[ -z "$best" ] || [ "$ms" -lt "$best" ] && best=$ms
+		done
+		[ -n "$best" ] && echo "$round $variant $loop $best" >> "$WIRE_RAW"
+	done
+	read -r time_after rpcs_after <<< "$(wire_program_totals)"
+	[ "$variant" = vnfs-rpcs ] && bpftool -j prog show |
+		jq -r '.[] | select((.name // "") | test("^wire_")) | "\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"' \
+			> "$VNFS_OUT/bench-wire-programs-round-$round.txt"
+	sysctl -q kernel.bpf_stats_enabled=0
+	echo "$variant $((time_after - time_before)) $((rpcs_after - rpcs_before))" >> "$WIRE_PROGRAMS"
+	stop_helper || fail "wire round $round: $variant did not stop cleanly"
+}
+
+WIRE_VARIANTS=(vnfs-no-rpcs vnfs-rpcs)
+for ((round = 1; round <= wire_rounds; round++)); do
+	for ((i = 0; i < ${#WIRE_VARIANTS[@]}; i++)); do
+		run_wire_variant "$round" "${WIRE_VARIANTS[(i + round - 1) % ${#WIRE_VARIANTS[@]}]}"
+	done
+done
+# wire_ms VARIANT LOOP: the median over rounds of the best run, ms.
+wire_ms() {
+	awk -v v="$1" -v l="$2" '$2 == v && $3 == l { print $4 }' "$WIRE_RAW" | sort -n |
+		awk '{ v[NR] = $1 } END { if (NR) printf "%d", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+wire_rpcs=$(awk '$1 == "vnfs-rpcs" { r += $3 } END { print r + 0 }' "$WIRE_PROGRAMS")
+wire_program_ns=$(awk '$1 == "vnfs-rpcs" { t += $2; r += $3 } END { if (r) printf "%.0f", t / r; else print 0 }' "$WIRE_PROGRAMS")
+{
+	echo
+	printf 'RPC counters: ms per loop, median over %d rounds of the best of %d runs
+' "$wire_rounds" "$wire_repeats"
+	printf '%-12s %14s %12s %10s
+' loop vnfs-no-rpcs vnfs-rpcs added
+	for loop in write64 cold_read64; do
+		printf '%-12s %14s %12s %9s%%
+' "$loop" "$(wire_ms vnfs-no-rpcs $loop)" "$(wire_ms vnfs-rpcs $loop)" \
+			"$(awk -v a="$(wire_ms vnfs-rpcs $loop)" -v b="$(wire_ms vnfs-no-rpcs $loop)" \
+				'BEGIN { if (b) printf "%.2f", 100 * (a - b) / b; else print "-" }')"
+	done
+	echo "RPC programs' own time: $wire_program_ns ns per RPC over $wire_rpcs RPCs; by program (last round: ns per run, runs):"
+	awk '{ printf "  %-24s %8.0f %8d\n", $1, $3 ? $2 / $3 : 0, $3 }' \
+		"$VNFS_OUT/bench-wire-programs-round-$wire_rounds.txt"
+} | tee -a "$TABLE"
+check_ge "vnfs-rpcs: the RPC programs counted the loops' RPCs" "$wire_rpcs" 64
+check_eq "vnfs-no-rpcs: no RPC program ran" \
+	"$(awk '$1 == "vnfs-no-rpcs" { r += $3 } END { print r + 0 }' "$WIRE_PROGRAMS")" 0
+for loop in write64 cold_read64; do
+	check "$loop: both variants timed" test -n "$(wire_ms vnfs-rpcs $loop)" -a -n "$(wire_ms vnfs-no-rpcs $loop)"
+	[ "$mode" = long ] && check "budget $loop: the RPC counters add at most 2 %" \
+		awk -v a="$(wire_ms vnfs-rpcs $loop)" -v b="$(wire_ms vnfs-no-rpcs $loop)" \
+		'BEGIN { exit !(b > 0 && a <= 1.02 * b) }'
+done
+mark bench-rpc-counters
+
 if [ $measure_helper = 0 ]; then
 	guest_done
 	exit 0

@@ -15,6 +15,7 @@ BUILD=${VNFS_BUILD:-/vnfs/src}
 HELPER=$BUILD/vnfs-helper
 WORKLOAD=$BUILD/tests/tools/nfs-workload
 REGISTER=$BUILD/vnfs-register
+REPORT=$BUILD/vnfs-report
 SEND=$BUILD/tests/tools/vnfs-send
 COMPARE=/vnfs/src/tests/guest/lib/wire_compare.py
 RUN=/run/vnfs-wire
@@ -44,6 +45,8 @@ mkdir -p $CGROUPS
 # in_job JOB COMMAND...: COMMAND run in JOB's cgroup.
 in_job() { bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUPS/$1" "${@:2}"; }
 node_rows() { bpftool -j map dump pinned /sys/fs/bpf/vnfs-wire/wire_stats > "$1"; }
+# long_report JOB: vnfs-report -l of the running job (live, from the helper).
+long_report() { "$REPORT" --config $RUN/vnfs.conf -j "pbs:$1" -l; }
 query() { "$SEND" "$SOCKET" "{\"v\":1,\"type\":\"query\",\"source\":\"pbs\",\"job\":\"$1\"}" | jq .job; }
 declare -A holders
 # start_job JOB: registered, with a task that stays in its cgroup so that
@@ -134,6 +137,9 @@ for version in 3 4.0 4.1 4.2; do
 	check_ge "v$version: the job's COMMITs" "$(wire $out/$job.json COMMIT rpcs "$mount_dir")" 1
 	check_eq "v$version: no retransmissions on loopback" \
 		$(( $(wire $out/$job.json "" transmissions) - $(wire $out/$job.json "" rpcs) )) 0
+	long_report $job > $out/report.txt
+	check "v$version: vnfs-report -l shows the job's READ RPCs" grep -Eq "^READ +[0-9]" $out/report.txt
+	check "v$version: ... and what came over the wire for what it read" grep -q "came over the wire" $out/report.txt
 	end_job $job
 done
 
@@ -181,6 +187,8 @@ check_eq "slow: none of them came back within 2^25 ns (33.5 ms)" \
 	"$(jq "[.wire[] | .rtt_histogram[0:25] | add // 0] | add" $out/wire-slow.json)" 0
 check_ge "slow: their mean round trip, at least 50 ms" \
 	$(( $(wire $out/wire-slow.json "" rtt_ns "$mount_dir") / rpcs )) 50000000
+long_report wire-slow > $out/report.txt
+check "slow: vnfs-report finds that the server is slow" grep -q "the server is slow" $out/report.txt
 end_job wire-slow
 
 # A soft mount whose server stops answering: the job's stat is sent, sent
@@ -207,6 +215,8 @@ check_ge "soft: RPC errors of kind timeout on the job" \
 	"$(jq "[.wire[] | .error_kinds.timeout] | add // 0" $out/wire-soft.json)" 1
 check_ge "soft: the job's failed calls counted as errors" \
 	"$(jq "[.operations[] | .errors] | add" $out/wire-soft.json)" 1
+long_report wire-soft > $out/report.txt
+check "soft: vnfs-report finds that the network drops requests" grep -q "the network drops requests" $out/report.txt
 end_job wire-soft
 umount -f "$mount_dir"
 guest_done
