@@ -15,8 +15,8 @@
  * max_series bounds the per-step and unattributed series by cutting the least
  * important first, and counts what it cut: every step's core counters
  * (operations, errors, bytes) are always shown, then come, while the budget
- * lasts, the steps' histograms, the unattributed series, the per-mount
- * series, the per-RPC counters (mount x procedure), the per-RPC histograms
+ * lasts, the steps' histograms, the unattributed series, the node's RPCs of
+ * no workload (vnfs_node_rpc*), the per-mount series, the per-RPC counters (mount x procedure), the per-RPC histograms
  * and last the per-process series (the most numerous, and their names are
  * chosen by users).  Once one series is cut every less important one is cut
  * too, so a series never appears while a more important one is missing.
@@ -466,6 +466,9 @@ static size_t unattributed_series(const struct vnfs_unattributed_record *record)
  * and received, execution time; an error series per kind that occurred; the
  * round-trip and backlog histograms. */
 #define WIRE_COUNTER_FAMILIES 6
+/* Per owner, mount and procedure of the node's rows: rpcs, bytes sent and
+ * received, retransmissions. */
+#define NODE_WIRE_FAMILIES 4
 #define WIRE_HISTOGRAM_SERIES (2 * (LATENCY_EXPOSED + 3))
 
 static size_t wire_counter_series(const struct vnfs_wire_stats *stats)
@@ -557,6 +560,14 @@ struct render {
 	size_t wire_row_count;
 	struct wire_group *wire_groups;
 	size_t wire_group_count;
+	/* The node's wire rows (background, unattributed) grouped the same
+	 * way, labels "owner=...,mount=...,procedure=..." in the arena; the
+	 * first node_wire_shown groups as max_series allows. */
+	const struct vnfs_wire_record **node_rows;
+	size_t node_row_count;
+	struct wire_group *node_groups;
+	size_t node_group_count;
+	size_t node_wire_shown;
 };
 
 #define STEP_LABELS(render, view) ((render)->arena.data + (view)->labels_offset), (view)->labels_length
@@ -789,17 +800,26 @@ static void render_mount_family(struct render *render, const char *name, const c
 
 #define WIRE_LABELS(render, group) ((render)->arena.data + (group)->labels_offset), (group)->labels_length
 
-/* The counters of a group: its row's, or the sum of its rows into sum. */
+/* The counters of a group of rows (grouped in rows): its row's, or the sum
+ * of its rows into sum. */
+static const struct vnfs_wire_stats *rows_stats(const struct vnfs_wire_record *const *rows,
+						const struct wire_group *group,
+						struct vnfs_wire_stats *sum)
+{
+	if (group->rows == 1)
+		return &rows[group->first]->stats;
+	memset(sum, 0, sizeof(*sum));
+	for (size_t r = 0; r < group->rows; r++)
+		vnfs_wire_stats_add(sum, &rows[group->first + r]->stats);
+	return sum;
+}
+
+/* The counters of a step's wire group. */
 static const struct vnfs_wire_stats *group_stats(const struct render *render,
 						 const struct wire_group *group,
 						 struct vnfs_wire_stats *sum)
 {
-	if (group->rows == 1)
-		return &render->wire_rows[group->first]->stats;
-	memset(sum, 0, sizeof(*sum));
-	for (size_t r = 0; r < group->rows; r++)
-		vnfs_wire_stats_add(sum, &render->wire_rows[group->first + r]->stats);
-	return sum;
+	return rows_stats(render->wire_rows, group, sum);
 }
 
 enum wire_field { WIRE_RPCS, WIRE_RETRANSMISSIONS, WIRE_MAJOR_TIMEOUTS, WIRE_SENT_BYTES,
@@ -1039,6 +1059,58 @@ static void render_unattributed(struct render *render, const struct vnfs_unattri
 			};
 			append_string(out, fixed[family].name);
 			append_unattributed_labels(out, &records[i]);
+			sample_end(out, values[family]);
+		}
+	}
+}
+
+/*
+ * The node's RPCs of no workload (bpf/wire.h): the mounts' background
+ * (lease renewal, SEQUENCE, DELEGRETURN by the state manager) and
+ * processes in no workload, by owner, mount and procedure.  Announced only
+ * when there are such rows: a node without RPC counting shows none.
+ */
+static void render_node_wire(struct render *render)
+{
+	static const struct {
+		const char *name;
+		const char *help;
+	} families[NODE_WIRE_FAMILIES] = {
+		{ "vnfs_node_rpcs_total",
+		  "NFS RPCs of no job step that ended, by owner (background: the mount's own, "
+		  "unattributed: processes in no step), mount and procedure." },
+		{ "vnfs_node_rpc_retransmissions_total",
+		  "Sends of RPCs of no job step beyond the first of each, by owner, mount and "
+		  "procedure." },
+		{ "vnfs_node_rpc_sent_bytes_total",
+		  "Bytes RPCs of no job step sent, RPC headers included, by owner, mount and "
+		  "procedure." },
+		{ "vnfs_node_rpc_received_bytes_total",
+		  "Bytes of the replies to RPCs of no job step, RPC headers included, by owner, "
+		  "mount and procedure." },
+	};
+	struct text *out = &render->out;
+	struct vnfs_wire_stats sum;
+
+	if (render->node_wire_shown == 0)
+		return;
+	for (int family = 0; family < NODE_WIRE_FAMILIES; family++) {
+		size_t name_length = strlen(families[family].name);
+
+		append_header(out, families[family].name, "counter", families[family].help);
+		for (size_t g = 0; g < render->node_wire_shown; g++) {
+			const struct wire_group *group = &render->node_groups[g];
+			const struct vnfs_wire_stats *stats =
+				rows_stats(render->node_rows, group, &sum);
+			uint64_t values[NODE_WIRE_FAMILIES] = {
+				stats->rpcs,
+				stats->transmissions > stats->rpcs ?
+					stats->transmissions - stats->rpcs : 0,
+				stats->bytes_sent,
+				stats->bytes_received,
+			};
+
+			sample_begin(out, families[family].name, name_length, WIRE_LABELS(render, group));
 			sample_end(out, values[family]);
 		}
 	}
@@ -1287,6 +1359,86 @@ static int wire_reserve(struct render *render, const struct vnfs_interval *inter
 	return render->wire_rows && render->wire_groups && *keys ? 0 : -1;
 }
 
+/* "owner" of a node wire row, NULL for one that should not be there. */
+static const char *node_owner_name(enum vnfs_wire_owner_kind owner)
+{
+	switch (owner) {
+	case VNFS_WIRE_BACKGROUND: return "background";
+	case VNFS_WIRE_UNATTRIBUTED: return "unattributed";
+	case VNFS_WIRE_WORKLOAD:
+	case VNFS_WIRE_OWNER_KINDS: break;
+	}
+	return NULL;
+}
+
+/*
+ * The node's wire groups, in the order of their label text: its rows with
+ * RPCs, those of one label set (owner, mount, procedure: rows of another
+ * device at the same mount point, of both NFS versions on a mount not
+ * learned, of several stale slots) together, summed when rendered.
+ */
+static int collect_node_wire(struct render *render, const struct vnfs_interval *interval)
+{
+	size_t rows = interval && interval->node_wire ? interval->node_wire_count : 0;
+	struct text scratch = { 0 };
+	struct wire_key *keys;
+	size_t count = 0;
+	int result = 0;
+
+	if (rows == 0)
+		return 0;
+	keys = malloc(rows * sizeof(*keys));
+	render->node_rows = malloc(rows * sizeof(*render->node_rows));
+	render->node_groups = malloc(rows * sizeof(*render->node_groups));
+	if (!keys || !render->node_rows || !render->node_groups) {
+		free(keys);
+		return -1;
+	}
+	for (size_t i = 0; i < rows; i++) {
+		const struct vnfs_node_wire_record *node = &interval->node_wire[i];
+		const char *owner = node_owner_name(node->owner);
+
+		if (!owner || node->row.stats.rpcs == 0)
+			continue;
+		keys[count].offset = scratch.length;
+		append(&scratch, "owner=\"", 7);
+		append_string(&scratch, owner);
+		append(&scratch, "\"", 1);
+		append_wire_labels(&scratch, &node->row);
+		keys[count].length = scratch.length - keys[count].offset;
+		keys[count].row = &node->row;
+		count++;
+	}
+	if (scratch.failed) {
+		result = -1;
+		goto done;
+	}
+	for (size_t k = 0; k < count; k++)
+		keys[k].labels = scratch.data + keys[k].offset;
+	qsort(keys, count, sizeof(*keys), wire_key_compare);
+
+	struct wire_group *group = NULL;
+	for (size_t k = 0; k < count; k++) {
+		if (k == 0 || wire_labels_compare(&keys[k - 1], &keys[k]) != 0) {
+			group = &render->node_groups[render->node_group_count++];
+			group->first = render->node_row_count;
+			group->rows = 0;
+			group->labels_offset = render->arena.length;
+			append(&render->arena, keys[k].labels, keys[k].length);
+			group->labels_length = keys[k].length;
+			group->counter_series = NODE_WIRE_FAMILIES;
+		}
+		render->node_rows[render->node_row_count++] = keys[k].row;
+		group->rows++;
+	}
+	if (render->arena.failed)
+		result = -1;
+done:
+	free(scratch.data);
+	free(keys);
+	return result;
+}
+
 /* The views of the steps to render, their label sets, their wire groups,
  * and their core series. */
 static int collect_steps(struct render *render, const struct vnfs_interval *interval,
@@ -1365,6 +1517,15 @@ static void limit_unattributed(struct render *render, const struct vnfs_interval
 	for (size_t i = 0; interval && i < interval->unattributed_count; i++)
 		if (budget_take(budget, unattributed_series(&interval->unattributed[i])))
 			render->unattributed_count++;
+}
+
+/* The node's RPC rows come with the unattributed entries: a group's four
+ * series whole. */
+static void limit_node_wire(struct render *render, struct series_budget *budget)
+{
+	for (size_t g = 0; g < render->node_group_count; g++)
+		if (budget_take(budget, render->node_groups[g].counter_series))
+			render->node_wire_shown++;
 }
 
 enum breakdown { BREAKDOWN_MOUNTS, BREAKDOWN_WIRE, BREAKDOWN_WIRE_HISTOGRAMS,
@@ -1449,6 +1610,7 @@ static int limit_series(struct render *render, const struct vnfs_interval *inter
 		return -1;
 	limit_histograms(render, &budget);
 	limit_unattributed(render, interval, &budget);
+	limit_node_wire(render, &budget);
 	limit_breakdown(render, &budget, BREAKDOWN_MOUNTS, turns);
 	limit_breakdown(render, &budget, BREAKDOWN_WIRE, turns);
 	limit_breakdown(render, &budget, BREAKDOWN_WIRE_HISTOGRAMS, turns);
@@ -1477,6 +1639,7 @@ int vnfs_metrics_render(struct vnfs_metrics *metrics, const struct vnfs_interval
 	size_t active_steps = 0;
 
 	if (collect_steps(&render, interval, &series, &active_steps) != 0 ||
+	    collect_node_wire(&render, interval) != 0 ||
 	    limit_series(&render, interval, &series) != 0)
 		goto fail;
 
@@ -1484,6 +1647,7 @@ int vnfs_metrics_render(struct vnfs_metrics *metrics, const struct vnfs_interval
 	render_step_families(&render);
 	render_unattributed(&render, interval ? interval->unattributed : NULL,
 			    render.unattributed_count);
+	render_node_wire(&render);
 	render_health(&render, interval, active_steps, series);
 	append(&render.out, "", 1); /* the terminating NUL */
 	if (render.out.failed)
@@ -1493,6 +1657,8 @@ int vnfs_metrics_render(struct vnfs_metrics *metrics, const struct vnfs_interval
 	free(render.arena.data);
 	free(render.wire_rows);
 	free(render.wire_groups);
+	free(render.node_rows);
+	free(render.node_groups);
 	metrics->last_length = render.out.length;
 	*text = render.out.data;
 	*length = render.out.length - 1;
@@ -1502,6 +1668,8 @@ fail:
 	free(render.arena.data);
 	free(render.wire_rows);
 	free(render.wire_groups);
+	free(render.node_rows);
+	free(render.node_groups);
 	free(render.out.data);
 	return -1;
 }

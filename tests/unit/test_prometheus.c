@@ -415,6 +415,129 @@ static void test_wire_same_labels_summed(void **unused)
 	vnfs_metrics_free(metrics);
 }
 
+/* The node's RPCs of no workload: by owner, mount and procedure; rows
+ * without RPCs and rows of a workload left out, rows of one label set
+ * summed, label values escaped, the families announced only with rows. */
+static void node_wire_rows(struct vnfs_node_wire_record node[6])
+{
+	memset(node, 0, 6 * sizeof(node[0]));
+	node[0].owner = VNFS_WIRE_BACKGROUND;
+	node[0].row.device = 52;
+	snprintf(node[0].row.mount_point, sizeof(node[0].row.mount_point), "/mnt/nfs");
+	node[0].row.version = 4;
+	snprintf(node[0].row.procedure, sizeof(node[0].row.procedure), "RENEW");
+	node[0].row.stats.rpcs = 5;
+	node[0].row.stats.transmissions = 7;
+	node[0].row.stats.bytes_sent = 500;
+	node[0].row.stats.bytes_received = 300;
+
+	node[1] = node[0]; /* no RPC ended: not shown */
+	snprintf(node[1].row.procedure, sizeof(node[1].row.procedure), "SEQUENCE");
+	memset(&node[1].row.stats, 0, sizeof(node[1].row.stats));
+	node[1].row.stats.bytes_sent = 9;
+
+	node[2].owner = VNFS_WIRE_UNATTRIBUTED; /* device 0: mount not learned */
+	node[2].row.version = 3;
+	snprintf(node[2].row.procedure, sizeof(node[2].row.procedure), "GETATTR");
+	node[2].row.stats.rpcs = 2;
+	node[2].row.stats.transmissions = 3;
+	node[2].row.stats.bytes_sent = 200;
+	node[2].row.stats.bytes_received = 100;
+
+	node[3] = node[2]; /* the same label set from a v4 client: summed */
+	node[3].row.version = 4;
+	node[3].row.stats.rpcs = 1;
+	node[3].row.stats.transmissions = 2;
+	node[3].row.stats.bytes_sent = 10;
+	node[3].row.stats.bytes_received = 20;
+
+	node[4].owner = VNFS_WIRE_BACKGROUND;
+	node[4].row.device = 53;
+	snprintf(node[4].row.mount_point, sizeof(node[4].row.mount_point), "/mnt/a\"b\\");
+	node[4].row.version = 4;
+	snprintf(node[4].row.procedure, sizeof(node[4].row.procedure), "SEQUENCE");
+	node[4].row.stats.rpcs = 1;
+	node[4].row.stats.transmissions = 1;
+	node[4].row.stats.bytes_sent = 124;
+	node[4].row.stats.bytes_received = 88;
+
+	node[5] = node[0]; /* a workload's row has no place here */
+	node[5].owner = VNFS_WIRE_WORKLOAD;
+	snprintf(node[5].row.procedure, sizeof(node[5].row.procedure), "WRITE");
+}
+
+#define RENEW_LABELS "owner=\"background\",mount=\"/mnt/nfs\",procedure=\"RENEW\""
+#define NODE_GETATTR_LABELS "owner=\"unattributed\",mount=\"device 0:0\",procedure=\"GETATTR\""
+#define ODD_MOUNT_LABELS "owner=\"background\",mount=\"/mnt/a\\\"b\\\\\",procedure=\"SEQUENCE\""
+
+static void test_node_wire_samples(void **unused)
+{
+	(void)unused;
+	struct vnfs_config config;
+	char error[256] = "";
+	test_config(&config);
+	struct vnfs_metrics *metrics = vnfs_metrics_new(&config, error, sizeof(error));
+	assert_non_null(metrics);
+
+	struct vnfs_node_wire_record node[6];
+	node_wire_rows(node);
+	struct vnfs_interval interval = { .time_ms = 2000, .node_wire_count = 6, .node_wire = node };
+	char *text = render(metrics, &interval);
+
+	assert_contains(text, "# HELP vnfs_node_rpcs_total NFS RPCs of no job step that ended, "
+			      "by owner (background: the mount's own, unattributed: processes in "
+			      "no step), mount and procedure.\n# TYPE vnfs_node_rpcs_total counter\n");
+	assert_contains(text, "# TYPE vnfs_node_rpc_retransmissions_total counter\n");
+	assert_contains(text, "# TYPE vnfs_node_rpc_sent_bytes_total counter\n");
+	assert_contains(text, "# TYPE vnfs_node_rpc_received_bytes_total counter\n");
+	/* In the order of their label text. */
+	assert_contains(text, "# TYPE vnfs_node_rpcs_total counter\n"
+			      "vnfs_node_rpcs_total{" ODD_MOUNT_LABELS "} 1\n"
+			      "vnfs_node_rpcs_total{" RENEW_LABELS "} 5\n"
+			      "vnfs_node_rpcs_total{" NODE_GETATTR_LABELS "} 3\n# HELP ");
+	assert_contains(text, "\nvnfs_node_rpc_retransmissions_total{" RENEW_LABELS "} 2\n");
+	assert_contains(text, "\nvnfs_node_rpc_retransmissions_total{" NODE_GETATTR_LABELS "} 2\n");
+	assert_contains(text, "\nvnfs_node_rpc_retransmissions_total{" ODD_MOUNT_LABELS "} 0\n");
+	assert_contains(text, "\nvnfs_node_rpc_sent_bytes_total{" RENEW_LABELS "} 500\n");
+	assert_contains(text, "\nvnfs_node_rpc_sent_bytes_total{" NODE_GETATTR_LABELS "} 210\n");
+	assert_contains(text, "\nvnfs_node_rpc_sent_bytes_total{" ODD_MOUNT_LABELS "} 124\n");
+	assert_contains(text, "\nvnfs_node_rpc_received_bytes_total{" RENEW_LABELS "} 300\n");
+	assert_contains(text, "\nvnfs_node_rpc_received_bytes_total{" NODE_GETATTR_LABELS "} 120\n");
+	assert_contains(text, "\nvnfs_node_rpc_received_bytes_total{" ODD_MOUNT_LABELS "} 88\n");
+	assert_lacks(text, "mount=\"/mnt/nfs\",procedure=\"SEQUENCE\""); /* node[1] */
+	assert_lacks(text, "procedure=\"WRITE\"");
+	assert_lacks(text, "owner=\"workload\"");
+	/* Three label sets, four series each. */
+	assert_contains(text, "\nvnfs_helper_series 12\n");
+	assert_promtool_accepts(text);
+	free(text);
+
+	/* No row with RPCs: not even announced. */
+	interval.node_wire = &node[1];
+	interval.node_wire_count = 1;
+	text = render(metrics, &interval);
+	assert_lacks(text, "vnfs_node_rpc");
+	assert_contains(text, "\nvnfs_helper_series 0\n");
+	free(text);
+	vnfs_metrics_free(metrics);
+
+	/* max_series 5: the first label set's four series, the rest cut. */
+	config.prometheus.max_series = 5;
+	metrics = vnfs_metrics_new(&config, error, sizeof(error));
+	assert_non_null(metrics);
+	interval.node_wire = node;
+	interval.node_wire_count = 6;
+	text = render(metrics, &interval);
+	assert_contains(text, "\nvnfs_node_rpcs_total{" ODD_MOUNT_LABELS "} 1\n");
+	assert_lacks(text, "vnfs_node_rpcs_total{" RENEW_LABELS);
+	assert_lacks(text, "vnfs_node_rpc_sent_bytes_total{" NODE_GETATTR_LABELS);
+	assert_contains(text, "\nvnfs_helper_series 4\n");
+	assert_contains(text, "\nvnfs_helper_series_capped_total 8\n");
+	assert_promtool_accepts(text);
+	free(text);
+	vnfs_metrics_free(metrics);
+}
+
 /* Every operation in use, two steps, no health: still valid for promtool. */
 static void test_promtool_every_operation(void **unused)
 {
@@ -1022,6 +1145,7 @@ int main(void)
 		cmocka_unit_test(test_promtool_every_operation),
 		cmocka_unit_test(test_wire_samples),
 		cmocka_unit_test(test_wire_same_labels_summed),
+		cmocka_unit_test(test_node_wire_samples),
 		cmocka_unit_test(test_grace_period),
 		cmocka_unit_test(test_series_cap),
 		cmocka_unit_test(test_bad_configuration),
