@@ -8,15 +8,17 @@
  * the prometheus settings (tag labels, max_series, grace period), steps with
  * tags, counters, processes named by raw bytes, mounts and wire rows (mount
  * points often alike, procedures named by raw bytes), unattributed
- * processes and the helper's health; then intervals are noted and rendered
+ * processes, the node's wire rows (background and unattributed RPCs, an
+ * owner of any value) and the helper's health; then intervals are noted and rendered
  * as the sink does (steps running, then gone and kept for the grace period).
  *
  * Checked beyond the sanitizers: every rendering is well-formed exposition
  * text (docs/METRICS.md; the Prometheus text format): "# HELP"/"# TYPE"
  * lines and samples "name{label="value",...} number", where a label value
  * holds no raw newline or double quote and no backslash but \\, \" and \n,
- * and the whole text is valid UTF-8; and no per-RPC series (vnfs_rpc*: name
- * and label set) appears twice, as wire rows of one label set are summed
+ * and the whole text is valid UTF-8; and no per-RPC series (vnfs_rpc* and
+ * vnfs_node_rpc*: name and label set) appears twice, as wire rows of one
+ * label set are summed
  * (the steps of an interval are made distinct for it, as the collector's
  * are; a step's process names and mounts are not, and other families are
  * not checked).  One user's process name breaking a line, or two series of
@@ -37,6 +39,7 @@
 #define MAX_MOUNTS 3
 #define MAX_WIRE 5
 #define MAX_UNATTRIBUTED 3
+#define MAX_NODE_WIRE 6
 
 /* A realistic epoch (2026): times come from the helper's clock, not from a
  * user, so they are fuzzed as offsets within days of it. */
@@ -208,6 +211,7 @@ struct scenario {
 	struct vnfs_mount_record mounts[MAX_STEPS][MAX_MOUNTS];
 	struct vnfs_wire_record wire[MAX_STEPS][MAX_WIRE];
 	struct vnfs_unattributed_record unattributed[MAX_UNATTRIBUTED];
+	struct vnfs_node_wire_record node_wire[MAX_NODE_WIRE];
 	struct vnfs_helper_health health;
 	struct vnfs_interval interval;
 };
@@ -311,6 +315,22 @@ static void take_scenario(struct input *in, struct scenario *s, int64_t now_ms)
 		}
 	}
 	s->interval.unattributed = s->unattributed;
+	/* The node's rows: background or unattributed, and now and then an
+	 * owner that has no place there (a workload's, or out of range), which
+	 * the renderer leaves out. */
+	s->interval.node_wire_count = take_byte(in) % (MAX_NODE_WIRE + 1);
+	for (size_t i = 0; i < s->interval.node_wire_count; i++) {
+		struct vnfs_node_wire_record *node = &s->node_wire[i];
+		uint8_t owner = take_byte(in);
+
+		memset(node, 0, sizeof(*node));
+		take_wire(in, &node->row);
+		if (owner < 0xf0)
+			node->owner = (owner & 1) ? VNFS_WIRE_BACKGROUND : VNFS_WIRE_UNATTRIBUTED;
+		else
+			node->owner = (enum vnfs_wire_owner_kind)(owner % 4);
+	}
+	s->interval.node_wire = s->interval.node_wire_count ? s->node_wire : NULL;
 	if (flags & 1) {
 		struct vnfs_helper_health *health = &s->health;
 
@@ -472,7 +492,7 @@ CHECKER static void check_unique(const char *text, size_t length)
 		const char *end = strchr(line, '\n');
 		const char *value = end;
 
-		if (strncmp(line, "vnfs_rpc", 8) == 0) {
+		if (strncmp(line, "vnfs_rpc", 8) == 0 || strncmp(line, "vnfs_node_rpc", 13) == 0) {
 			while (value > line && value[-1] != ' ')
 				value--;
 			keys[count].at = line;
