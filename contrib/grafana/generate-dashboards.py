@@ -621,6 +621,118 @@ def kubernetes():
         tags=("kubernetes",))
 
 
+def rpc_quantile(q, family, filter_text, by):
+    return (f"histogram_quantile({q}, sum by ({by}, le) "
+            f"(rate({family}_bucket{{{filter_text}}}[{RATE}])))")
+
+
+def server_view():
+    f = STEP_FILTER
+    reads = f'{f}, procedure="READ"'
+    node = 'instance=~"$instance"'
+    # What the job's read() and mmap faults got, against what the server
+    # sent for it in READ replies (RPC headers included): below 1 the page
+    # cache served the rest, near 1 every byte came over the wire.
+    read_rate = (f"(sum by (job_id) (rate(vnfs_read_bytes_total{{{f}}}[{RATE}])) + "
+                 f"sum by (job_id) (rate(vnfs_mmap_read_bytes_total{{{f}}}[{RATE}])))")
+    read_total = (f"({job_total('vnfs_read_bytes_total', f, '')} + "
+                  f"{job_total('vnfs_mmap_read_bytes_total', f, '')})")
+    mean_execute = (f"{job_total('vnfs_rpc_execute_seconds_total', f, 'procedure')} / "
+                    f"{job_total('vnfs_rpcs_total', f, 'procedure')}")
+    node_total = lambda family: job_total(family, node, "instance, owner, mount, procedure")
+    return dashboard(
+        "vnfs-server-view", "vnfs — server view of a job",
+        "What the selected jobs asked of the NFS servers: RPCs per procedure, bytes on "
+        "the wire, round-trip and queueing times, retransmissions, timeouts and errors, "
+        "how much of their reads the page cache served; and the RPCs of no job on the "
+        "node (the mounts' background, processes in no job).",
+        [instance_variable(), user_variable(), job_variable()],
+        [
+            stat("RPCs", "NFS RPCs of the selected jobs that ended in the time range.",
+                 job_total("vnfs_rpcs_total", f, ""), "short"),
+            stat("Bytes sent to the servers", "RPC requests, headers included, in the time range.",
+                 job_total("vnfs_rpc_sent_bytes_total", f, ""), "bytes"),
+            stat("Bytes received from the servers", "RPC replies, headers included, in the time range.",
+                 job_total("vnfs_rpc_received_bytes_total", f, ""), "bytes"),
+            stat("Read from the server per byte read",
+                 "Bytes of READ replies per byte the jobs read (read() and mmap) in the time "
+                 "range: near 1 every byte came from the server, below 1 the page cache "
+                 "served the rest.",
+                 f"{job_total('vnfs_rpc_received_bytes_total', reads, '')} / {read_total}",
+                 "percentunit"),
+            timeseries("RPCs per second by procedure", "All selected jobs together.",
+                       [target(rate_sum("vnfs_rpcs_total", f, "procedure"), "{{procedure}}")],
+                       "ops", stack=True),
+            timeseries("Bytes on the wire", "Bytes per second the jobs' RPCs sent and received, "
+                       "RPC headers included.",
+                       [target(rate_sum("vnfs_rpc_sent_bytes_total", f, "job_id"), "job {{job_id}} sent", "A"),
+                        target(rate_sum("vnfs_rpc_received_bytes_total", f, "job_id"),
+                               "job {{job_id}} received", "B")], "Bps"),
+            timeseries("Round trip p50 and p99 by procedure",
+                       "Last send to reply of each RPC: half and 99 % of them took less.",
+                       [target(rpc_quantile(0.5, "vnfs_rpc_rtt_seconds", f, "procedure"),
+                               "{{procedure}} p50", "A"),
+                        target(rpc_quantile(0.99, "vnfs_rpc_rtt_seconds", f, "procedure"),
+                               "{{procedure}} p99", "B")], "s"),
+            timeseries("Backlog p99 by procedure",
+                       "Time RPCs waited in the client's transport queue before their first "
+                       "send: 99 % waited less (a saturated transport or too few slots).",
+                       [target(rpc_quantile(0.99, "vnfs_rpc_backlog_seconds", f, "procedure"),
+                               "{{procedure}}")], "s"),
+            timeseries("Retransmissions and major timeouts", "Per second, by procedure (should stay at 0).",
+                       [target(rate_sum("vnfs_rpc_retransmissions_total", f, "procedure"),
+                               "{{procedure}} retransmissions", "A"),
+                        target(rate_sum("vnfs_rpc_major_timeouts_total", f, "procedure"),
+                               "{{procedure}} major timeouts", "B")], "ops"),
+            timeseries("Failed RPCs by kind", "RPCs that ended with an error status, per second, "
+                       "by procedure and kind (a kind appears with its first error).",
+                       [target(rate_sum("vnfs_rpc_errors_total", f, "procedure, kind"),
+                               "{{procedure}} {{kind}}")], "ops", stack=True),
+            timeseries("Reads: the application and the server",
+                       "Bytes per second the jobs read (read() and mmap) and bytes of READ "
+                       "replies the servers sent for them.",
+                       [target(read_rate, "job {{job_id}} read by the job", "A"),
+                        target(rate_sum("vnfs_rpc_received_bytes_total", reads, "job_id"),
+                               "job {{job_id}} READ replies", "B")], "Bps"),
+            timeseries("Read from the server per byte read",
+                       "READ reply bytes / bytes read by the job, per second: below 1 the page "
+                       "cache served the rest.",
+                       [target(f"{rate_sum('vnfs_rpc_received_bytes_total', reads, 'job_id')} / {read_rate}",
+                               "job {{job_id}}")], "percentunit"),
+            table("Procedures in the time range", "Each procedure's RPCs, bytes, retransmissions "
+                  "and mean execution time (start to end, queueing included).", [
+                      ("RPCs", job_total("vnfs_rpcs_total", f, "procedure"), "short"),
+                      ("Sent", job_total("vnfs_rpc_sent_bytes_total", f, "procedure"), "bytes"),
+                      ("Received", job_total("vnfs_rpc_received_bytes_total", f, "procedure"), "bytes"),
+                      ("Retransmissions", job_total("vnfs_rpc_retransmissions_total", f, "procedure"), "short"),
+                      ("Mean execution", mean_execute, "s"),
+                  ], sort_by="RPCs"),
+            row("Node: RPCs of no job"),
+            timeseries("RPCs of no job per second",
+                       "By node, owner (background: the mount's own, such as lease renewal, "
+                       "SEQUENCE and DELEGRETURN by the state manager; unattributed: processes "
+                       "in no job) and procedure.",
+                       [target(f"sum by (instance, owner, procedure) "
+                               f"(rate(vnfs_node_rpcs_total{{{node}}}[{RATE}]))",
+                               "{{instance}} {{owner}} {{procedure}}")], "ops", stack=True),
+            timeseries("Bytes on the wire of no job", "Bytes per second RPCs of no job sent and "
+                       "received, by node and owner.",
+                       [target(f"sum by (instance, owner) "
+                               f"(rate(vnfs_node_rpc_sent_bytes_total{{{node}}}[{RATE}]))",
+                               "{{instance}} {{owner}} sent", "A"),
+                        target(f"sum by (instance, owner) "
+                               f"(rate(vnfs_node_rpc_received_bytes_total{{{node}}}[{RATE}]))",
+                               "{{instance}} {{owner}} received", "B")], "Bps"),
+            table("RPCs of no job in the time range", "Counted since each helper started, by "
+                  "node, owner, mount and procedure.", [
+                      ("RPCs", node_total("vnfs_node_rpcs_total"), "short"),
+                      ("Sent", node_total("vnfs_node_rpc_sent_bytes_total"), "bytes"),
+                      ("Received", node_total("vnfs_node_rpc_received_bytes_total"), "bytes"),
+                      ("Retransmissions", node_total("vnfs_node_rpc_retransmissions_total"), "short"),
+                  ], sort_by="RPCs"),
+        ])
+
+
 DASHBOARDS = {
     "vnfs-job-io.json": job_io,
     "vnfs-writes-by-process.json": writes_by_process,
@@ -629,6 +741,7 @@ DASHBOARDS = {
     "vnfs-compare-jobs.json": compare_jobs,
     "vnfs-operations.json": operations,
     "vnfs-kubernetes.json": kubernetes,
+    "vnfs-server-view.json": server_view,
 }
 
 
