@@ -628,7 +628,8 @@ def rpc_quantile(q, family, filter_text, by):
 
 def server_view():
     f = STEP_FILTER
-    reads = f'{f}, procedure="READ"'
+    # NFSv4.2 clients read with READ_PLUS where the server has it.
+    reads = f'{f}, procedure=~"READ|READ_PLUS"'
     node = 'instance=~"$instance"'
     # What the job's read() and mmap faults got, against what the server
     # sent for it in READ replies (RPC headers included): below 1 the page
@@ -655,7 +656,7 @@ def server_view():
             stat("Bytes received from the servers", "RPC replies, headers included, in the time range.",
                  job_total("vnfs_rpc_received_bytes_total", f, ""), "bytes"),
             stat("Read from the server per byte read",
-                 "Bytes of READ replies per byte the jobs read (read() and mmap) in the time "
+                 "Bytes of READ (and READ_PLUS) replies per byte the jobs read (read() and mmap) in the time "
                  "range: near 1 every byte came from the server, below 1 the page cache "
                  "served the rest.",
                  f"{job_total('vnfs_rpc_received_bytes_total', reads, '')} / {read_total}",
@@ -690,12 +691,12 @@ def server_view():
                                "{{procedure}} {{kind}}")], "ops", stack=True),
             timeseries("Reads: the application and the server",
                        "Bytes per second the jobs read (read() and mmap) and bytes of READ "
-                       "replies the servers sent for them.",
+                       "and READ_PLUS replies the servers sent for them.",
                        [target(read_rate, "job {{job_id}} read by the job", "A"),
                         target(rate_sum("vnfs_rpc_received_bytes_total", reads, "job_id"),
                                "job {{job_id}} READ replies", "B")], "Bps"),
-            timeseries("Read from the server per byte read",
-                       "READ reply bytes / bytes read by the job, per second: below 1 the page "
+            timeseries("Read from the server per byte read, over time",
+                       "READ and READ_PLUS reply bytes / bytes read by the job, per second: below 1 the page "
                        "cache served the rest.",
                        [target(f"{rate_sum('vnfs_rpc_received_bytes_total', reads, 'job_id')} / {read_rate}",
                                "job {{job_id}}")], "percentunit"),

@@ -5,7 +5,9 @@
 # every panel of contrib/grafana/*.json runs through Prometheus's HTTP API
 # with the template variables filled in the way Grafana fills them.  Each
 # query must return series; the totals panels must show exactly what the
-# workloads did (bytes written per job, per process, errors, jobs at once).
+# workloads did (bytes written per job, per process, errors, jobs at once),
+# and the server view's RPC panels at least the bytes that had to cross the
+# wire (WRITE and READ payloads, the unregistered shell's WRITEs).
 #
 # The jobs (NFS v4.2):
 #   2001 root      writer: 8 x 1 MiB writes + fsync, creates, renames, ...
@@ -255,9 +257,13 @@ declare -A scenarios=(
 	[vnfs-compare-jobs]="job_a=2002 job_b=2003"
 	[vnfs-operations]="job_id=2004;job_id=2001;job_id=2002"
 	[vnfs-kubernetes]=";namespace=ml;pod=data/etl-5d8b;container=trainer;top=1"
+	# Job 2004 read (READ RPCs, the cache panels) and failed an open (an
+	# RPC error); All has them too.  Not 2001-2003 alone: they read
+	# nothing, and the read panels would have no series.
+	[vnfs-server-view]="job_id=2004;job_id=.+"
 )
 dashboards=("$VNFS_SRC"/contrib/grafana/*.json)
-check "seven dashboards to run (found ${#dashboards[@]})" test ${#dashboards[@]} -ge 7
+check "eight dashboards to run (found ${#dashboards[@]})" test ${#dashboards[@]} -ge 8
 for file in "${dashboards[@]}"; do
 	uid=$(jq -r .uid "$file")
 	[ -n "${scenarios[$uid]+set}" ] || fail "dashboard $uid ($file) has no scenario in this suite"
@@ -473,6 +479,55 @@ for container in trainer loader; do
 		.values[][1] | select(. != "NaN") | tonumber] | length > 0 and all(. > 0 and . < 20)' \
 		<<< "$(answer vnfs-kubernetes "" "Write latency p99 per container" A)"
 done
+
+# The server view (vnfs-server-view): RPC payloads are at least what the
+# jobs moved (headers come on top; a page written twice is sent twice), so
+# these are lower bounds, from the totals (last_over_time), not from rate():
+# the paced writers fsync only at the end, so their WRITE series may be born
+# with their final values and show no rate.
+# at_least UID SCENARIO PANEL REF SELECTOR MIN: the series of that instant
+# query whose labels match SELECTOR ("procedure=READ|READ_PLUS owner=...":
+# each value a regular expression the whole label must match) are at least
+# one, and their sum is at least MIN.
+at_least() {
+	jq -e --arg selector "$5" --argjson min "$6" '
+		($selector | split(" ") | map(select(length > 0) | split("=") |
+			{key: .[0], value: ("^(" + (.[1:] | join("=")) + ")$")})) as $want |
+		[.data.result[] | select(.metric as $labels | $want | all(.value as $re | ($labels[.key] // "") | test($re))) |
+			.value[1] | tonumber] | length >= 1 and add >= $min' <<< "$(answer "$1" "$2" "$3" "$4")"
+}
+server=vnfs-server-view
+# An NFSv4.2 client reads with READ_PLUS where the server has it.
+check "$server: job 2004's READ replies carried at least its 4 MiB" \
+	at_least $server job_id=2004 "Procedures in the time range" C "procedure=READ|READ_PLUS" $((4 * MIB))
+check "$server: job 2004 made at least 4 READ RPCs (rsize is at most 1 MiB)" \
+	at_least $server job_id=2004 "Procedures in the time range" A "procedure=READ|READ_PLUS" 4
+# The file was written and fsynced by an unregistered shell, then evicted
+# from the cache: every byte job 2004 read came over the wire, once.
+check "$server: job 2004 read from the server 1 to 1.1 byte per byte read (a cold cache)" jq -e \
+	'.data.result | length == 1 and (.[0].value[1] | tonumber) >= 1 and (.[0].value[1] | tonumber) < 1.1' \
+	<<< "$(answer $server job_id=2004 "Read from the server per byte read" A)"
+# The missing file's OPEN ends with NFS4ERR_NOENT (tk_status -ENOENT).
+check "$server: job 2004's failed open is an RPC error of kind noent" jq -e \
+	'[.data.result[] | select(.metric.kind == "noent")] | length >= 1' \
+	<<< "$(answer $server job_id=2004 "Failed RPCs by kind" A)"
+check "$server: the jobs' WRITE RPCs sent at least the $((8 + written2002 + written2003)) MiB they wrote" \
+	at_least $server "job_id=.+" "Procedures in the time range" B "procedure=WRITE" $(((8 + written2002 + written2003) * MIB))
+check "$server: job 2004 made no WRITE RPC" jq -e \
+	'[.data.result[] | select(.metric.procedure == "WRITE")] | length == 0' \
+	<<< "$(answer $server job_id=2004 "Procedures in the time range" B)"
+# The node's RPCs of no job: the reader's 4 MiB file, written by an
+# unregistered shell, went out as unattributed WRITEs on the mount.
+check "$server: the unregistered shell's WRITE RPCs are the node's, unattributed, at least 4 MiB" \
+	at_least $server job_id=2004 "RPCs of no job in the time range" B \
+	"owner=unattributed mount=$mount_dir procedure=WRITE" $((4 * MIB))
+check "$server: the node's RPCs of no job have only the owners background and unattributed" jq -e \
+	'[.data.result[].metric.owner] | unique - ["background", "unattributed"] | length == 0' \
+	<<< "$(answer $server job_id=2004 "RPCs of no job in the time range" A)"
+# Background RPCs (the state manager's) depend on the kernel and the lease
+# time: shown, not required.
+echo "background RPCs of the node: $(answer $server job_id=2004 "RPCs of no job in the time range" A |
+	jq -r -c '[.data.result[] | select(.metric.owner == "background") | "\(.metric.mount) \(.metric.procedure)=\(.value[1])"]')"
 
 # The Kubernetes dashboard's variables as Grafana gets their values:
 # label_values(SELECTOR, LABEL) is LABEL's values among the series SELECTOR
