@@ -294,26 +294,41 @@ static __always_inline void set_other_comm(char *comm)
 	__builtin_memcpy(comm, VNFS_OTHER_COMM, sizeof(VNFS_OTHER_COMM));
 }
 
-/* The slot of the nearest registered ancestor (or the cgroup itself): the
- * deepest level is tried first, so a registered task sub-cgroup beats its
- * registered step.  Level 0 is the root, never registered.  A global
- * function, so that the verifier checks it once on its own and its caller
- * sees one unknown slot, not one path per level the walk can stop at.  Not
- * unrolled: every fexit program carries a copy, and the kernel's time to
- * load them grows with their size. */
-__noinline __u32 registered_ancestor_slot(void)
+/* The id of the nearest registered ancestor (or the cgroup itself), 0 for
+ * none: the deepest level is tried first, so a registered task sub-cgroup
+ * beats its registered step.  Level 0 is the root, never registered.  A
+ * global function, so that the verifier checks it once on its own and its
+ * caller sees one unknown id, not one path per level the walk can stop at.
+ * Not unrolled: every fexit program carries a copy, and the kernel's time
+ * to load them grows with their size. */
+__noinline __u64 registered_ancestor_id(void)
 {
 #pragma clang loop unroll(disable)
 	for (int level = VNFS_MAX_CGROUP_DEPTH; level >= 1; level--) {
 		/* 0 above the task's own depth: found in no registered cgroup. */
 		__u64 cgroup_id = bpf_get_current_ancestor_cgroup_id(level);
-		struct vnfs_registration *registration;
 
-		registration = bpf_map_lookup_elem(&cgroup_slots, &cgroup_id);
-		if (registration) /* a slot beyond step_stats counts as unattributed */
-			return registration->slot;
+		if (cgroup_id != 0 && bpf_map_lookup_elem(&cgroup_slots, &cgroup_id))
+			return cgroup_id;
 	}
-	return VNFS_SLOT_NONE;
+	return 0;
+}
+
+/* The slot registered_ancestor_id's cgroup has (a slot beyond step_stats
+ * counts as unattributed), or VNFS_SLOT_NONE. */
+static __always_inline __u32 registered_slot(__u64 registered_id)
+{
+	struct vnfs_registration *registration;
+
+	if (registered_id == 0)
+		return VNFS_SLOT_NONE;
+	registration = bpf_map_lookup_elem(&cgroup_slots, &registered_id);
+	return registration ? registration->slot : VNFS_SLOT_NONE;
+}
+
+static __always_inline __u32 registered_ancestor_slot(void)
+{
+	return registered_slot(registered_ancestor_id());
 }
 
 static __always_inline __u32 cgroup_slots_generation_now(void)
@@ -324,20 +339,27 @@ static __always_inline __u32 cgroup_slots_generation_now(void)
 }
 
 /* The step slot of the calling task's cgroup under cgroup_slots generation
- * generation, or VNFS_SLOT_NONE.  The ancestor walk costs up to
- * VNFS_MAX_CGROUP_DEPTH lookups, so its answer is cached per cgroup for the
- * task's siblings (and the task keeps it in its state, see count_call). */
-static __always_inline __u32 resolve_slot(__u64 cgroup_id, __u32 generation)
+ * generation (VNFS_SLOT_NONE for none) and the registered cgroup that gives
+ * it.  The ancestor walk costs up to VNFS_MAX_CGROUP_DEPTH lookups, so its
+ * answer is cached per cgroup for the task's siblings (and the task keeps
+ * the slot in its state, see count_call). */
+static __always_inline struct vnfs_cached_slot resolve_cgroup(__u64 cgroup_id, __u32 generation)
 {
 	struct vnfs_cached_slot *cached, fresh = { .generation = generation };
 
 	cached = bpf_map_lookup_elem(&cgroup_cache, &cgroup_id);
 	if (cached && cached->generation == generation)
-		return cached->slot;
-	fresh.slot = registered_ancestor_slot();
+		return *cached;
+	fresh.registered_id = registered_ancestor_id();
+	fresh.slot = registered_slot(fresh.registered_id);
 	if (bpf_map_update_elem(&cgroup_cache, &cgroup_id, &fresh, BPF_ANY))
 		health_add(VNFS_HEALTH_CACHE_FULL);
-	return fresh.slot;
+	return fresh;
+}
+
+static __always_inline __u32 resolve_slot(__u64 cgroup_id, __u32 generation)
+{
+	return resolve_cgroup(cgroup_id, generation).slot;
 }
 
 static __always_inline struct super_block *object_super_block(__u32 kind, __u64 object)

@@ -241,10 +241,13 @@ struct vnfs_registration {
 	__u32 flags;
 };
 
-/* cgroup_cache: cgroup id -> resolved slot, valid while generation matches. */
+/* cgroup_cache: cgroup id -> resolved slot, valid while generation matches,
+ * and the registered cgroup (or itself) that gave it, 0 for none: an RPC's
+ * owner is checked against it when the RPC ends (bpf/wire.h). */
 struct vnfs_cached_slot {
 	__u32 slot;
 	__u32 generation;
+	__u64 registered_id;
 };
 
 /* breakdown_stats: {slot, device, comm} -> what the tasks of one process

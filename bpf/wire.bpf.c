@@ -64,10 +64,6 @@ struct nfs_commit_data___vnfs {
 	struct nfs_open_context___vnfs *context;
 } __attribute__((preserve_access_index));
 
-struct nfs_server___vnfs {
-	struct rpc_clnt___vnfs *client;
-} __attribute__((preserve_access_index));
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, VNFS_MAX_WIRE_ENTRIES);
@@ -118,33 +114,15 @@ struct {
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
 
-/* The nearest registered ancestor of the current task's cgroup: its slot,
- * with *registered_id set to its id (left 0 when none).  As
- * registered_ancestor_slot, which does not say which cgroup it found. */
-static __noinline __u32 registered_ancestor(__u64 *registered_id)
-{
-#pragma clang loop unroll(disable)
-	for (int level = VNFS_MAX_CGROUP_DEPTH; level >= 1; level--) {
-		__u64 cgroup_id = bpf_get_current_ancestor_cgroup_id(level);
-		struct vnfs_registration *registration;
-
-		registration = bpf_map_lookup_elem(&cgroup_slots, &cgroup_id);
-		if (registration) {
-			*registered_id = cgroup_id;
-			return registration->slot;
-		}
-	}
-	return VNFS_SLOT_NONE;
-}
-
-/* Whose the current task's requests are: its cgroup's workload, else its
- * environment job's, else nobody's (a user process) or the mount's (a
- * kernel thread). */
+/* Whose the current task's requests are: its cgroup's workload (through
+ * the VFS programs' cache of cgroups), else its environment job's, else
+ * nobody's (a user process) or the mount's (a kernel thread). */
 static __always_inline void current_owner(struct vnfs_wire_owner *owner)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct vnfs_cached_slot cgroup;
 	struct vnfs_task_job *job;
-	__u64 id = 0;
+	__u64 id;
 
 	owner->registered_id = 0;
 	owner->slot = VNFS_SLOT_NONE;
@@ -153,7 +131,9 @@ static __always_inline void current_owner(struct vnfs_wire_owner *owner)
 		return;
 	}
 	owner->kind = VNFS_WIRE_UNATTRIBUTED;
-	owner->slot = registered_ancestor(&id);
+	cgroup = resolve_cgroup(bpf_get_current_cgroup_id(), cgroup_slots_generation_now());
+	owner->slot = cgroup.slot;
+	id = cgroup.registered_id;
 	if (owner->slot == VNFS_SLOT_NONE) {
 		job = bpf_task_storage_get(&task_jobs, task, NULL, 0);
 		if (job && job->number != 0) {
@@ -193,10 +173,9 @@ static __always_inline void learn_client_device(struct rpc_clnt___vnfs *client, 
 	struct rpc_clnt___vnfs *parent;
 	__u64 key = (__u64)client;
 
-	if (!client || device == 0)
+	if (!client || device == 0 || bpf_map_lookup_elem(&rpc_client_devices, &key))
 		return;
-	if (!bpf_map_lookup_elem(&rpc_client_devices, &key))
-		bpf_map_update_elem(&rpc_client_devices, &key, &device, BPF_ANY);
+	bpf_map_update_elem(&rpc_client_devices, &key, &device, BPF_ANY);
 	parent = BPF_CORE_READ(client, cl_parent);
 	key = (__u64)parent;
 	if (parent && parent != client && !bpf_map_lookup_elem(&rpc_client_devices, &key))
@@ -210,43 +189,39 @@ static __always_inline void initiate_page_io(__u64 task, struct inode *inode,
 {
 	struct vnfs_wire_owner owner, *opener;
 	__u64 key = (__u64)context;
-	struct super_block *super_block = BPF_CORE_READ(inode, i_sb);
-	struct nfs_server___vnfs *server;
 
 	opener = context ? bpf_map_lookup_elem(&open_context_owners, &key) : NULL;
 	if (opener)
 		owner = *opener;
 	else
 		current_owner(&owner);
-	owner.device = BPF_CORE_READ(super_block, s_dev);
+	owner.device = inode->i_sb->s_dev;
 	owner.state = VNFS_WIRE_TASK_INITIATED;
 	owner.starter = bpf_get_current_pid_tgid();
 	bpf_map_update_elem(&wire_owners, &task, &owner, BPF_ANY);
-	server = BPF_CORE_READ(super_block, s_fs_info);
-	learn_client_device(BPF_CORE_READ(server, client), owner.device);
 }
 
+/* The tracepoints' arguments are typed (tp_btf): their fields are read in
+ * place, as the verifier allows, not through bpf_probe_read_kernel calls,
+ * which under emulation were most of what the programs cost per RPC. */
 SEC("tp_btf/nfs_initiate_read")
 int BPF_PROG(wire_initiate_read, struct nfs_pgio_header___vnfs *header)
 {
-	initiate_page_io((__u64)&header->task, BPF_CORE_READ(header, inode),
-			 BPF_CORE_READ(header, args.context));
+	initiate_page_io((__u64)&header->task, header->inode, header->args.context);
 	return 0;
 }
 
 SEC("tp_btf/nfs_initiate_write")
 int BPF_PROG(wire_initiate_write, struct nfs_pgio_header___vnfs *header)
 {
-	initiate_page_io((__u64)&header->task, BPF_CORE_READ(header, inode),
-			 BPF_CORE_READ(header, args.context));
+	initiate_page_io((__u64)&header->task, header->inode, header->args.context);
 	return 0;
 }
 
 SEC("tp_btf/nfs_initiate_commit")
 int BPF_PROG(wire_initiate_commit, struct nfs_commit_data___vnfs *data)
 {
-	initiate_page_io((__u64)&data->task, BPF_CORE_READ(data, inode),
-			 BPF_CORE_READ(data, context));
+	initiate_page_io((__u64)&data->task, data->inode, data->context);
 	return 0;
 }
 
@@ -291,16 +266,18 @@ static __always_inline __u32 client_device(struct rpc_clnt___vnfs *client)
 SEC("tp_btf/rpc_task_begin")
 int BPF_PROG(wire_task_begin, struct rpc_task___vnfs *task)
 {
-	struct rpc_clnt___vnfs *client = BPF_CORE_READ(task, tk_client);
+	struct rpc_clnt___vnfs *client = task->tk_client;
 	__u64 key = (__u64)task, starter = bpf_get_current_pid_tgid();
 	struct vnfs_wire_owner owner, *initiated;
 
-	if (!client || BPF_CORE_READ(client, cl_prog) != VNFS_NFS_PROGRAM)
+	if (!client || client->cl_prog != VNFS_NFS_PROGRAM)
 		return 0;
 	initiated = bpf_map_lookup_elem(&wire_owners, &key);
 	if (initiated && initiated->state == VNFS_WIRE_TASK_INITIATED &&
 	    initiated->starter == starter) {
 		initiated->state = VNFS_WIRE_TASK_BEGUN;
+		/* The pages' mount is this client's: for its RPCs without pages. */
+		learn_client_device(client, initiated->device);
 		return 0;
 	}
 	current_owner(&owner);
@@ -333,8 +310,23 @@ static __always_inline __u32 error_kind(int status, __u32 major_timeouts)
 	return VNFS_WIRE_ERROR_OTHER;
 }
 
+/* The name mountstats gives the procedure, kept once per procedure (when
+ * a row of it is made). */
+static __always_inline void note_procedure_name(const struct vnfs_wire_key *key,
+						const struct rpc_procinfo___vnfs *info)
+{
+	struct vnfs_wire_procedure procedure = { key->version, key->procedure };
+	char name[VNFS_WIRE_PROCEDURE_NAME_MAX] = {};
+
+	if (bpf_map_lookup_elem(&wire_procedure_names, &procedure))
+		return;
+	bpf_probe_read_kernel_str(name, sizeof(name), info->p_name);
+	bpf_map_update_elem(&wire_procedure_names, &procedure, name, BPF_NOEXIST);
+}
+
 /* The row of key, made if need be within its step's bound. */
-static __always_inline struct vnfs_wire_stats *wire_row(const struct vnfs_wire_key *key)
+static __always_inline struct vnfs_wire_stats *wire_row(const struct vnfs_wire_key *key,
+							const struct rpc_procinfo___vnfs *info)
 {
 	static const struct vnfs_wire_stats zero = {};
 	struct vnfs_wire_stats *row = bpf_map_lookup_elem(&wire_stats, key);
@@ -343,6 +335,7 @@ static __always_inline struct vnfs_wire_stats *wire_row(const struct vnfs_wire_k
 
 	if (row)
 		return row;
+	note_procedure_name(key, info);
 	if (slot != VNFS_SLOT_NONE) {
 		entries = bpf_map_lookup_elem(&wire_entries, &slot);
 		if (!entries || *entries >= VNFS_MAX_WIRE_ENTRIES_PER_STEP) {
@@ -362,27 +355,14 @@ static __always_inline struct vnfs_wire_stats *wire_row(const struct vnfs_wire_k
 	return row;
 }
 
-/* The name mountstats gives the procedure, kept once per procedure. */
-static __always_inline void note_procedure_name(const struct vnfs_wire_procedure *procedure,
-						const struct rpc_procinfo___vnfs *info)
-{
-	char name[VNFS_WIRE_PROCEDURE_NAME_MAX] = {};
-
-	if (bpf_map_lookup_elem(&wire_procedure_names, procedure))
-		return;
-	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(info, p_name));
-	bpf_map_update_elem(&wire_procedure_names, procedure, name, BPF_NOEXIST);
-}
-
 /* An RPC ended (rpc_count_iostats_metrics, after it added the task into
  * the mount's counters): the same sums, into its owner's row. */
 SEC("tp_btf/rpc_stats_latency")
 int BPF_PROG(wire_task_end, struct rpc_task___vnfs *task, s64 backlog, s64 rtt, s64 execute)
 {
-	struct rpc_clnt___vnfs *client = BPF_CORE_READ(task, tk_client);
-	const struct rpc_procinfo___vnfs *info = BPF_CORE_READ(task, tk_msg.rpc_proc);
-	struct rpc_rqst___vnfs *request = BPF_CORE_READ(task, tk_rqstp);
-	struct vnfs_wire_procedure procedure;
+	struct rpc_clnt___vnfs *client = task->tk_client;
+	const struct rpc_procinfo___vnfs *info = task->tk_msg.rpc_proc;
+	struct rpc_rqst___vnfs *request = task->tk_rqstp;
 	struct vnfs_wire_key wire_key = {};
 	struct vnfs_wire_owner *owner;
 	struct vnfs_wire_stats *row;
@@ -390,12 +370,10 @@ int BPF_PROG(wire_task_end, struct rpc_task___vnfs *task, s64 backlog, s64 rtt, 
 	__u32 timeouts;
 	int status, transmissions;
 
-	if (!client || !info || BPF_CORE_READ(client, cl_prog) != VNFS_NFS_PROGRAM)
+	if (!client || !info || !request || client->cl_prog != VNFS_NFS_PROGRAM)
 		return 0;
-	procedure.version = BPF_CORE_READ(client, cl_vers);
-	procedure.procedure = BPF_CORE_READ(info, p_statidx);
-	wire_key.version = procedure.version;
-	wire_key.procedure = procedure.procedure;
+	wire_key.version = client->cl_vers;
+	wire_key.procedure = info->p_statidx;
 	owner = bpf_map_lookup_elem(&wire_owners, &key);
 	if (owner) {
 		wire_key.slot = owner_slot_now(owner);
@@ -410,18 +388,17 @@ int BPF_PROG(wire_task_end, struct rpc_task___vnfs *task, s64 backlog, s64 rtt, 
 		wire_key.owner_kind = VNFS_WIRE_BACKGROUND;
 		wire_key.device = client_device(client);
 	}
-	note_procedure_name(&procedure, info);
-	row = wire_row(&wire_key);
+	row = wire_row(&wire_key, info);
 	if (!row)
 		return 0;
-	transmissions = BPF_CORE_READ(request, rq_ntrans);
-	timeouts = BPF_CORE_READ(task, tk_timeouts);
-	status = BPF_CORE_READ(task, tk_status);
+	transmissions = request->rq_ntrans;
+	timeouts = task->tk_timeouts;
+	status = task->tk_status;
 	__sync_fetch_and_add(&row->rpcs, 1);
 	__sync_fetch_and_add(&row->transmissions, transmissions > 1 ? transmissions : 1);
 	__sync_fetch_and_add(&row->major_timeouts, timeouts);
-	__sync_fetch_and_add(&row->bytes_sent, BPF_CORE_READ(request, rq_xmit_bytes_sent));
-	__sync_fetch_and_add(&row->bytes_received, BPF_CORE_READ(request, rq_reply_bytes_recvd));
+	__sync_fetch_and_add(&row->bytes_sent, request->rq_xmit_bytes_sent);
+	__sync_fetch_and_add(&row->bytes_received, request->rq_reply_bytes_recvd);
 	__sync_fetch_and_add(&row->backlog_ns, backlog);
 	__sync_fetch_and_add(&row->rtt_ns, rtt);
 	__sync_fetch_and_add(&row->execute_ns, execute);

@@ -101,11 +101,12 @@ compare_to_mountstats() {
 		"$(tail -1 "$dir/compare.txt")" "mismatches=0"
 	sed 's/^/    /' "$dir/compare.txt"
 }
-# wire JSON PROCEDURE FIELD [MOUNTPOINT]: the sum of FIELD over the job's rows
-# of PROCEDURE ("" all) on the mount.
+# wire JSON PROCEDURE FIELD [DEVICE]: the sum of FIELD over the job's rows
+# of PROCEDURE ("" all) on the mount of st_dev DEVICE (all mounts without).
+# The device is taken while the mount answers: a soft mount's stat fails
+# while its server does not.
 wire() {
-	local device=0
-	[ -n "${4:-}" ] && device=$(stat -c %d "$4")
+	local device=${4:-0}
 	jq "[.wire[] | select(($device == 0 or .device == $device) and (\"$2\" == \"\" or .procedure == \"$2\")) | .$3] | add // 0" "$1"
 }
 
@@ -116,6 +117,7 @@ for version in 3 4.0 4.1 4.2; do
 	job=wire-${version/./-}
 	out=$VNFS_OUT/v$version
 	mkdir -p $out "$mount_dir/meta"
+	device=$(stat -c %d "$mount_dir")
 	start_job $job
 	before $out
 	in_job $job "$WORKLOAD" mapped-write "$mount_dir/mapped" 64 > /dev/null
@@ -131,10 +133,10 @@ for version in 3 4.0 4.1 4.2; do
 	check "v$version: a snapshot with no RPC ending while it was taken" after $out "$mount_dir" $job
 	compare_to_mountstats "v$version" $out "$mount_dir" $job
 	check_ge "v$version: the job's WRITE RPCs sent its 72 MiB, the mapped pages' written back after it exited" \
-		"$(wire $out/$job.json WRITE bytes_sent "$mount_dir")" $((72 * MIB))
+		"$(wire $out/$job.json WRITE bytes_sent $device)" $((72 * MIB))
 	check_ge "v$version: the job's READ RPCs brought its 72 MiB read cold" \
-		"$(wire $out/$job.json READ bytes_received "$mount_dir")" $((72 * MIB))
-	check_ge "v$version: the job's COMMITs" "$(wire $out/$job.json COMMIT rpcs "$mount_dir")" 1
+		"$(wire $out/$job.json READ bytes_received $device)" $((72 * MIB))
+	check_ge "v$version: the job's COMMITs" "$(wire $out/$job.json COMMIT rpcs $device)" 1
 	check_eq "v$version: no retransmissions on loopback" \
 		$(( $(wire $out/$job.json "" transmissions) - $(wire $out/$job.json "" rpcs) )) 0
 	long_report $job > $out/report.txt
@@ -149,6 +151,7 @@ mark concurrent
 mount_dir=$(nfs_mount_of 4.2)
 out=$VNFS_OUT/concurrent
 mkdir -p $out
+device=$(stat -c %d "$mount_dir")
 start_job wire-a
 start_job wire-b
 before $out
@@ -160,8 +163,8 @@ wait $writer_a; check_eq "concurrent: job a's writer ran" $? 0
 wait $writer_b; check_eq "concurrent: job b's writer ran" $? 0
 check "concurrent: a snapshot with no RPC ending while it was taken" after $out "$mount_dir" wire-a wire-b
 compare_to_mountstats concurrent $out "$mount_dir" wire-a wire-b
-sent_a=$(wire $out/wire-a.json WRITE bytes_sent "$mount_dir")
-sent_b=$(wire $out/wire-b.json WRITE bytes_sent "$mount_dir")
+sent_a=$(wire $out/wire-a.json WRITE bytes_sent $device)
+sent_b=$(wire $out/wire-b.json WRITE bytes_sent $device)
 check_ge "concurrent: job a's WRITEs sent its 16 MiB" "$sent_a" $((16 * MIB))
 check_le "concurrent: ... and not b's (under 17 MiB with the headers)" "$sent_a" $((17 * MIB))
 check_ge "concurrent: job b's WRITEs sent its 24 MiB" "$sent_b" $((24 * MIB))
@@ -175,18 +178,19 @@ mark slow-server
 mount_dir=$(nfs_mount_of 3)
 out=$VNFS_OUT/slow
 mkdir -p $out "$mount_dir/slow"
+device=$(stat -c %d "$mount_dir")
 start_job wire-slow
 check "slow: netem delays the loopback by 25 ms" tc qdisc add dev lo root netem delay 25ms
 in_job wire-slow "$WORKLOAD" writer "$mount_dir/slow" > /dev/null
 check_eq "slow: the job's metadata loop ran" $? 0
 tc qdisc del dev lo root
 query wire-slow > $out/wire-slow.json
-rpcs=$(wire $out/wire-slow.json "" rpcs "$mount_dir")
+rpcs=$(wire $out/wire-slow.json "" rpcs $device)
 check_ge "slow: the job's RPCs" "$rpcs" 40
 check_eq "slow: none of them came back within 2^25 ns (33.5 ms)" \
 	"$(jq "[.wire[] | .rtt_histogram[0:25] | add // 0] | add" $out/wire-slow.json)" 0
 check_ge "slow: their mean round trip, at least 50 ms" \
-	$(( $(wire $out/wire-slow.json "" rtt_ns "$mount_dir") / rpcs )) 50000000
+	$(( $(wire $out/wire-slow.json "" rtt_ns $device) / rpcs )) 50000000
 long_report wire-slow > $out/report.txt
 check "slow: vnfs-report finds that the server is slow" grep -q "the server is slow" $out/report.txt
 end_job wire-slow
@@ -201,6 +205,7 @@ echo data > "$(nfs_export_of 3)/soft/file"
 check "soft: v3 mounted soft, timeo=5, retrans=1, noac" \
 	mount -t nfs -o vers=3,nolock,proto=tcp,soft,timeo=5,retrans=1,noac \
 	"127.0.0.1:$(nfs_export_of 3)" "$mount_dir"
+device=$(stat -c %d "$mount_dir")
 stat "$mount_dir/soft/file" > /dev/null
 start_job wire-soft
 check "soft: netem drops every packet on the loopback" tc qdisc add dev lo root netem loss 100%
@@ -209,8 +214,8 @@ check "soft: the job's stat failed" test $? -ne 0
 tc qdisc del dev lo root
 query wire-soft > $out/wire-soft.json
 check_ge "soft: the job's RPCs were retransmitted" \
-	$(( $(wire $out/wire-soft.json "" transmissions "$mount_dir") - $(wire $out/wire-soft.json "" rpcs "$mount_dir") )) 1
-check_ge "soft: major timeouts on the job" "$(wire $out/wire-soft.json "" major_timeouts "$mount_dir")" 1
+	$(( $(wire $out/wire-soft.json "" transmissions $device) - $(wire $out/wire-soft.json "" rpcs $device) )) 1
+check_ge "soft: major timeouts on the job" "$(wire $out/wire-soft.json "" major_timeouts $device)" 1
 check_ge "soft: RPC errors of kind timeout on the job" \
 	"$(jq "[.wire[] | .error_kinds.timeout] | add // 0" $out/wire-soft.json)" 1
 check_ge "soft: the job's failed calls counted as errors" \
