@@ -115,6 +115,24 @@ const char *const vnfs_wire_error_names[VNFS_WIRE_ERRORS + 1] = {
 	[VNFS_WIRE_ERROR_OTHER] = "other",
 };
 
+const struct vnfs_wire_field vnfs_wire_counters[VNFS_WIRE_COUNTERS] = {
+	{ "rpcs", offsetof(struct vnfs_wire_stats, rpcs) },
+	{ "transmissions", offsetof(struct vnfs_wire_stats, transmissions) },
+	{ "major_timeouts", offsetof(struct vnfs_wire_stats, major_timeouts) },
+	{ "bytes_sent", offsetof(struct vnfs_wire_stats, bytes_sent) },
+	{ "bytes_received", offsetof(struct vnfs_wire_stats, bytes_received) },
+	{ "backlog_ns", offsetof(struct vnfs_wire_stats, backlog_ns) },
+	{ "rtt_ns", offsetof(struct vnfs_wire_stats, rtt_ns) },
+	{ "execute_ns", offsetof(struct vnfs_wire_stats, execute_ns) },
+	{ "errors", offsetof(struct vnfs_wire_stats, errors) },
+};
+
+const struct vnfs_wire_field vnfs_wire_histograms[VNFS_WIRE_HISTOGRAMS] = {
+	{ "backlog_histogram", offsetof(struct vnfs_wire_stats, backlog_histogram) },
+	{ "rtt_histogram", offsetof(struct vnfs_wire_stats, rtt_histogram) },
+	{ "execute_histogram", offsetof(struct vnfs_wire_stats, execute_histogram) },
+};
+
 /* Every member of vnfs_wire_stats is a __u64 counter that adds. */
 _Static_assert(sizeof(struct vnfs_wire_stats) % sizeof(__u64) == 0,
 	       "vnfs_wire_stats is made of __u64 counters only");

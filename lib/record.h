@@ -88,6 +88,32 @@ struct vnfs_wire_record {
  * last (lib/record.c). */
 extern const char *const vnfs_wire_error_names[VNFS_WIRE_ERRORS + 1];
 
+/* A wire row's counters and histograms by name (the JSON key and the
+ * history's column) and place in vnfs_wire_stats, in the one order every
+ * reader and writer uses (lib/record.c). */
+struct vnfs_wire_field {
+	const char *name;
+	size_t offset;
+};
+#define VNFS_WIRE_COUNTERS 9
+#define VNFS_WIRE_HISTOGRAMS 3
+extern const struct vnfs_wire_field vnfs_wire_counters[VNFS_WIRE_COUNTERS];
+extern const struct vnfs_wire_field vnfs_wire_histograms[VNFS_WIRE_HISTOGRAMS];
+
+/* The counter (or first bucket) of stats at field's offset, to fill or to
+ * read. */
+static inline __u64 *vnfs_wire_field(struct vnfs_wire_stats *stats,
+				     const struct vnfs_wire_field *field)
+{
+	return (__u64 *)((char *)stats + field->offset);
+}
+
+static inline const __u64 *vnfs_wire_value(const struct vnfs_wire_stats *stats,
+					   const struct vnfs_wire_field *field)
+{
+	return (const __u64 *)((const char *)stats + field->offset);
+}
+
 /* Adds every counter and histogram of add into sum. */
 void vnfs_wire_stats_add(struct vnfs_wire_stats *sum, const struct vnfs_wire_stats *add);
 

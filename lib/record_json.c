@@ -157,39 +157,6 @@ static struct json_object *mounts_to_json(const struct vnfs_mount_record *mounts
 	return array;
 }
 
-/* The scalar counters of a wire row, under their JSON names (docs/JSON.md). */
-static const struct {
-	const char *key;
-	size_t offset;
-} wire_counters[] = {
-	{ "rpcs", offsetof(struct vnfs_wire_stats, rpcs) },
-	{ "transmissions", offsetof(struct vnfs_wire_stats, transmissions) },
-	{ "major_timeouts", offsetof(struct vnfs_wire_stats, major_timeouts) },
-	{ "bytes_sent", offsetof(struct vnfs_wire_stats, bytes_sent) },
-	{ "bytes_received", offsetof(struct vnfs_wire_stats, bytes_received) },
-	{ "backlog_ns", offsetof(struct vnfs_wire_stats, backlog_ns) },
-	{ "rtt_ns", offsetof(struct vnfs_wire_stats, rtt_ns) },
-	{ "execute_ns", offsetof(struct vnfs_wire_stats, execute_ns) },
-	{ "errors", offsetof(struct vnfs_wire_stats, errors) },
-};
-#define WIRE_COUNTERS (sizeof(wire_counters) / sizeof(wire_counters[0]))
-
-/* Its histograms, likewise. */
-static const struct {
-	const char *key;
-	size_t offset;
-} wire_histograms[] = {
-	{ "backlog_histogram", offsetof(struct vnfs_wire_stats, backlog_histogram) },
-	{ "rtt_histogram", offsetof(struct vnfs_wire_stats, rtt_histogram) },
-	{ "execute_histogram", offsetof(struct vnfs_wire_stats, execute_histogram) },
-};
-#define WIRE_HISTOGRAMS (sizeof(wire_histograms) / sizeof(wire_histograms[0]))
-
-static __u64 *wire_field(struct vnfs_wire_stats *stats, size_t offset)
-{
-	return (__u64 *)((char *)stats + offset);
-}
-
 static struct json_object *wire_to_json(const struct vnfs_wire_record *rows, size_t count)
 {
 	struct json_object *array = json_object_new_array_ext((int)count);
@@ -204,15 +171,16 @@ static struct json_object *wire_to_json(const struct vnfs_wire_record *rows, siz
 		add_string(entry, "mount_point", row->mount_point);
 		add_u64(entry, "version", row->version);
 		add_string(entry, "procedure", row->procedure);
-		for (size_t c = 0; c < WIRE_COUNTERS; c++)
-			add_u64(entry, wire_counters[c].key, *wire_field(&stats, wire_counters[c].offset));
+		for (size_t c = 0; c < VNFS_WIRE_COUNTERS; c++)
+			add_u64(entry, vnfs_wire_counters[c].name,
+				*vnfs_wire_field(&stats, &vnfs_wire_counters[c]));
 		for (int kind = 0; kind < VNFS_WIRE_ERRORS; kind++)
 			add_u64(kinds, vnfs_wire_error_names[kind], stats.error_kinds[kind]);
 		json_object_object_add(entry, "error_kinds", kinds);
-		for (size_t h = 0; h < WIRE_HISTOGRAMS; h++)
+		for (size_t h = 0; h < VNFS_WIRE_HISTOGRAMS; h++)
 			json_object_object_add(
-				entry, wire_histograms[h].key,
-				histogram_to_json(wire_field(&stats, wire_histograms[h].offset),
+				entry, vnfs_wire_histograms[h].name,
+				histogram_to_json(vnfs_wire_field(&stats, &vnfs_wire_histograms[h]),
 						  VNFS_LATENCY_BUCKETS));
 		json_object_array_add(array, entry);
 	}
@@ -823,13 +791,13 @@ static int read_wire_row(struct reader *reader, const struct json_object *entry,
 	if (version > UINT16_MAX)
 		return fail(reader, "field 'version' must be an NFS version, not %u", version);
 	row->version = (uint16_t)version;
-	for (size_t c = 0; c < WIRE_COUNTERS; c++)
-		if (read_counter(reader, entry, wire_counters[c].key,
-				 wire_field(&row->stats, wire_counters[c].offset)) < 0)
+	for (size_t c = 0; c < VNFS_WIRE_COUNTERS; c++)
+		if (read_counter(reader, entry, vnfs_wire_counters[c].name,
+				 vnfs_wire_field(&row->stats, &vnfs_wire_counters[c])) < 0)
 			return -1;
-	for (size_t h = 0; h < WIRE_HISTOGRAMS; h++)
-		if (read_histogram(reader, entry, wire_histograms[h].key,
-				   wire_field(&row->stats, wire_histograms[h].offset),
+	for (size_t h = 0; h < VNFS_WIRE_HISTOGRAMS; h++)
+		if (read_histogram(reader, entry, vnfs_wire_histograms[h].name,
+				   vnfs_wire_field(&row->stats, &vnfs_wire_histograms[h]),
 				   VNFS_LATENCY_BUCKETS) < 0)
 			return -1;
 	kinds = member(reader, entry, "error_kinds");

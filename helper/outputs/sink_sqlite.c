@@ -123,8 +123,8 @@ static const char *const statement_sql[STATEMENTS] = {
 		" wsize = excluded.wsize, ops = excluded.ops, errors = excluded.errors,"
 		" time_ns = excluded.time_ns, read_bytes = excluded.read_bytes,"
 		" write_bytes = excluded.write_bytes",
-	/* The counters in wire_counters' order, then the histograms in
-	 * wire_histograms'. */
+	/* The counters in vnfs_wire_counters' order, then the histograms in
+	 * vnfs_wire_histograms' (lib/record.h). */
 	[UPSERT_WIRE] =
 		"INSERT INTO step_wire (step, device, mount_point, version, procedure, rpcs,"
 		" transmissions, major_timeouts, bytes_sent, bytes_received, backlog_ns, rtt_ns,"
@@ -433,35 +433,10 @@ static int write_tags(struct sqlite_sink *sink, sqlite3_int64 step,
 	return SQLITE_OK;
 }
 
-/* step_wire's counter columns after procedure, and its histogram columns
- * after error_kinds (UPSERT_WIRE), as they are in vnfs_wire_stats. */
-static const size_t wire_counters[] = {
-	offsetof(struct vnfs_wire_stats, rpcs),
-	offsetof(struct vnfs_wire_stats, transmissions),
-	offsetof(struct vnfs_wire_stats, major_timeouts),
-	offsetof(struct vnfs_wire_stats, bytes_sent),
-	offsetof(struct vnfs_wire_stats, bytes_received),
-	offsetof(struct vnfs_wire_stats, backlog_ns),
-	offsetof(struct vnfs_wire_stats, rtt_ns),
-	offsetof(struct vnfs_wire_stats, execute_ns),
-	offsetof(struct vnfs_wire_stats, errors),
-};
-static const size_t wire_histograms[] = {
-	offsetof(struct vnfs_wire_stats, backlog_histogram),
-	offsetof(struct vnfs_wire_stats, rtt_histogram),
-	offsetof(struct vnfs_wire_stats, execute_histogram),
-};
-#define WIRE_COUNTERS ((int)(sizeof(wire_counters) / sizeof(wire_counters[0])))
-#define WIRE_HISTOGRAMS ((int)(sizeof(wire_histograms) / sizeof(wire_histograms[0])))
 /* The columns: step, device, mount_point, version, procedure, the counters,
  * error_kinds, the histograms. */
 #define WIRE_FIRST_COUNTER 6
-#define WIRE_ERROR_KINDS (WIRE_FIRST_COUNTER + WIRE_COUNTERS)
-
-static const __u64 *wire_field(const struct vnfs_wire_stats *stats, size_t offset)
-{
-	return (const __u64 *)((const char *)stats + offset);
-}
+#define WIRE_ERROR_KINDS (WIRE_FIRST_COUNTER + VNFS_WIRE_COUNTERS)
 
 /* {"timeout":0,"delay":1,...}: every kind, in vnfs_wire_error_names's
  * order (plain ASCII names: nothing to escape).  Returns 0, or -1 when it
@@ -497,13 +472,13 @@ static int bind_wire_row(sqlite3_stmt *s, sqlite3_int64 step, const struct vnfs_
 		rc = sqlite3_bind_int(s, 4, w->version);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_text(s, 5, w->procedure, -1, SQLITE_TRANSIENT);
-	for (int c = 0; c < WIRE_COUNTERS && rc == SQLITE_OK; c++)
+	for (int c = 0; c < VNFS_WIRE_COUNTERS && rc == SQLITE_OK; c++)
 		/* SQLite integers are signed: values past 2^63 keep their bits. */
 		rc = sqlite3_bind_int64(s, WIRE_FIRST_COUNTER + c,
-					(sqlite3_int64)*wire_field(&w->stats, wire_counters[c]));
+					(sqlite3_int64)*vnfs_wire_value(&w->stats, &vnfs_wire_counters[c]));
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_text(s, WIRE_ERROR_KINDS, error_kinds, -1, SQLITE_TRANSIENT);
-	for (int h = 0; h < WIRE_HISTOGRAMS && rc == SQLITE_OK; h++)
+	for (int h = 0; h < VNFS_WIRE_HISTOGRAMS && rc == SQLITE_OK; h++)
 		rc = sqlite3_bind_text(s, WIRE_ERROR_KINDS + 1 + h, histograms[h], -1,
 				       SQLITE_TRANSIENT);
 	return rc;
@@ -516,14 +491,14 @@ static int write_wire(struct sqlite_sink *sink, sqlite3_int64 step,
 {
 	sqlite3_stmt *s = sink->statements[UPSERT_WIRE];
 	char error_kinds[VNFS_WIRE_ERRORS * 40 + 4];
-	char histograms[WIRE_HISTOGRAMS][VNFS_LATENCY_BUCKETS * 21 + 4];
+	char histograms[VNFS_WIRE_HISTOGRAMS][VNFS_LATENCY_BUCKETS * 21 + 4];
 
 	for (size_t i = 0; i < record->wire_count; i++) {
 		const struct vnfs_wire_record *w = &record->wire[i];
 		if (error_kinds_text(&w->stats, error_kinds, sizeof(error_kinds)) < 0)
 			return SQLITE_TOOBIG; /* cannot happen: the buffer holds 20 digits a kind */
-		for (int h = 0; h < WIRE_HISTOGRAMS; h++)
-			histogram_text(wire_field(&w->stats, wire_histograms[h]),
+		for (int h = 0; h < VNFS_WIRE_HISTOGRAMS; h++)
+			histogram_text(vnfs_wire_value(&w->stats, &vnfs_wire_histograms[h]),
 				       VNFS_LATENCY_BUCKETS, histograms[h], sizeof(histograms[h]));
 		int rc = bind_wire_row(s, step, w, error_kinds, histograms);
 		if (rc != SQLITE_OK) {

@@ -234,39 +234,17 @@ static int read_mounts(struct reader *reader, sqlite3_int64 step, struct vnfs_st
 	return rc == SQLITE_DONE ? 0 : sql_error(reader, "reading mounts");
 }
 
-/* step_wire's counter columns after procedure, and its histogram columns
- * after error_kinds (the wire query), as they are in vnfs_wire_stats. */
-static const size_t wire_counters[] = {
-	offsetof(struct vnfs_wire_stats, rpcs),
-	offsetof(struct vnfs_wire_stats, transmissions),
-	offsetof(struct vnfs_wire_stats, major_timeouts),
-	offsetof(struct vnfs_wire_stats, bytes_sent),
-	offsetof(struct vnfs_wire_stats, bytes_received),
-	offsetof(struct vnfs_wire_stats, backlog_ns),
-	offsetof(struct vnfs_wire_stats, rtt_ns),
-	offsetof(struct vnfs_wire_stats, execute_ns),
-	offsetof(struct vnfs_wire_stats, errors),
-};
-static const size_t wire_histograms[] = {
-	offsetof(struct vnfs_wire_stats, backlog_histogram),
-	offsetof(struct vnfs_wire_stats, rtt_histogram),
-	offsetof(struct vnfs_wire_stats, execute_histogram),
-};
-#define WIRE_COUNTERS ((int)(sizeof(wire_counters) / sizeof(wire_counters[0])))
-#define WIRE_HISTOGRAMS ((int)(sizeof(wire_histograms) / sizeof(wire_histograms[0])))
+/* step_wire's columns in the wire query: the counters after procedure and
+ * the histograms after error_kinds, in vnfs_wire_counters' and
+ * vnfs_wire_histograms' order (lib/record.h). */
 #define WIRE_FIRST_COUNTER 4 /* after device, mount_point, version, procedure */
-#define WIRE_ERROR_KINDS (WIRE_FIRST_COUNTER + WIRE_COUNTERS)
+#define WIRE_ERROR_KINDS (WIRE_FIRST_COUNTER + VNFS_WIRE_COUNTERS)
 #define WIRE_QUERY                                                                \
 	"SELECT device, mount_point, version, procedure, rpcs, transmissions,"   \
 	" major_timeouts, bytes_sent, bytes_received, backlog_ns, rtt_ns,"        \
 	" execute_ns, errors, error_kinds, backlog_histogram, rtt_histogram,"     \
 	" execute_histogram FROM step_wire WHERE step = ?1"                       \
 	" ORDER BY device, version, procedure"
-
-static __u64 *wire_field(struct vnfs_wire_stats *stats, size_t offset)
-{
-	return (__u64 *)((char *)stats + offset);
-}
 
 /*
  * error_kinds, {"timeout":0,...} (the sink's form): the kinds this vnfs
@@ -311,17 +289,17 @@ static int read_wire_row(struct reader *reader, sqlite3_stmt *s, sqlite3_int64 s
 	copy_column(s, 1, row->mount_point, sizeof(row->mount_point));
 	row->version = (uint16_t)version;
 	copy_column(s, 3, row->procedure, sizeof(row->procedure));
-	for (int c = 0; c < WIRE_COUNTERS; c++)
-		*wire_field(&row->stats, wire_counters[c]) =
+	for (int c = 0; c < VNFS_WIRE_COUNTERS; c++)
+		*vnfs_wire_field(&row->stats, &vnfs_wire_counters[c]) =
 			(uint64_t)sqlite3_column_int64(s, WIRE_FIRST_COUNTER + c);
 	if (parse_error_kinds(sqlite3_column_text(s, WIRE_ERROR_KINDS), &row->stats) < 0) {
 		snprintf(reader->error, reader->error_size,
 			 "%s: step row %lld: bad wire error kinds", reader->path, (long long)step);
 		return -1;
 	}
-	for (int h = 0; h < WIRE_HISTOGRAMS; h++) {
+	for (int h = 0; h < VNFS_WIRE_HISTOGRAMS; h++) {
 		if (parse_histogram(sqlite3_column_text(s, WIRE_ERROR_KINDS + 1 + h),
-				    wire_field(&row->stats, wire_histograms[h]),
+				    vnfs_wire_field(&row->stats, &vnfs_wire_histograms[h]),
 				    VNFS_LATENCY_BUCKETS) < 0) {
 			snprintf(reader->error, reader->error_size,
 				 "%s: step row %lld: bad wire latency histogram", reader->path,
