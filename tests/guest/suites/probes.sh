@@ -368,8 +368,9 @@ check_workload() {
 		"$(awk '$1 == "unattributed_bytes" { total += $6 } END { print total + 0 }' "$output")" $((4 * 65536))
 	check_eq "$mode: unattributed write calls" \
 		"$(awk '$1 == "unattributed" && $5 == "write" { total += $6 } END { print total + 0 }' "$output")" 4
-	check_eq "$mode: health counters all zero" \
-		"$(awk '$1 == "health" { printf "%s ", $3 }' "$output")" "0 0 0 0 0 0 0 0 0 0 0 "
+	check_ge "$mode: health counters printed" "$(awk '$1 == "health"' "$output" | wc -l)" 12
+	check_eq "$mode: health counters all zero (any that is not is named here)" \
+		"$(awk '$1 == "health" && $3 != 0 { printf "%s ", $2 }' "$output")" ""
 }
 
 # ----------------------------------------------------------------- the runs

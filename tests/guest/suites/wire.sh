@@ -33,6 +33,9 @@ pin_dir = /sys/fs/bpf/vnfs-wire
 interval = 1s
 [sqlite]
 path = $RUN/history.db
+[jsonlog]
+enabled = true
+path = $RUN/records.jsonl
 CONF
 "$HELPER" --config $RUN/vnfs.conf > $VNFS_OUT/helper.log 2>&1 &
 until_ok 60 grep -q 'ready:' $VNFS_OUT/helper.log || { fail "helper not ready"; tail $VNFS_OUT/helper.log; exit 1; }
@@ -143,6 +146,17 @@ for version in 3 4.0 4.1 4.2; do
 	check "v$version: vnfs-report -l shows the job's READ RPCs" grep -Eq "^READ +[0-9]" $out/report.txt
 	check "v$version: ... and what came over the wire for what it read" grep -q "came over the wire" $out/report.txt
 	end_job $job
+	# The finished job's RPCs in the history and the JSON log: the same
+	# rows (its programs were gone before the snapshot).
+	rpcs=$(wire $out/$job.json "" rpcs)
+	history_rpcs() {
+		sqlite3 $RUN/history.db "SELECT coalesce(sum(w.rpcs), 0) FROM step_wire w JOIN steps s ON s.id = w.step
+			WHERE s.source = 'pbs' AND s.job = '$job' AND s.finished = 1"
+	}
+	until_ok 30 test "$(history_rpcs)" -gt 0
+	check_eq "v$version: the history's step_wire rows hold the job's $rpcs RPCs" "$(history_rpcs)" "$rpcs"
+	check_eq "v$version: the JSON log's job record holds them too" \
+		"$(jq -s "[.[] | select(.type == \"job\" and .job == \"$job\") | .wire[].rpcs] | add" $RUN/records.jsonl)" "$rpcs"
 done
 
 # Two jobs at once on one mount: each job's RPCs are its own, and both
