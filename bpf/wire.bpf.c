@@ -67,6 +67,7 @@ struct nfs_commit_data___vnfs {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, VNFS_MAX_WIRE_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct vnfs_wire_key);
 	__type(value, struct vnfs_wire_stats);
 } wire_stats SEC(".maps");
@@ -82,7 +83,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 512);
+	__uint(max_entries, VNFS_MAX_WIRE_PROCEDURES);
 	__type(key, struct vnfs_wire_procedure);
 	__type(value, char[VNFS_WIRE_PROCEDURE_NAME_MAX]);
 } wire_procedure_names SEC(".maps");

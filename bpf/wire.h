@@ -48,16 +48,21 @@
 #include "step_stats.h"
 
 /* Rows of wire_stats on a node, and per step (a step's procedures x
- * mounts: NFSv4.2 has about 70 procedures).  Beyond a step's bound its
- * RPCs of a new row are counted in the health counter
- * VNFS_HEALTH_WIRE_FULL only. */
-#define VNFS_MAX_WIRE_ENTRIES 4096
+ * mounts: NFSv4.2 has about 70 procedures, a step uses 10-20).  Every step
+ * of a full node (VNFS_MAX_STEPS) may hold 16 rows; the map is allocated as
+ * rows are made (BPF_F_NO_PREALLOC: about 1 KiB a row), not 16 MiB up
+ * front.  Beyond a step's bound its RPCs of a new row are counted in the
+ * health counter VNFS_HEALTH_WIRE_FULL only. */
+#define VNFS_MAX_WIRE_ENTRIES (16 * VNFS_MAX_STEPS)
 #define VNFS_MAX_WIRE_ENTRIES_PER_STEP 64
+/* Procedures whose names are kept (wire_procedure_names): NFSv3's 22 and
+ * NFSv4's about 70, with room for kernels to come. */
+#define VNFS_MAX_WIRE_PROCEDURES 512
 /* RPCs in flight whose owner is kept (wire_owners), open contexts whose
  * opener is (open_context_owners), rpc_clnts whose mount is (LRU maps: a
  * forgotten one costs an RPC its owner or mount, never a wrong one). */
 #define VNFS_MAX_WIRE_TASKS 16384
-#define VNFS_MAX_OPEN_CONTEXTS 65536
+#define VNFS_MAX_OPEN_CONTEXTS 16384
 #define VNFS_MAX_RPC_CLIENTS 1024
 
 /* The RPC program of NFS; other programs' clients (NFSACL, lockd) are not

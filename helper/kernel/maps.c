@@ -169,7 +169,7 @@ struct wire_walk {
 	struct {
 		struct vnfs_wire_procedure procedure;
 		char name[VNFS_WIRE_PROCEDURE_NAME_MAX + 1];
-	} names[512];
+	} names[VNFS_MAX_WIRE_PROCEDURES];
 };
 
 static int note_procedure_name(const void *key, const void *value, void *context)

@@ -1213,7 +1213,7 @@ static void render_health(struct render *render, const struct vnfs_interval *int
 			     health->counters[VNFS_HEALTH_ENVIRONMENT_TOO_LONG]);
 		render_gauge(out, "vnfs_helper_wire_rows_full_total", "counter",
 			     "RPCs not counted per workload: their step had made 64 wire rows "
-			     "(procedure x mount), or the node 4,096.",
+			     "(procedure x mount), or the node 16,384.",
 			     health->counters[VNFS_HEALTH_WIRE_FULL]);
 		render_bounded_rows(out, health);
 	}
