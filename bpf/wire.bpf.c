@@ -72,6 +72,17 @@ struct {
 	__type(value, struct vnfs_wire_stats);
 } wire_stats SEC(".maps");
 
+/* wire_unattributed_entries[0]: rows of no workload with an owner's id,
+ * held to VNFS_MAX_WIRE_UNATTRIBUTED_NAMED.  The helper maps it and lowers
+ * it with an atomic subtraction when it deletes such rows. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} wire_unattributed_entries SEC(".maps");
+
 /* wire_entries[slot]: rows the slot's step made in wire_stats, held to
  * VNFS_MAX_WIRE_ENTRIES_PER_STEP; zeroed with the slot's rows. */
 struct {
@@ -125,17 +136,20 @@ static __always_inline void current_owner(struct vnfs_wire_owner *owner)
 	struct vnfs_task_job *job;
 	__u64 id;
 
-	owner->registered_id = 0;
+	__u64 cgroup_id = bpf_get_current_cgroup_id();
+
+	owner->id = 0;
 	owner->slot = VNFS_SLOT_NONE;
 	if (task->flags & PF_KTHREAD) {
 		owner->kind = VNFS_WIRE_BACKGROUND;
 		return;
 	}
 	owner->kind = VNFS_WIRE_UNATTRIBUTED;
-	cgroup = resolve_cgroup(bpf_get_current_cgroup_id(), cgroup_slots_generation_now());
+	cgroup = resolve_cgroup(cgroup_id, cgroup_slots_generation_now());
 	owner->slot = cgroup.slot;
 	id = cgroup.registered_id;
 	if (owner->slot == VNFS_SLOT_NONE) {
+		id = cgroup_id; /* as its VFS calls are counted (count_call) */
 		job = bpf_task_storage_get(&task_jobs, task, NULL, 0);
 		if (job && job->number != 0) {
 			struct vnfs_registration *registration;
@@ -146,10 +160,9 @@ static __always_inline void current_owner(struct vnfs_wire_owner *owner)
 				owner->slot = registration->slot;
 		}
 	}
-	if (owner->slot == VNFS_SLOT_NONE)
-		return;
-	owner->registered_id = id;
-	owner->kind = VNFS_WIRE_WORKLOAD;
+	owner->id = id;
+	if (owner->slot != VNFS_SLOT_NONE)
+		owner->kind = VNFS_WIRE_WORKLOAD;
 }
 
 /* The slot an owner's RPC is counted in when it ends: the one it had,
@@ -157,7 +170,7 @@ static __always_inline void current_owner(struct vnfs_wire_owner *owner)
 static __always_inline __u32 owner_slot_now(const struct vnfs_wire_owner *owner)
 {
 	struct vnfs_registration *registration;
-	__u64 id = owner->registered_id;
+	__u64 id = owner->id;
 
 	if (owner->kind != VNFS_WIRE_WORKLOAD)
 		return VNFS_SLOT_NONE;
@@ -325,8 +338,22 @@ static __always_inline void note_procedure_name(const struct vnfs_wire_key *key,
 	bpf_map_update_elem(&wire_procedure_names, &procedure, name, BPF_NOEXIST);
 }
 
-/* The row of key, made if need be within its step's bound. */
-static __always_inline struct vnfs_wire_stats *wire_row(const struct vnfs_wire_key *key,
+/* A new unattributed row of an owner's id, within the node's bound, or
+ * false: the row of id 0 then takes it. */
+static __always_inline bool unattributed_row_allowed(void)
+{
+	__u32 zero = 0;
+	__u64 *made = bpf_map_lookup_elem(&wire_unattributed_entries, &zero);
+
+	if (!made || *made >= VNFS_MAX_WIRE_UNATTRIBUTED_NAMED)
+		return false;
+	__sync_fetch_and_add(made, 1);
+	return true;
+}
+
+/* The row of key, made if need be within its step's bound (key's owner_id
+ * may become 0: see VNFS_MAX_WIRE_UNATTRIBUTED_NAMED). */
+static __always_inline struct vnfs_wire_stats *wire_row(struct vnfs_wire_key *key,
 							const struct rpc_procinfo___vnfs *info)
 {
 	static const struct vnfs_wire_stats zero = {};
@@ -337,6 +364,12 @@ static __always_inline struct vnfs_wire_stats *wire_row(const struct vnfs_wire_k
 	if (row)
 		return row;
 	note_procedure_name(key, info);
+	if (key->owner_id != 0 && !unattributed_row_allowed()) {
+		key->owner_id = 0;
+		row = bpf_map_lookup_elem(&wire_stats, key);
+		if (row)
+			return row;
+	}
 	if (slot != VNFS_SLOT_NONE) {
 		entries = bpf_map_lookup_elem(&wire_entries, &slot);
 		if (!entries || *entries >= VNFS_MAX_WIRE_ENTRIES_PER_STEP) {
@@ -345,8 +378,16 @@ static __always_inline struct vnfs_wire_stats *wire_row(const struct vnfs_wire_k
 		}
 		__sync_fetch_and_add(entries, 1);
 	}
-	if (bpf_map_update_elem(&wire_stats, key, &zero, BPF_NOEXIST) && slot != VNFS_SLOT_NONE) {
-		entries = bpf_map_lookup_elem(&wire_entries, &slot);
+	/* Not made (another CPU made it first, or the map is full): not counted. */
+	if (bpf_map_update_elem(&wire_stats, key, &zero, BPF_NOEXIST)) {
+		__u32 zero_index = 0;
+
+		if (slot != VNFS_SLOT_NONE)
+			entries = bpf_map_lookup_elem(&wire_entries, &slot);
+		else if (key->owner_id != 0)
+			entries = bpf_map_lookup_elem(&wire_unattributed_entries, &zero_index);
+		else
+			entries = NULL;
 		if (entries)
 			__sync_fetch_and_add(entries, -1);
 	}
@@ -379,8 +420,12 @@ int BPF_PROG(wire_task_end, struct rpc_task___vnfs *task, s64 backlog, s64 rtt, 
 	if (owner) {
 		wire_key.slot = owner_slot_now(owner);
 		wire_key.owner_kind = owner->kind;
+		/* A step that ended meanwhile: its record is final, the RPC the
+		 * node's under the step's cgroup (kept until it is released). */
 		if (owner->kind == VNFS_WIRE_WORKLOAD && wire_key.slot == VNFS_SLOT_NONE)
 			wire_key.owner_kind = VNFS_WIRE_UNATTRIBUTED;
+		if (wire_key.owner_kind == VNFS_WIRE_UNATTRIBUTED)
+			wire_key.owner_id = owner->id;
 		wire_key.device = owner->device ? owner->device : client_device(client);
 		bpf_map_delete_elem(&wire_owners, &key);
 	} else {

@@ -30,6 +30,11 @@
  * or the environment job); an owner of no workload is "unattributed".  The
  * slot is checked again when the RPC ends: if the cgroup that gave it is no
  * longer registered under it, the RPC is unattributed, never another step's.
+ * An unattributed RPC's row is kept under what its task is counted under
+ * (its cgroup, or its environment job's id): a workload the helper
+ * identifies later (a container, an environment job, both registered
+ * within an interval of their start) takes those rows as its own, so its
+ * first RPCs are not lost.
  *
  * Which mount: the superblock of the pages' inode for READ/WRITE/COMMIT;
  * otherwise the rpc_clnt's, learned from those requests and from the VFS
@@ -55,6 +60,11 @@
  * health counter VNFS_HEALTH_WIRE_FULL only. */
 #define VNFS_MAX_WIRE_ENTRIES (16 * VNFS_MAX_STEPS)
 #define VNFS_MAX_WIRE_ENTRIES_PER_STEP 64
+/* Rows of no workload with an owner's id (late binding, see vnfs_wire_key):
+ * any user can make them (a process in a cgroup of its own), so they are
+ * held to a quarter of the map; beyond it a new one goes to its mount's
+ * row of id 0. */
+#define VNFS_MAX_WIRE_UNATTRIBUTED_NAMED (VNFS_MAX_WIRE_ENTRIES / 4)
 /* Procedures whose names are kept (wire_procedure_names): NFSv3's 22 and
  * NFSv4's about 70, with room for kernels to come. */
 #define VNFS_MAX_WIRE_PROCEDURES 512
@@ -98,7 +108,13 @@ struct vnfs_wire_key {
 	__u16 version;   /* NFS version of the rpc_clnt: 3 or 4 */
 	__u16 procedure; /* rpc_procinfo.p_statidx: mountstats' row */
 	__u32 owner_kind;
+	/* VNFS_WIRE_UNATTRIBUTED: the owner's id (vnfs_wire_owner), 0 past
+	 * VNFS_MAX_WIRE_UNATTRIBUTED_NAMED; 0 for the other kinds. */
+	__u64 owner_id;
 };
+
+_Static_assert(sizeof(struct vnfs_wire_key) == 24,
+	       "tests/guest/lib/wire_compare.py reads the key with this layout");
 
 /* wire_stats value: mountstats' per-op line, and its times as histograms
  * (nanoseconds, log2 buckets as in step_stats.h). */
@@ -126,7 +142,12 @@ struct vnfs_wire_procedure {
 
 /* Who an RPC, an open context or an rpc_clnt's mount is counted for. */
 struct vnfs_wire_owner {
-	__u64 registered_id; /* the cgroup_slots key that gave slot, 0 for none */
+	/* VNFS_WIRE_WORKLOAD: the cgroup_slots key that gave slot;
+	 * VNFS_WIRE_UNATTRIBUTED: what the task is counted under (its cgroup
+	 * id, or its environment job's, VNFS_ENVIRONMENT_JOB_BIT | number), by
+	 * which a workload identified later finds the rows; 0 for a kernel
+	 * thread's. */
+	__u64 id;
 	__u32 slot;
 	__u32 kind;          /* enum vnfs_wire_owner_kind */
 	__u32 device;        /* wire_owners only: the mount, 0 if not known */

@@ -121,6 +121,10 @@ void vnfs_collector_destroy(struct vnfs_collector *collector)
 	free(collector->unattributed);
 	free(collector->wire);
 	free(collector->wire_slots);
+	free(collector->wire_sorted);
+	free(collector->wire_sorted_slots);
+	free(collector->wire_order);
+	free(collector->wire_steps);
 	free(collector->node_wire);
 }
 
@@ -250,15 +254,39 @@ static int add_node_wire(struct vnfs_collector *collector, const struct vnfs_wir
 	return 0;
 }
 
-/* A step's wire row, or the node's (background, unattributed). */
+static int compare_wire_steps(const void *left, const void *right)
+{
+	const struct vnfs_wire_step *x = left, *y = right;
+
+	return x->cgroup_id < y->cgroup_id ? -1 : x->cgroup_id > y->cgroup_id;
+}
+
+/* The slot of the live step counted under owner_id, or VNFS_SLOT_NONE. */
+static uint32_t wire_owner_slot(const struct vnfs_collector *collector, uint64_t owner_id)
+{
+	struct vnfs_wire_step wanted = { .cgroup_id = owner_id }, *found;
+
+	found = bsearch(&wanted, collector->wire_steps, collector->live_count,
+			sizeof(*collector->wire_steps), compare_wire_steps);
+	return found ? found->slot : VNFS_SLOT_NONE;
+}
+
+/* A step's wire row, or the node's (background, unattributed).  An
+ * unattributed row kept under a step's own id holds its RPCs from before
+ * it was identified: the step's. */
 static int add_wire(const struct vnfs_wire_key *key, const struct vnfs_wire_stats *stats,
 		    const char *procedure, void *context)
 {
 	struct mount_context *mount_context = context;
 	struct vnfs_collector *collector = mount_context->collector;
 	size_t capacity = collector->wire_capacity, position;
+	uint32_t slot = key->slot;
 
-	if (key->owner_kind != VNFS_WIRE_WORKLOAD || key->slot >= VNFS_MAX_STEPS)
+	if (key->owner_kind == VNFS_WIRE_UNATTRIBUTED && key->owner_id != 0)
+		slot = wire_owner_slot(collector, key->owner_id);
+	else if (key->owner_kind != VNFS_WIRE_WORKLOAD)
+		slot = VNFS_SLOT_NONE;
+	if (slot >= VNFS_MAX_STEPS)
 		return add_node_wire(collector, key, stats, procedure, mount_context->now_ms);
 	if (reserve((void **)&collector->wire, sizeof(*collector->wire), collector->wire_count,
 		    &capacity) != 0 ||
@@ -269,26 +297,100 @@ static int add_wire(const struct vnfs_wire_key *key, const struct vnfs_wire_stat
 	position = collector->wire_count++;
 	describe_wire_row(collector, key, stats, procedure, mount_context->now_ms,
 			  &collector->wire[position]);
-	collector->wire_slots[position] = key->slot;
+	collector->wire_slots[position] = slot;
 	return 0;
 }
 
-/* Rows and their slots sorted together by slot (insertion sort: a node has
- * a few hundred rows, and they arrive in the hash map's order). */
-static void sort_wire_by_slot(struct vnfs_collector *collector)
+/* *array reallocated to count elements.  Returns 0, or -1 (left as it was). */
+static int resize(void **array, size_t element_size, size_t count)
 {
-	for (size_t i = 1; i < collector->wire_count; i++) {
-		struct vnfs_wire_record row = collector->wire[i];
-		uint32_t slot = collector->wire_slots[i];
-		size_t j = i;
+	void *resized = realloc(*array, count * element_size);
 
-		for (; j > 0 && collector->wire_slots[j - 1] > slot; j--) {
-			collector->wire[j] = collector->wire[j - 1];
-			collector->wire_slots[j] = collector->wire_slots[j - 1];
+	if (resized == NULL)
+		return -1;
+	*array = resized;
+	return 0;
+}
+
+/* By slot, then mount, version and procedure: a step's rows together
+ * (first_of_slot), the rows of one procedure side by side to merge. */
+static int compare_wire_order(const void *left, const void *right, void *context)
+{
+	const struct vnfs_collector *sorting = context;
+	size_t x = *(const size_t *)left, y = *(const size_t *)right;
+	const struct vnfs_wire_record *a = &sorting->wire[x], *b = &sorting->wire[y];
+	uint32_t slot_a = sorting->wire_slots[x], slot_b = sorting->wire_slots[y];
+
+	if (slot_a != slot_b)
+		return slot_a < slot_b ? -1 : 1;
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	if (a->version != b->version)
+		return a->version < b->version ? -1 : 1;
+	return strcmp(a->procedure, b->procedure);
+}
+
+/* Sorts the rows (compare_wire_order) and adds up those of one step and
+ * procedure on one mount: its RPCs from before and after it was
+ * identified.  Returns 0, or -1 out of memory (the rows are then left). */
+static int sort_and_merge_wire(struct vnfs_collector *collector)
+{
+	size_t count = collector->wire_count, merged = 0, capacity = collector->wire_capacity;
+	struct vnfs_wire_record *rows;
+	uint32_t *slots;
+
+	if (count < 2)
+		return 0;
+	/* As large as the rows' own arrays, which they replace. */
+	if (resize((void **)&collector->wire_sorted, sizeof(*collector->wire_sorted), capacity) != 0 ||
+	    resize((void **)&collector->wire_sorted_slots, sizeof(*collector->wire_sorted_slots),
+		   capacity) != 0 ||
+	    resize((void **)&collector->wire_order, sizeof(*collector->wire_order), capacity) != 0)
+		return -1;
+	for (size_t i = 0; i < count; i++)
+		collector->wire_order[i] = i;
+	qsort_r(collector->wire_order, count, sizeof(*collector->wire_order), compare_wire_order,
+		collector);
+	for (size_t i = 0; i < count; i++) {
+		size_t from = collector->wire_order[i];
+
+		if (merged > 0 && collector->wire_sorted_slots[merged - 1] == collector->wire_slots[from] &&
+		    collector->wire_sorted[merged - 1].device == collector->wire[from].device &&
+		    collector->wire_sorted[merged - 1].version == collector->wire[from].version &&
+		    strcmp(collector->wire_sorted[merged - 1].procedure,
+			   collector->wire[from].procedure) == 0) {
+			vnfs_wire_stats_add(&collector->wire_sorted[merged - 1].stats,
+					    &collector->wire[from].stats);
+			continue;
 		}
-		collector->wire[j] = row;
-		collector->wire_slots[j] = slot;
+		collector->wire_sorted[merged] = collector->wire[from];
+		collector->wire_sorted_slots[merged++] = collector->wire_slots[from];
 	}
+	rows = collector->wire;
+	collector->wire = collector->wire_sorted;
+	collector->wire_sorted = rows;
+	slots = collector->wire_slots;
+	collector->wire_slots = collector->wire_sorted_slots;
+	collector->wire_sorted_slots = slots;
+	collector->wire_count = merged;
+	return 0;
+}
+
+/* The live steps by cgroup id, for add_wire.  Returns 0 or -1. */
+static int index_wire_steps(struct vnfs_collector *collector)
+{
+	struct vnfs_wire_step *steps = realloc(collector->wire_steps,
+					       (collector->live_count + 1) * sizeof(*steps));
+
+	if (steps == NULL)
+		return -1;
+	collector->wire_steps = steps;
+	for (uint32_t i = 0; i < collector->live_count; i++) {
+		steps[i].cgroup_id = collector->records[i].cgroup_id;
+		steps[i].slot = collector->snapshot[i].slot;
+	}
+	qsort(steps, collector->live_count, sizeof(*steps), compare_wire_steps);
+	return 0;
 }
 
 /* The RPC rows move without any step's activity (a flusher's writeback):
@@ -302,9 +404,16 @@ static void read_wire(struct vnfs_collector *collector, int64_t now_ms)
 	collector->node_wire_count = 0;
 	if (source->for_each_wire == NULL)
 		return;
+	if (index_wire_steps(collector) != 0) {
+		vnfs_warning("out of memory: no RPC counters this interval");
+		return;
+	}
 	if (source->for_each_wire(source->context, add_wire, &mount_context) != 0)
 		vnfs_warning("reading the RPC counters failed: incomplete this interval");
-	sort_wire_by_slot(collector);
+	if (sort_and_merge_wire(collector) != 0) {
+		vnfs_warning("out of memory: no steps' RPC counters this interval");
+		collector->wire_count = 0;
+	}
 }
 
 /* The sum of every slot's step_activity.  A drain adds to the rows before

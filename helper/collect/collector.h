@@ -98,10 +98,15 @@ struct vnfs_collector {
 	size_t mount_count, mount_capacity;
 	struct vnfs_unattributed_record *unattributed;
 	size_t unattributed_count, unattributed_capacity;
-	/* The steps' wire rows, by slot ascending (wire_slots beside them). */
-	struct vnfs_wire_record *wire;
-	uint32_t *wire_slots;
+	/* The steps' wire rows, by slot ascending (wire_slots beside them),
+	 * and the same sorted and merged (read_wire swaps them). */
+	struct vnfs_wire_record *wire, *wire_sorted;
+	uint32_t *wire_slots, *wire_sorted_slots;
 	size_t wire_count, wire_capacity;
+	/* Scratch: the order of the rows, and the live steps by cgroup id (the
+	 * owner of an unattributed row identified since, bpf/wire.h). */
+	size_t *wire_order;
+	struct vnfs_wire_step { uint64_t cgroup_id; uint32_t slot; } *wire_steps;
 	/* The rows of no workload: background and unattributed RPCs. */
 	struct vnfs_node_wire_record *node_wire;
 	size_t node_wire_count, node_wire_capacity;

@@ -128,6 +128,11 @@ struct vnfs_counter_source {
 	 * interval.  NULL in a source that counts no RPCs.  Returns 0, fn's
 	 * nonzero return, or -1. */
 	int (*for_each_wire)(void *context, vnfs_wire_fn fn, void *fn_context);
+	/* Deletes the unattributed wire rows kept under owner_id (bpf/wire.h:
+	 * a late-identified workload's first RPCs), once its record took them
+	 * for the last time.  NULL in a source that counts no RPCs.  Returns
+	 * 0 or -1. */
+	int (*forget_wire)(void *context, uint64_t owner_id);
 
 	/* The counting side's health counters (enum vnfs_health_counter).
 	 * Returns 0, or -1 (counters then holds what could be read). */

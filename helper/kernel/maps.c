@@ -161,6 +161,9 @@ int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_breakdown_fn
 			      call_breakdown, &walk);
 }
 
+static int64_t monotonic_ms(void);
+static int cgroup_root(struct vnfs_probes *probes);
+
 /* The procedure names the kernel side noted (a few dozen), read once per walk. */
 struct wire_walk {
 	vnfs_wire_fn fn;
@@ -198,9 +201,12 @@ static int call_wire(const void *key, const void *value, void *context)
 	return walk->fn(wire_key, value, name, walk->context);
 }
 
+static void expire_wire_rows(struct vnfs_probes *probes);
+
 int vnfs_probes_for_each_wire(struct vnfs_probes *probes, vnfs_wire_fn fn, void *context)
 {
 	struct wire_walk *walk = calloc(1, sizeof(*walk));
+	int64_t now = monotonic_ms();
 	int status;
 
 	if (!walk)
@@ -214,7 +220,153 @@ int vnfs_probes_for_each_wire(struct vnfs_probes *probes, vnfs_wire_fn fn, void 
 		status = for_each_entry(bpf_map__fd(probes->skeleton->maps.wire_stats),
 					sizeof(struct vnfs_wire_key),
 					sizeof(struct vnfs_wire_stats), call_wire, walk);
+	for (size_t i = 0; status == 0 && i < probes->wire_expired_count; i++)
+		status = call_wire(&probes->wire_expired[i].key, &probes->wire_expired[i].stats, walk);
 	free(walk);
+	/* After the walk, as for the VFS rows: their RPCs show in the
+	 * expired sums from the next walk on. */
+	if (status == 0 && now >= probes->next_wire_expiry_ms) {
+		probes->next_wire_expiry_ms = now + VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS;
+		expire_wire_rows(probes);
+	}
+	return status;
+}
+
+struct owner_rows {
+	uint64_t owner_id;
+	struct vnfs_wire_key *keys;
+	size_t count, capacity;
+};
+
+static int collect_owner_row(const void *key, const void *value, void *context)
+{
+	const struct vnfs_wire_key *wire_key = key;
+	struct owner_rows *rows = context;
+
+	(void)value;
+	if (wire_key->owner_kind != VNFS_WIRE_UNATTRIBUTED || wire_key->owner_id != rows->owner_id)
+		return 0;
+	if (rows->count == rows->capacity) {
+		size_t capacity = rows->capacity ? 2 * rows->capacity : 32;
+		struct vnfs_wire_key *keys = realloc(rows->keys, capacity * sizeof(*keys));
+
+		if (!keys)
+			return -1;
+		rows->keys = keys;
+		rows->capacity = capacity;
+	}
+	rows->keys[rows->count++] = *wire_key;
+	return 0;
+}
+
+/* An unattributed row's owner no longer is: its cgroup removed, or its
+ * environment job gone from the kernel's jobs. */
+static bool wire_owner_gone(struct vnfs_probes *probes, uint64_t owner_id)
+{
+	__u64 number = owner_id & ~VNFS_ENVIRONMENT_JOB_BIT;
+	struct vnfs_environment_job job;
+
+	if (VNFS_IS_ENVIRONMENT_JOB(owner_id))
+		return bpf_map_lookup_elem(bpf_map__fd(probes->skeleton->maps.environment_jobs),
+					   &number, &job) != 0 && errno == ENOENT;
+	return vnfs_cgroup_gone(cgroup_root(probes), owner_id);
+}
+
+/* Adds a deleted row's counts into the expired sums (its key with owner 0). */
+static int keep_expired(struct vnfs_probes *probes, const struct vnfs_wire_key *key,
+			const struct vnfs_wire_stats *stats)
+{
+	struct vnfs_wire_key summed = *key;
+	struct wire_expired_row *grown;
+
+	summed.owner_id = 0;
+	for (size_t i = 0; i < probes->wire_expired_count; i++) {
+		if (memcmp(&probes->wire_expired[i].key, &summed, sizeof(summed)) == 0) {
+			vnfs_wire_stats_add(&probes->wire_expired[i].stats, stats);
+			return 0;
+		}
+	}
+	grown = realloc(probes->wire_expired,
+			(probes->wire_expired_count + 1) * sizeof(*probes->wire_expired));
+	if (!grown)
+		return -1;
+	probes->wire_expired = grown;
+	grown[probes->wire_expired_count].key = summed;
+	grown[probes->wire_expired_count++].stats = *stats;
+	return 0;
+}
+
+struct gone_rows {
+	struct vnfs_probes *probes;
+	struct wire_expired_row *rows;
+	size_t count, capacity;
+};
+
+static int collect_gone_row(const void *key, const void *value, void *context)
+{
+	const struct vnfs_wire_key *wire_key = key;
+	struct gone_rows *gone = context;
+
+	if (wire_key->owner_kind != VNFS_WIRE_UNATTRIBUTED || wire_key->owner_id == 0 ||
+	    !wire_owner_gone(gone->probes, wire_key->owner_id))
+		return 0;
+	if (gone->count == gone->capacity) {
+		size_t capacity = gone->capacity ? 2 * gone->capacity : 32;
+		struct wire_expired_row *rows = realloc(gone->rows, capacity * sizeof(*rows));
+
+		if (!rows)
+			return -1;
+		gone->rows = rows;
+		gone->capacity = capacity;
+	}
+	gone->rows[gone->count].key = *wire_key;
+	gone->rows[gone->count++].stats = *(const struct vnfs_wire_stats *)value;
+	return 0;
+}
+
+/* Rows kept under an owner that is gone will never be a workload's: their
+ * room is given back (the bound of VNFS_MAX_WIRE_UNATTRIBUTED_NAMED) and
+ * their counts go on in the expired sums, so the node's totals never go
+ * down. */
+static void expire_wire_rows(struct vnfs_probes *probes)
+{
+	struct gone_rows gone = { .probes = probes };
+	int fd = bpf_map__fd(probes->skeleton->maps.wire_stats);
+
+	if (for_each_entry(fd, sizeof(struct vnfs_wire_key), sizeof(struct vnfs_wire_stats),
+			   collect_gone_row, &gone) != 0)
+		vnfs_warning("looking for RPC rows of gone cgroups failed: tried again in %d s",
+			     VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS / 1000);
+	for (size_t i = 0; i < gone.count; i++) {
+		if (keep_expired(probes, &gone.rows[i].key, &gone.rows[i].stats) != 0)
+			break; /* out of memory: the row stays, counted, and is tried again */
+		if (bpf_map_delete_elem(fd, &gone.rows[i].key) == 0 && probes->wire_unattributed_entries)
+			__atomic_fetch_sub(probes->wire_unattributed_entries, 1, __ATOMIC_RELAXED);
+	}
+	free(gone.rows);
+}
+
+int vnfs_probes_forget_wire(struct vnfs_probes *probes, uint64_t owner_id)
+{
+	struct owner_rows rows = { .owner_id = owner_id };
+	int fd, status;
+
+	if (!probes || owner_id == 0)
+		return -1;
+	fd = bpf_map__fd(probes->skeleton->maps.wire_stats);
+	status = for_each_entry(fd, sizeof(struct vnfs_wire_key), sizeof(struct vnfs_wire_stats),
+				collect_owner_row, &rows);
+	for (size_t i = 0; status == 0 && i < rows.count; i++) {
+		if (bpf_map_delete_elem(fd, &rows.keys[i]) != 0) {
+			status = errno == ENOENT ? 0 : -1;
+			continue;
+		}
+		/* An atomic subtraction: an update through the syscall would
+		 * overwrite what the programs add meanwhile. */
+		if (probes->wire_unattributed_entries)
+			__atomic_fetch_sub(probes->wire_unattributed_entries, 1, __ATOMIC_RELAXED);
+	}
+	free(rows.keys);
 	return status;
 }
 
@@ -816,6 +968,11 @@ static int source_for_each_wire(void *probes, vnfs_wire_fn fn, void *context)
 	return vnfs_probes_for_each_wire(probes, fn, context);
 }
 
+static int source_forget_wire(void *probes, uint64_t owner_id)
+{
+	return vnfs_probes_forget_wire(probes, owner_id);
+}
+
 static int source_read_health(void *probes, uint64_t counters[VNFS_HEALTH_COUNTERS])
 {
 	return vnfs_probes_read_health(probes, counters);
@@ -881,6 +1038,7 @@ struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes
 		.read_step_stats = source_read_step_stats,
 		.for_each_breakdown = source_for_each_breakdown,
 		.for_each_wire = source_for_each_wire,
+		.forget_wire = source_forget_wire,
 		.for_each_unattributed = source_for_each_unattributed,
 		.read_health = source_read_health,
 		.attach_method = source_attach_method,

@@ -711,6 +711,14 @@ static int finish_open(struct vnfs_probes *probes, char *error, size_t error_siz
 		return -1;
 	}
 	probes->unattributed_entries = mapping;
+	mapping = mmap(NULL, UNATTRIBUTED_ENTRIES_MAPPING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(skeleton->maps.wire_unattributed_entries), 0);
+	if (mapping == MAP_FAILED) {
+		snprintf(error, error_size, "cannot map wire_unattributed_entries: %s",
+			 strerror(errno));
+		return -1;
+	}
+	probes->wire_unattributed_entries = mapping;
 	return 0;
 }
 
@@ -855,6 +863,8 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 		munmap((void *)probes->step_activity, STEP_ACTIVITY_MAPPING_SIZE);
 	if (probes->unattributed_entries)
 		munmap(probes->unattributed_entries, UNATTRIBUTED_ENTRIES_MAPPING_SIZE);
+	if (probes->wire_unattributed_entries)
+		munmap(probes->wire_unattributed_entries, UNATTRIBUTED_ENTRIES_MAPPING_SIZE);
 	if (probes->cgroup_root_fd >= 0)
 		close(probes->cgroup_root_fd);
 	if (probes->barrier_fd >= 0)
@@ -862,6 +872,7 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 	if (probes->barrier_inner_fd >= 0)
 		close(probes->barrier_inner_fd);
 	free(probes->watched);
+	free(probes->wire_expired);
 	vnfs_bpf__destroy(probes->skeleton);
 	kernel_btf_free(&probes->kernel_btf);
 	pthread_mutex_destroy(&probes->cgroup_slots_lock);

@@ -94,6 +94,11 @@ int vnfs_probes_for_each_unattributed(struct vnfs_probes *probes, vnfs_unattribu
 /* Calls fn per wire_stats row, with its procedure's name. */
 int vnfs_probes_for_each_wire(struct vnfs_probes *probes, vnfs_wire_fn fn, void *context);
 
+/* Deletes the unattributed wire rows kept under owner_id (a workload's
+ * cgroup or environment job, once its own record holds them and it is
+ * released), so that they take no room.  Returns 0 or -1. */
+int vnfs_probes_forget_wire(struct vnfs_probes *probes, uint64_t owner_id);
+
 /* An unattributed row whose calls have not moved for this long is folded
  * away: a name storm's rows stop taking room once it is over, and a task
  * that calls again gets a new row.  Long enough that a row of a periodic

@@ -103,6 +103,13 @@ struct vnfs_probes {
 	/* RPCs per workload: wanted and possible, and their links. */
 	bool count_wire;
 	struct bpf_link *wire_links[WIRE_PROGRAMS];
+	__u64 *wire_unattributed_entries; /* mmapped read-write: [0] rows with an owner's id */
+	/* Unattributed wire rows whose owner is gone, deleted from the map and
+	 * summed here per mount and procedure (owner_id 0), reported by every
+	 * walk after the map's rows; and when the walk next looks for them. */
+	struct wire_expired_row { struct vnfs_wire_key key; struct vnfs_wire_stats stats; } *wire_expired;
+	size_t wire_expired_count;
+	int64_t next_wire_expiry_ms;
 	volatile __u64 *step_activity; /* mmapped step_activity map */
 	__u64 *unattributed_entries;   /* mmapped read-write: [0] rows of their own */
 	struct watched_row *watched;   /* unattributed rows at the last expiry pass */

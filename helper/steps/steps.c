@@ -58,6 +58,8 @@ int vnfs_steps_release(struct vnfs_steps *steps, uint32_t slot,
 			     vnfs_workload_describe(&record->workload, name, sizeof(name)),
 			     (unsigned long long)record->cgroup_id);
 	(void)source->reset_slot(source->context, slot);
+	if (source->forget_wire != NULL)
+		(void)source->forget_wire(source->context, record->cgroup_id);
 	if (!only_if_ended) {
 		vnfs_registry_release(steps->registry, slot);
 		return 0;

@@ -12,6 +12,12 @@ JOB_JSON: each job's QUERY reply ("job" object), their RPCs summed.
 prints the rows of no workload on DEVICE, one per line: two dumps that print
 the same had no such RPC end between them.
 
+  wire_compare.py --job-rows DEVICE NODE_ROWS PROCEDURE_INDEX_NAME
+
+prints the bytes sent by the unattributed rows kept under environment jobs'
+ids (bit 63) on DEVICE for the procedure named (READ, WRITE, ...: its index
+taken from /proc/self/mountstats's order for the mount's NFS version).
+
 NODE_ROWS_*: `bpftool -j map dump pinned .../wire_stats` — the kernel's rows,
 of which those of no workload (background, unattributed) on DEVICE are what
 the job does not own.  Prints one line per procedure and "mismatches=N";
@@ -41,30 +47,73 @@ def mountstats(path, mountpoint):
     return ops
 
 
-def node_rows(path, device):
-    """{(procedure index, owner kind): counters} of the rows of no workload."""
+def node_rows(path, device, jobs_ids=()):
+    """{(procedure index, owner kind): counters} of the rows of no workload,
+    summed over their owners' ids; rows kept under a job's own id (its RPCs
+    from before it was identified, which its record holds) left out."""
     rows = {}
     for entry in json.load(open(path)):
         key = bytes(int(x, 16) for x in entry["key"])
         value = bytes(int(x, 16) for x in entry["value"])
-        slot, row_device, version, procedure, kind = struct.unpack("<IIHHI", key)
+        slot, row_device, version, procedure, kind, owner_id = struct.unpack("<IIHHIQ", key)
         counters = struct.unpack("<9Q", value[:72])
-        if row_device == device and kind in NO_WORKLOAD:
-            rows[(procedure, kind)] = counters[:5] + (counters[8],)
+        if row_device != device or kind not in NO_WORKLOAD or (owner_id and owner_id in jobs_ids):
+            continue
+        summed = rows.get((procedure, kind), (0,) * 6)
+        rows[(procedure, kind)] = tuple(a + b for a, b in zip(summed, counters[:5] + (counters[8],)))
     return rows
 
 
+def job_rows_sent(device, path, procedure_name):
+    """Bytes sent by rows kept under environment jobs' ids for one procedure."""
+    names = {}
+    sent = 0
+    for entry in json.load(open(path)):
+        key = bytes(int(x, 16) for x in entry["key"])
+        value = bytes(int(x, 16) for x in entry["value"])
+        slot, row_device, version, procedure, kind, owner_id = struct.unpack("<IIHHIQ", key)
+        if row_device != device or kind != 1 or not owner_id >> 63:
+            continue
+        if version not in names:
+            names[version] = procedure_names(version)
+        if names[version].get(procedure) == procedure_name:
+            sent += struct.unpack("<9Q", value[:72])[3]
+    return sent
+
+
+def procedure_names(version):
+    """{p_statidx: name} of an NFS version, from any mount of it in mountstats."""
+    names, inside, index = {}, False, 0
+    for line in open("/proc/self/mountstats"):
+        if line.startswith("device "):
+            inside, index = False, 0
+        elif line.strip().startswith("RPC iostats version") and f"p/v: 100003/{version} " in line:
+            inside = True
+        elif inside:
+            match = re.match(r"\s+([A-Z_0-9]+):\s+[\d ]+$", line)
+            if match:
+                names[index] = match.group(1)
+                index += 1
+    return names
+
+
 def main():
+    if sys.argv[1] == "--job-rows":
+        print(job_rows_sent(int(sys.argv[2]), sys.argv[3], sys.argv[4]))
+        return 0
     if sys.argv[1] == "--rows":
         for key, counters in sorted(node_rows(sys.argv[3], int(sys.argv[2])).items()):
             print(key, counters)
         return 0
     mountpoint, device = sys.argv[1], int(sys.argv[2])
     before, after = mountstats(sys.argv[3], mountpoint), mountstats(sys.argv[4], mountpoint)
-    node_before, node_after = node_rows(sys.argv[5], device), node_rows(sys.argv[6], device)
+    jobs = [json.load(open(path)) for path in sys.argv[7:]]
+    jobs_ids = {step["cgroup_id"] for job in jobs for step in job.get("steps", [])}
+    node_before = node_rows(sys.argv[5], device, jobs_ids)
+    node_after = node_rows(sys.argv[6], device, jobs_ids)
     job_rows = {}
-    for path in sys.argv[7:]:
-        for row in json.load(open(path)).get("wire", []):
+    for job in jobs:
+        for row in job.get("wire", []):
             if row["device"] == device:
                 counts = tuple(row[f] for f in FIELDS) + (row["errors"],)
                 summed = job_rows.get(row["procedure"], (0,) * 6)

@@ -38,7 +38,8 @@ enabled = true
 path = $RUN/records.jsonl
 CONF
 "$HELPER" --config $RUN/vnfs.conf > $VNFS_OUT/helper.log 2>&1 &
-until_ok 60 grep -q 'ready:' $VNFS_OUT/helper.log || { fail "helper not ready"; tail $VNFS_OUT/helper.log; exit 1; }
+HELPER_PID=$!
+until_ok 180 grep -q 'ready:' $VNFS_OUT/helper.log || { fail "helper not ready"; tail $VNFS_OUT/helper.log; exit 1; }
 check "the RPC counters are attached (no warning about them)" \
 	bash -c "! grep -q 'RPC' $VNFS_OUT/helper.log"
 guest_start_nfs || exit 1
@@ -185,6 +186,41 @@ check_ge "concurrent: job b's WRITEs sent its 24 MiB" "$sent_b" $((24 * MIB))
 check_le "concurrent: ... and not a's (under 25 MiB with the headers)" "$sent_b" $((25 * MIB))
 end_job wire-a
 end_job wire-b
+
+# A job the helper identifies only after it started (an LSF job named by
+# its process's environment, registered at the helper's next interval): its
+# RPCs from before are kept under its id and become its own.  The helper is
+# stopped (SIGSTOP) while the job runs, so that every RPC of it comes
+# before the job is registered.
+mark late-binding
+mount_dir=$(nfs_mount_of 4.2)
+out=$VNFS_OUT/late
+mkdir -p $out "$CGROUPS/plain"
+device=$(stat -c %d "$mount_dir")
+before $out
+kill -STOP $HELPER_PID
+bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUPS/plain" \
+	env LSB_JOBID=7777 "$WORKLOAD" write "$mount_dir/late" 4 > /dev/null
+check_eq "late: the LSF job's writer ran, with the helper stopped" $? 0
+node_rows $out/node-stopped.json
+check_ge "late: its WRITEs were kept under its environment job's id, unregistered" \
+	"$(python3 $COMPARE --job-rows $device $out/node-stopped.json WRITE)" $((4 * MIB))
+kill -CONT $HELPER_PID
+late_finished() {
+	[ "$(sqlite3 $RUN/history.db "SELECT count(*) FROM steps WHERE source = 'lsf' AND job = '7777' AND finished = 1")" = 1 ]
+}
+check "late: LSF job 7777 registered, ended and finished by the helper" until_ok 30 late_finished
+"$REPORT" --config $RUN/vnfs.conf -j lsf:7777 --json | jq '.jobs[0]' > $out/lsf-7777.json
+for tries in $(seq 1 20); do
+	node_rows $out/node-after.json
+	cp /proc/self/mountstats $out/mountstats-after.txt
+	node_rows $out/node-after-check.json
+	[ "$(python3 $COMPARE --rows $device $out/node-after.json)" = \
+		"$(python3 $COMPARE --rows $device $out/node-after-check.json)" ] && break
+done
+compare_to_mountstats late $out "$mount_dir" lsf-7777
+check_ge "late: the job's WRITE RPCs sent its 4 MiB, those before it was identified included" \
+	"$(wire $out/lsf-7777.json WRITE bytes_sent $device)" $((4 * MIB))
 
 # A slow server: 25 ms added to every packet on the loopback, so every
 # round trip takes at least 50 ms (the call and its reply).
