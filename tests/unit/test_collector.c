@@ -55,6 +55,14 @@ struct fake_source {
 		struct vnfs_unattributed_stats stats;
 	} unattributed[FAKE_ROWS];
 	size_t unattributed_count;
+	struct {
+		struct vnfs_wire_key key;
+		struct vnfs_wire_stats stats;
+		char procedure[VNFS_WIRE_PROCEDURE_NAME_MAX];
+	} wire[FAKE_ROWS];          /* RPC rows, as wire_stats holds them */
+	size_t wire_count;
+	uint64_t forgotten[FAKE_ROWS]; /* forget_wire's owner ids */
+	size_t forgotten_count;
 	uint64_t health[VNFS_HEALTH_COUNTERS];
 
 	/* What the collector asked. */
@@ -106,6 +114,26 @@ static int fake_for_each_unattributed(void *context, vnfs_unattributed_fn fn, vo
 	for (size_t i = 0; status == 0 && i < fake->unattributed_count; i++)
 		status = fn(&fake->unattributed[i].key, &fake->unattributed[i].stats, fn_context);
 	return status;
+}
+
+static int fake_for_each_wire(void *context, vnfs_wire_fn fn, void *fn_context)
+{
+	struct fake_source *fake = context;
+	int status = 0;
+
+	for (size_t i = 0; status == 0 && i < fake->wire_count; i++)
+		status = fn(&fake->wire[i].key, &fake->wire[i].stats, fake->wire[i].procedure,
+			    fn_context);
+	return status;
+}
+
+static int fake_forget_wire(void *context, uint64_t owner_id)
+{
+	struct fake_source *fake = context;
+
+	assert_true(fake->forgotten_count < FAKE_ROWS);
+	fake->forgotten[fake->forgotten_count++] = owner_id;
+	return 0;
 }
 
 static int fake_read_health(void *context, uint64_t counters[VNFS_HEALTH_COUNTERS])
@@ -195,6 +223,8 @@ static struct vnfs_counter_source fake_source(struct fake_source *fake)
 		.read_step_stats = fake_read_step_stats,
 		.for_each_breakdown = fake_for_each_breakdown,
 		.for_each_unattributed = fake_for_each_unattributed,
+		.for_each_wire = fake_for_each_wire,
+		.forget_wire = fake_forget_wire,
 		.read_health = fake_read_health,
 		.attach_method = fake_attach_method,
 		.register_cgroup = fake_register_cgroup,
@@ -253,6 +283,7 @@ struct recorded_step {
 	struct vnfs_step_stats stats;
 	struct vnfs_process_record processes[FAKE_ROWS];
 	struct vnfs_mount_record mounts[FAKE_ROWS];
+	struct vnfs_wire_record wire[FAKE_ROWS];
 };
 
 struct recorded_job {
@@ -271,6 +302,8 @@ struct recording_sink {
 	struct recorded_step steps[RECORDED_STEPS];
 	size_t unattributed_count;
 	struct vnfs_unattributed_record unattributed[FAKE_ROWS];
+	size_t node_wire_count;
+	struct vnfs_node_wire_record node_wire[FAKE_ROWS];
 	struct vnfs_helper_health health;
 	/* Every job finished, in order. */
 	unsigned jobs_finished;
@@ -292,6 +325,10 @@ static void copy_step(struct recorded_step *copy, const struct vnfs_step_record 
 	if (record->mount_count > 0)
 		memcpy(copy->mounts, record->mounts, record->mount_count * sizeof(*record->mounts));
 	copy->record.mounts = copy->mounts;
+	assert_true(record->wire_count <= FAKE_ROWS);
+	if (record->wire_count > 0)
+		memcpy(copy->wire, record->wire, record->wire_count * sizeof(*record->wire));
+	copy->record.wire = copy->wire;
 }
 
 static void recording_publish(void *state, const struct vnfs_interval *interval)
@@ -310,6 +347,11 @@ static void recording_publish(void *state, const struct vnfs_interval *interval)
 	if (interval->unattributed_count > 0)
 		memcpy(sink->unattributed, interval->unattributed,
 		       interval->unattributed_count * sizeof(*interval->unattributed));
+	assert_true(interval->node_wire_count <= FAKE_ROWS);
+	sink->node_wire_count = interval->node_wire_count;
+	if (interval->node_wire_count > 0)
+		memcpy(sink->node_wire, interval->node_wire,
+		       interval->node_wire_count * sizeof(*interval->node_wire));
 	sink->health = *interval->health;
 }
 
@@ -618,6 +660,60 @@ static void test_breakdown_rows_go_to_their_steps(void **state)
 	assert_int_equal(unattributed->stats.operations[VNFS_OP_READ].bytes, 5000);
 }
 
+/* A wire row of rpcs RPCs that received 1,000 bytes each. */
+static void fake_add_wire(struct fake_source *fake, uint32_t slot, enum vnfs_wire_owner_kind owner,
+			  uint64_t owner_id, uint16_t procedure, const char *name, uint64_t rpcs)
+{
+	assert_true(fake->wire_count < FAKE_ROWS);
+	memset(&fake->wire[fake->wire_count], 0, sizeof(fake->wire[0]));
+	fake->wire[fake->wire_count].key = (struct vnfs_wire_key){
+		.slot = slot, .device = 53, .version = 3, .procedure = procedure,
+		.owner_kind = owner, .owner_id = owner_id,
+	};
+	fake->wire[fake->wire_count].stats.rpcs = rpcs;
+	fake->wire[fake->wire_count].stats.transmissions = rpcs;
+	fake->wire[fake->wire_count].stats.bytes_received = 1000 * rpcs;
+	snprintf(fake->wire[fake->wire_count].procedure, VNFS_WIRE_PROCEDURE_NAME_MAX, "%s", name);
+	fake->wire_count++;
+}
+
+/* A step's RPC rows are its own and those kept under its cgroup's id before
+ * it was identified (bpf/wire.h), merged per mount and procedure; the rest
+ * are the node's; its release forgets the rows under its id. */
+static void test_wire_rows_go_to_their_steps(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t slot42 = register_step(f, 42, 0, 4200, "/sys/fs/cgroup/job_42/step_0");
+	const struct vnfs_step_record *record;
+
+	/* Out of order, as a hash map gives them. */
+	fake_add_wire(&f->fake, VNFS_SLOT_NONE, VNFS_WIRE_UNATTRIBUTED, 4200, 7, "WRITE", 2);
+	fake_add_wire(&f->fake, slot42, VNFS_WIRE_WORKLOAD, 0, 6, "READ", 5);
+	fake_add_wire(&f->fake, VNFS_SLOT_NONE, VNFS_WIRE_BACKGROUND, 0, 1, "GETATTR", 4);
+	fake_add_wire(&f->fake, VNFS_SLOT_NONE, VNFS_WIRE_UNATTRIBUTED, 4200, 6, "READ", 3);
+	fake_add_wire(&f->fake, VNFS_SLOT_NONE, VNFS_WIRE_UNATTRIBUTED, 999, 6, "READ", 1);
+	vnfs_collector_collect(&f->collector, T0 + 10000);
+
+	record = find_step(f->sink.steps, f->sink.step_count, 42, 0);
+	assert_int_equal(record->wire_count, 2);
+	assert_string_equal(record->wire[0].procedure, "READ");
+	assert_int_equal(record->wire[0].device, 53);
+	assert_int_equal(record->wire[0].stats.rpcs, 8);
+	assert_int_equal(record->wire[0].stats.bytes_received, 8000);
+	assert_string_equal(record->wire[1].procedure, "WRITE");
+	assert_int_equal(record->wire[1].stats.rpcs, 2);
+	assert_int_equal(f->sink.node_wire_count, 2);
+	assert_int_equal(f->sink.node_wire[0].owner, VNFS_WIRE_BACKGROUND);
+	assert_string_equal(f->sink.node_wire[0].row.procedure, "GETATTR");
+	assert_int_equal(f->sink.node_wire[0].row.stats.rpcs, 4);
+	assert_int_equal(f->sink.node_wire[1].owner, VNFS_WIRE_UNATTRIBUTED);
+	assert_int_equal(f->sink.node_wire[1].row.stats.rpcs, 1);
+
+	vnfs_steps_release(&f->steps, slot42, record, false);
+	assert_int_equal(f->fake.forgotten_count, 1);
+	assert_int_equal(f->fake.forgotten[0], 4200);
+}
+
 /* The step records of report_dir/<job>/node1.json (report_dir is
  * directory/reports), read back; returns how many. */
 static size_t read_report_file(struct fixture *f, uint32_t job_id,
@@ -823,6 +919,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_slot_is_copied_only_when_its_activity_moved,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wire_rows_go_to_their_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_breakdown_rows_go_to_their_steps, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(
