@@ -495,16 +495,21 @@ summary=$(median_table)
 echo "$summary" > "$VNFS_OUT/bench-summary.txt"
 print_table "$summary" | tee "$TABLE"
 
-if [ "$mode" = long ]; then
+# The budgets need the variants they compare: with a shorter variant list
+# (for working on one of them) they are not judged, and say so, rather
+# than pass on empty numbers.
+if [ "$mode" = long ] && [ $measure_helper = 1 ]; then
 	for loop in "${LOOPS[@]}"; do
 		fentry=$(value_of "$summary" "$loop" vnfs-fentry 4)
 		collector=$(value_of "$summary" "$loop" collector-design 4)
 		floor=$(value_of "$summary" "$loop" floor 4)
 		check "budget $loop: vnfs adds $fentry ns <= 0.3 x collector design's $collector ns" \
-			awk -v a="$fentry" -v b="$collector" 'BEGIN { exit !(a <= 0.3 * b) }'
+			awk -v a="$fentry" -v b="$collector" 'BEGIN { exit !(a != "" && b != "" && a <= 0.3 * b) }'
 		check "budget $loop: vnfs adds $fentry ns <= 1.5 x the floor's $floor ns" \
-			awk -v a="$fentry" -v b="$floor" 'BEGIN { exit !(a <= 1.5 * b) }'
+			awk -v a="$fentry" -v b="$floor" 'BEGIN { exit !(a != "" && b != "" && a <= 1.5 * b) }'
 	done
+elif [ "$mode" = long ]; then
+	say "the loops' budgets are not judged: only ${PROBE_VARIANTS[*]} ran"
 fi
 mark bench-probes
 
