@@ -9,6 +9,9 @@
 #                     the least any design that times calls adds
 #   vnfs-fentry       vnfs-helper --probes fentry
 #   vnfs-kprobe       vnfs-helper --probes kprobe
+#   vnfs-no-rpcs      vnfs-helper --probes fentry with count_rpcs = false: what
+#                     the RPC counters add to the loops (an open makes an
+#                     NFS open context, which their program notes)
 #   collector-design  the vNFS-collector design (bench_loader collector-design)
 # Each round runs every probe variant, in an order rotated by one per round:
 # attach, the three loops of bench_workload on one cached NFSv4.2 file,
@@ -51,13 +54,13 @@ long) iterations=4000 repeats=5 rounds=5 cpu_window=60 idle_steps=1000
 esac
 
 # "none" runs before the first probe variant and after each (see the rounds).
-PROBE_VARIANTS=(floor timing vnfs-fentry vnfs-kprobe collector-design)
+PROBE_VARIANTS=(floor timing vnfs-fentry vnfs-no-rpcs vnfs-kprobe collector-design)
 ALL_PROBE_VARIANTS=${#PROBE_VARIANTS[@]}
 if [ -n "${2:-}" ]; then
 	IFS=, read -r -a PROBE_VARIANTS <<< "$2"
 	for variant in "${PROBE_VARIANTS[@]}"; do
 		case $variant in
-		floor|timing|vnfs-fentry|vnfs-kprobe|collector-design) ;;
+		floor|timing|vnfs-fentry|vnfs-no-rpcs|vnfs-kprobe|collector-design) ;;
 		*) fail "bench.sh: unknown variant '$variant'"; guest_done; exit 1 ;;
 		esac
 	done
@@ -125,6 +128,8 @@ listen = 127.0.0.1:9716
 CONF
 : > "$RAW"
 : > "$STARTS"
+NO_RPCS_CONFIG=$WORK/vnfs-no-rpcs.conf
+sed 's/^\[helper\]$/[helper]\ncount_rpcs = false/' "$CONFIG" > "$NO_RPCS_CONFIG"
 
 # ------------------------------------------------------------ the variants
 
@@ -181,8 +186,12 @@ attach() {
 		loader_pid=$!
 		wait_for_line "$log" '^READY' "$loader_pid" || { cat "$log"; return 1; }
 		;;
-	vnfs-fentry|vnfs-kprobe)
-		start_helper "${variant#vnfs-}" "$log" || { tail -n 20 "$log"; return 1; }
+	vnfs-fentry|vnfs-kprobe|vnfs-no-rpcs)
+		if [ "$variant" = vnfs-no-rpcs ]; then
+			start_helper fentry "$log" "$NO_RPCS_CONFIG"
+		else
+			start_helper "${variant#vnfs-}" "$log"
+		fi || { tail -n 20 "$log"; return 1; }
 		"$STEPS" -s "$SOCKET" -j $WORKLOAD_JOB "$WORKLOAD_CGROUP" > /dev/null || return 1
 		;;
 	esac
@@ -196,7 +205,7 @@ detach() {
 		kill -TERM "$loader_pid" && wait "$loader_pid" || status=1
 		loader_pid=
 		;;
-	vnfs-fentry|vnfs-kprobe)
+	vnfs-fentry|vnfs-kprobe|vnfs-no-rpcs)
 		stop_helper || status=1
 		;;
 	esac
@@ -329,7 +338,7 @@ run_variant() {
 		[ "$name" = "$loop" ] && echo "$round $variant $loop $best $median $rpcs $sequence" >> "$RAW"
 	done
 	case $variant in
-	vnfs-fentry|vnfs-kprobe)
+	vnfs-fentry|vnfs-kprobe|vnfs-no-rpcs)
 		query_workload_job > "$VNFS_OUT/bench-query-$attach_count.json" ||
 			fail "round $round: $variant: QUERY of job $WORKLOAD_JOB failed" ;;
 	esac
@@ -347,7 +356,7 @@ run_variant() {
 		calls=$(awk '$1 == "counted" { print $2 }' "$VNFS_OUT/bench-attach-$attach_count-$variant.log")
 		check_ge "round $round: $variant counted the workload's calls" "${calls:-0}" \
 			$((iterations * repeats)) ;;
-	vnfs-fentry|vnfs-kprobe)
+	vnfs-fentry|vnfs-kprobe|vnfs-no-rpcs)
 		# One nfs_getattr per stat: the warm-up tenth plus the timed runs.
 		getattr=$(jq -r '[.job.steps[].operations.getattr.count] | add' \
 			"$VNFS_OUT/bench-query-$attach_count.json" 2> /dev/null)
@@ -444,6 +453,12 @@ print_table() {
 		printf '%-12s %9s %9s %9s %9s %9s %9s\n' "$loop" "$(ratio "$fentry" "$collector")" \
 			"$(ratio "$kprobe" "$collector")" "$(ratio "$fentry" "$floor")" \
 			"$(ratio "$timing" "$floor")" "$(ratio "$fentry" "$timing")" "$(ratio "$timing" "$collector")"
+	done
+	echo "the RPC counters' share: vnfs-fentry's added time minus vnfs-no-rpcs' (ns per call)"
+	for loop in "${LOOPS[@]}"; do
+		printf '%-12s %9s\n' "$loop" "$(awk -v a="$(value_of "$summary" "$loop" vnfs-fentry 4)" \
+			-v b="$(value_of "$summary" "$loop" vnfs-no-rpcs 4)" \
+			'BEGIN { if (a == "" || b == "" || a == "n/a" || b == "n/a") print "n/a"; else printf "%.1f", a - b }')"
 	done
 }
 
@@ -741,7 +756,6 @@ mark bench-exec-capture
 # added.  The RPC programs' own run time per RPC (bpf_stats) beside it.
 WIRE_RAW=$VNFS_OUT/bench-wire-raw.txt
 WIRE_PROGRAMS=$VNFS_OUT/bench-wire-programs.txt
-NO_RPCS_CONFIG=$WORK/vnfs-no-rpcs.conf
 NFS_WORKLOAD=$(program tests/tools/nfs-workload)
 WIRE_FILE=$MOUNTPOINT/bench/wire-file
 case $mode in
@@ -750,7 +764,6 @@ long) wire_rounds=3 wire_repeats=3 ;;
 esac
 : > "$WIRE_RAW"
 : > "$WIRE_PROGRAMS"
-sed 's/^\[helper\]$/[helper]\ncount_rpcs = false/' "$CONFIG" > "$NO_RPCS_CONFIG"
 
 # wire_loop LOOP: runs it once in the workload cgroup; prints its ms.
 wire_loop() {
