@@ -68,10 +68,21 @@ end_job() {
 	"$REGISTER" --socket $SOCKET --end --source pbs --job "$1" > /dev/null
 	"$REGISTER" --socket $SOCKET --finish --source pbs --job "$1" > /dev/null
 }
-# before DIR: the kernel's rows and the mounts' counts before a test.
+# before DIR MOUNTPOINT: the kernel's rows and the mounts' counts before a
+# test, taken again until no RPC of no workload on the mount ended while
+# they were read (a lease renewal between the two reads counted in one of
+# them only: seen once).
 before() {
-	node_rows "$1/node-before.json"
-	cp /proc/self/mountstats "$1/mountstats-before.txt"
+	local device tries
+	device=$(stat -c %d "$2")
+	for tries in $(seq 1 20); do
+		node_rows "$1/node-before.json"
+		cp /proc/self/mountstats "$1/mountstats-before.txt"
+		node_rows "$1/node-before-check.json"
+		[ "$(python3 $COMPARE --rows $device "$1/node-before.json")" = \
+			"$(python3 $COMPARE --rows $device "$1/node-before-check.json")" ] && return 0
+	done
+	return 1
 }
 # after DIR MOUNTPOINT JOB...: the helper's view of each job, the mounts'
 # counts and the kernel's rows, taken again until no RPC of no workload on
@@ -123,7 +134,7 @@ for version in 3 4.0 4.1 4.2; do
 	mkdir -p $out "$mount_dir/meta"
 	device=$(stat -c %d "$mount_dir")
 	start_job $job
-	before $out
+	check "v$version: a snapshot before, with no RPC ending while it was taken" before $out "$mount_dir"
 	in_job $job "$WORKLOAD" mapped-write "$mount_dir/mapped" 64 > /dev/null
 	check_eq "v$version: the mapped writer exited" $? 0
 	sync
@@ -169,7 +180,7 @@ mkdir -p $out
 device=$(stat -c %d "$mount_dir")
 start_job wire-a
 start_job wire-b
-before $out
+check "a snapshot before, with no RPC ending while it was taken" before $out "$mount_dir"
 in_job wire-a "$WORKLOAD" write "$mount_dir/a" 16 > /dev/null &
 writer_a=$!
 in_job wire-b "$WORKLOAD" write "$mount_dir/b" 24 > /dev/null &
@@ -197,7 +208,7 @@ mount_dir=$(nfs_mount_of 4.2)
 out=$VNFS_OUT/late
 mkdir -p $out "$CGROUPS/plain"
 device=$(stat -c %d "$mount_dir")
-before $out
+check "a snapshot before, with no RPC ending while it was taken" before $out "$mount_dir"
 kill -STOP $HELPER_PID
 bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUPS/plain" \
 	env LSB_JOBID=7777 "$WORKLOAD" write "$mount_dir/late" 4 > /dev/null
