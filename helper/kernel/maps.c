@@ -164,6 +164,68 @@ int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_breakdown_fn
 static int64_t monotonic_ms(void);
 static int cgroup_root(struct vnfs_probes *probes);
 
+/*
+ * The entries of a map that match, collected during a walk and acted on
+ * after it (deleting while walking would restart get_next_key): the key,
+ * and the value when value_size is not 0, of each.
+ */
+struct matching_entries {
+	bool (*matches)(const void *key, const void *value, void *context);
+	void *context;
+	size_t key_size, value_size;
+	size_t count, capacity;
+	unsigned char *entries;
+};
+
+static int collect_matching_entry(const void *key, const void *value, void *context)
+{
+	struct matching_entries *collected = context;
+	size_t size = collected->key_size + collected->value_size;
+
+	if (!collected->matches(key, value, collected->context))
+		return 0;
+	if (collected->count == collected->capacity) {
+		size_t capacity = collected->capacity ? 2 * collected->capacity : 64;
+		unsigned char *entries = realloc(collected->entries, capacity * size);
+
+		if (!entries)
+			return -1;
+		collected->entries = entries;
+		collected->capacity = capacity;
+	}
+	memcpy(collected->entries + collected->count * size, key, collected->key_size);
+	memcpy(collected->entries + collected->count * size + collected->key_size, value,
+	       collected->value_size);
+	collected->count++;
+	return 0;
+}
+
+/* Walks the map of fd (whose values are read whole: value_size, or the
+ * map's own value size for keys only).  Returns 0 or -1; the caller frees
+ * collected->entries either way. */
+static int collect_matching_entries(int fd, struct matching_entries *collected)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 length = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &length) != 0)
+		return -1;
+	return for_each_entry(fd, collected->key_size, info.value_size, collect_matching_entry,
+			      collected);
+}
+
+static const void *matching_key(const struct matching_entries *collected, size_t i)
+{
+	return collected->entries + i * (collected->key_size + collected->value_size);
+}
+
+static const void *matching_value(const struct matching_entries *collected, size_t i)
+{
+	return (const unsigned char *)matching_key(collected, i) + collected->key_size;
+}
+
+
+
 /* The procedure names the kernel side noted (a few dozen), read once per walk. */
 struct wire_walk {
 	vnfs_wire_fn fn;
@@ -232,33 +294,6 @@ int vnfs_probes_for_each_wire(struct vnfs_probes *probes, vnfs_wire_fn fn, void 
 	return status;
 }
 
-struct owner_rows {
-	uint64_t owner_id;
-	struct vnfs_wire_key *keys;
-	size_t count, capacity;
-};
-
-static int collect_owner_row(const void *key, const void *value, void *context)
-{
-	const struct vnfs_wire_key *wire_key = key;
-	struct owner_rows *rows = context;
-
-	(void)value;
-	if (wire_key->owner_kind != VNFS_WIRE_UNATTRIBUTED || wire_key->owner_id != rows->owner_id)
-		return 0;
-	if (rows->count == rows->capacity) {
-		size_t capacity = rows->capacity ? 2 * rows->capacity : 32;
-		struct vnfs_wire_key *keys = realloc(rows->keys, capacity * sizeof(*keys));
-
-		if (!keys)
-			return -1;
-		rows->keys = keys;
-		rows->capacity = capacity;
-	}
-	rows->keys[rows->count++] = *wire_key;
-	return 0;
-}
-
 /* An unattributed row's owner no longer is: its cgroup removed, or its
  * environment job gone from the kernel's jobs. */
 static bool wire_owner_gone(struct vnfs_probes *probes, uint64_t owner_id)
@@ -296,31 +331,35 @@ static int keep_expired(struct vnfs_probes *probes, const struct vnfs_wire_key *
 	return 0;
 }
 
-struct gone_rows {
-	struct vnfs_probes *probes;
-	struct wire_expired_row *rows;
-	size_t count, capacity;
-};
-
-static int collect_gone_row(const void *key, const void *value, void *context)
+/* A row of no workload kept under an owner's id (bpf/wire.h). */
+static bool owned_unattributed(const struct vnfs_wire_key *key)
 {
-	const struct vnfs_wire_key *wire_key = key;
-	struct gone_rows *gone = context;
+	return key->owner_kind == VNFS_WIRE_UNATTRIBUTED && key->owner_id != 0;
+}
 
-	if (wire_key->owner_kind != VNFS_WIRE_UNATTRIBUTED || wire_key->owner_id == 0 ||
-	    !wire_owner_gone(gone->probes, wire_key->owner_id))
-		return 0;
-	if (gone->count == gone->capacity) {
-		size_t capacity = gone->capacity ? 2 * gone->capacity : 32;
-		struct wire_expired_row *rows = realloc(gone->rows, capacity * sizeof(*rows));
+static bool row_of_owner(const void *key, const void *value, void *owner_id)
+{
+	(void)value;
+	return owned_unattributed(key) &&
+	       ((const struct vnfs_wire_key *)key)->owner_id == *(const uint64_t *)owner_id;
+}
 
-		if (!rows)
-			return -1;
-		gone->rows = rows;
-		gone->capacity = capacity;
-	}
-	gone->rows[gone->count].key = *wire_key;
-	gone->rows[gone->count++].stats = *(const struct vnfs_wire_stats *)value;
+static bool row_of_gone_owner(const void *key, const void *value, void *probes)
+{
+	(void)value;
+	return owned_unattributed(key) &&
+	       wire_owner_gone(probes, ((const struct vnfs_wire_key *)key)->owner_id);
+}
+
+/* Deletes such a row, giving its room back (an atomic subtraction: an
+ * update through the syscall would overwrite what the programs add
+ * meanwhile).  Returns 0, or -1 when it could not be deleted. */
+static int delete_owned_row(struct vnfs_probes *probes, int fd, const struct vnfs_wire_key *key)
+{
+	if (bpf_map_delete_elem(fd, key) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (probes->wire_unattributed_entries)
+		__atomic_fetch_sub(probes->wire_unattributed_entries, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -330,43 +369,37 @@ static int collect_gone_row(const void *key, const void *value, void *context)
  * down. */
 static void expire_wire_rows(struct vnfs_probes *probes)
 {
-	struct gone_rows gone = { .probes = probes };
+	struct matching_entries gone = { .matches = row_of_gone_owner, .context = probes,
+					 .key_size = sizeof(struct vnfs_wire_key),
+					 .value_size = sizeof(struct vnfs_wire_stats) };
 	int fd = bpf_map__fd(probes->skeleton->maps.wire_stats);
 
-	if (for_each_entry(fd, sizeof(struct vnfs_wire_key), sizeof(struct vnfs_wire_stats),
-			   collect_gone_row, &gone) != 0)
+	if (collect_matching_entries(fd, &gone) != 0)
 		vnfs_warning("looking for RPC rows of gone cgroups failed: tried again in %d s",
 			     VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS / 1000);
 	for (size_t i = 0; i < gone.count; i++) {
-		if (keep_expired(probes, &gone.rows[i].key, &gone.rows[i].stats) != 0)
+		const struct vnfs_wire_key *key = matching_key(&gone, i);
+
+		if (keep_expired(probes, key, matching_value(&gone, i)) != 0)
 			break; /* out of memory: the row stays, counted, and is tried again */
-		if (bpf_map_delete_elem(fd, &gone.rows[i].key) == 0 && probes->wire_unattributed_entries)
-			__atomic_fetch_sub(probes->wire_unattributed_entries, 1, __ATOMIC_RELAXED);
+		(void)delete_owned_row(probes, fd, key);
 	}
-	free(gone.rows);
+	free(gone.entries);
 }
 
 int vnfs_probes_forget_wire(struct vnfs_probes *probes, uint64_t owner_id)
 {
-	struct owner_rows rows = { .owner_id = owner_id };
+	struct matching_entries rows = { .matches = row_of_owner, .context = &owner_id,
+					 .key_size = sizeof(struct vnfs_wire_key) };
 	int fd, status;
 
 	if (!probes || owner_id == 0)
 		return -1;
 	fd = bpf_map__fd(probes->skeleton->maps.wire_stats);
-	status = for_each_entry(fd, sizeof(struct vnfs_wire_key), sizeof(struct vnfs_wire_stats),
-				collect_owner_row, &rows);
-	for (size_t i = 0; status == 0 && i < rows.count; i++) {
-		if (bpf_map_delete_elem(fd, &rows.keys[i]) != 0) {
-			status = errno == ENOENT ? 0 : -1;
-			continue;
-		}
-		/* An atomic subtraction: an update through the syscall would
-		 * overwrite what the programs add meanwhile. */
-		if (probes->wire_unattributed_entries)
-			__atomic_fetch_sub(probes->wire_unattributed_entries, 1, __ATOMIC_RELAXED);
-	}
-	free(rows.keys);
+	status = collect_matching_entries(fd, &rows);
+	for (size_t i = 0; status == 0 && i < rows.count; i++)
+		status = delete_owned_row(probes, fd, matching_key(&rows, i));
+	free(rows.entries);
 	return status;
 }
 
@@ -611,48 +644,25 @@ int vnfs_probes_expire_unattributed(struct vnfs_probes *probes, int64_t now_ms, 
 	return 0;
 }
 
-/* Keys of one slot collected during a walk, deleted after it (deleting
- * while walking would restart get_next_key). */
-struct slot_keys {
-	uint32_t slot;
-	size_t key_size;
-	size_t count;
-	size_t capacity;
-	unsigned char *keys;
-};
-
-static int collect_slot_key(const void *key, const void *value, void *context)
+static bool entry_of_slot(const void *key, const void *value, void *slot)
 {
-	struct slot_keys *collected = context;
-	uint32_t slot;
+	uint32_t key_slot;
 
 	(void)value;
-	memcpy(&slot, key, sizeof(slot)); /* the key starts with the slot */
-	if (slot != collected->slot)
-		return 0;
-	if (collected->count == collected->capacity) {
-		size_t capacity = collected->capacity ? 2 * collected->capacity : 64;
-		unsigned char *keys = realloc(collected->keys, capacity * collected->key_size);
-
-		if (!keys)
-			return -1;
-		collected->keys = keys;
-		collected->capacity = capacity;
-	}
-	memcpy(collected->keys + collected->count++ * collected->key_size, key,
-	       collected->key_size);
-	return 0;
+	memcpy(&key_slot, key, sizeof(key_slot)); /* the key starts with the slot */
+	return key_slot == *(const uint32_t *)slot;
 }
 
-static int delete_slot_entries(int fd, size_t key_size, size_t value_size, uint32_t slot)
+static int delete_slot_entries(int fd, size_t key_size, uint32_t slot)
 {
-	struct slot_keys collected = { .slot = slot, .key_size = key_size };
-	int status = for_each_entry(fd, key_size, value_size, collect_slot_key, &collected);
+	struct matching_entries collected = { .matches = entry_of_slot, .context = &slot,
+					      .key_size = key_size };
+	int status = collect_matching_entries(fd, &collected);
 
 	for (size_t i = 0; status == 0 && i < collected.count; i++)
-		if (bpf_map_delete_elem(fd, collected.keys + i * key_size) != 0 && errno != ENOENT)
+		if (bpf_map_delete_elem(fd, matching_key(&collected, i)) != 0 && errno != ENOENT)
 			status = -1;
-	free(collected.keys);
+	free(collected.entries);
 	return status;
 }
 
@@ -673,11 +683,9 @@ int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot)
 				&no_activity, BPF_ANY) != 0)
 		return -1;
 	if (delete_slot_entries(bpf_map__fd(probes->skeleton->maps.breakdown_stats),
-				sizeof(struct vnfs_breakdown_key), sizeof(struct vnfs_breakdown_stats),
-				slot) != 0)
-		return -1;
-	if (delete_slot_entries(bpf_map__fd(probes->skeleton->maps.wire_stats),
-				sizeof(struct vnfs_wire_key), sizeof(struct vnfs_wire_stats), slot) != 0)
+				sizeof(struct vnfs_breakdown_key), slot) != 0 ||
+	    delete_slot_entries(bpf_map__fd(probes->skeleton->maps.wire_stats),
+				sizeof(struct vnfs_wire_key), slot) != 0)
 		return -1;
 	/* After the rows: the slot's next step may make its own 64 of each. */
 	if (bpf_map_update_elem(bpf_map__fd(probes->skeleton->maps.wire_entries), &key,

@@ -68,40 +68,28 @@ end_job() {
 	"$REGISTER" --socket $SOCKET --end --source pbs --job "$1" > /dev/null
 	"$REGISTER" --socket $SOCKET --finish --source pbs --job "$1" > /dev/null
 }
-# before DIR MOUNTPOINT: the kernel's rows and the mounts' counts before a
-# test, taken again until no RPC of no workload on the mount ended while
-# they were read (a lease renewal between the two reads counted in one of
-# them only: seen once).
-before() {
-	local device tries
-	device=$(stat -c %d "$2")
+# snapshot WHEN DIR MOUNTPOINT JOB...: the kernel's rows, the helper's view
+# of each running JOB and the mounts' counts, as DIR/node-WHEN.json,
+# DIR/JOB.json and DIR/mountstats-WHEN.txt, taken again until no RPC of no
+# workload on the mount ended while they were read (a lease renewal between
+# two reads would be in one of them only).  The jobs' own RPCs are over:
+# their programs have exited.
+snapshot() {
+	local when=$1 dir=$2 device tries job
+	device=$(stat -c %d "$3")
+	shift 3
 	for tries in $(seq 1 20); do
-		node_rows "$1/node-before.json"
-		cp /proc/self/mountstats "$1/mountstats-before.txt"
-		node_rows "$1/node-before-check.json"
-		[ "$(python3 $COMPARE --rows $device "$1/node-before.json")" = \
-			"$(python3 $COMPARE --rows $device "$1/node-before-check.json")" ] && return 0
-	done
-	return 1
-}
-# after DIR MOUNTPOINT JOB...: the helper's view of each job, the mounts'
-# counts and the kernel's rows, taken again until no RPC of no workload on
-# the mount ended while they were read (a lease renewal may end between
-# two).  The jobs' own RPCs are over: their programs have exited.
-after() {
-	local dir=$1 device tries job
-	device=$(stat -c %d "$2")
-	shift 2
-	for tries in $(seq 1 20); do
-		node_rows "$dir/node-after.json"
+		node_rows "$dir/node-$when.json"
 		for job in "$@"; do query "$job" > "$dir/$job.json"; done
-		cp /proc/self/mountstats "$dir/mountstats-after.txt"
-		node_rows "$dir/node-after-check.json"
-		[ "$(python3 $COMPARE --rows $device "$dir/node-after.json")" = \
-			"$(python3 $COMPARE --rows $device "$dir/node-after-check.json")" ] && return 0
+		cp /proc/self/mountstats "$dir/mountstats-$when.txt"
+		node_rows "$dir/node-$when-check.json"
+		[ "$(python3 $COMPARE --rows $device "$dir/node-$when.json")" = \
+			"$(python3 $COMPARE --rows $device "$dir/node-$when-check.json")" ] && return 0
 	done
 	return 1
 }
+before() { snapshot before "$@"; }
+after() { snapshot after "$@"; }
 # compare_to_mountstats LABEL DIR MOUNTPOINT JOB...: every procedure's RPCs,
 # transmissions, bytes and errors of the jobs plus the mount's background and
 # unattributed rows = the mount's mountstats delta.
@@ -222,13 +210,7 @@ late_finished() {
 }
 check "late: LSF job 7777 registered, ended and finished by the helper" until_ok 30 late_finished
 "$REPORT" --config $RUN/vnfs.conf -j lsf:7777 --json | jq '.jobs[0]' > $out/lsf-7777.json
-for tries in $(seq 1 20); do
-	node_rows $out/node-after.json
-	cp /proc/self/mountstats $out/mountstats-after.txt
-	node_rows $out/node-after-check.json
-	[ "$(python3 $COMPARE --rows $device $out/node-after.json)" = \
-		"$(python3 $COMPARE --rows $device $out/node-after-check.json)" ] && break
-done
+check "late: a snapshot after, with no RPC ending while it was taken" after $out "$mount_dir"
 compare_to_mountstats late $out "$mount_dir" lsf-7777
 check_ge "late: the job's WRITE RPCs sent its 4 MiB, those before it was identified included" \
 	"$(wire $out/lsf-7777.json WRITE bytes_sent $device)" $((4 * MIB))
