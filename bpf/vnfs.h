@@ -59,7 +59,8 @@
 /* 9: the wire-level maps (wire.h: wire_stats, wire_entries,
  * wire_procedure_names, wire_owners, open_context_owners,
  * rpc_client_devices) and a health counter (issue 17). */
-#define VNFS_ABI_VERSION 9
+/* 10: a health counter, VNFS_HEALTH_WIRE_UNATTRIBUTED_OTHER (issue 17). */
+#define VNFS_ABI_VERSION 10
 
 /* Map capacities (VNFS_MAX_STEPS and VNFS_MAX_BREAKDOWN_ENTRIES: step_stats.h). */
 #define VNFS_MAX_REGISTERED_CGROUPS (2 * VNFS_MAX_STEPS)
@@ -328,6 +329,8 @@ enum vnfs_health_counter {
 	VNFS_HEALTH_ENVIRONMENT_JOBS_FULL, /* an exec named a job environment_jobs had no room for */
 	VNFS_HEALTH_ENVIRONMENT_TOO_LONG,  /* a listed variable's value too long to keep */
 	VNFS_HEALTH_WIRE_FULL,         /* an RPC ended with no room for its wire_stats row */
+	VNFS_HEALTH_WIRE_UNATTRIBUTED_OTHER, /* an RPC of no workload in its mount's row of id 0
+					      * (4,096 rows with an owner's id made) */
 	VNFS_HEALTH_COUNTERS
 };
 

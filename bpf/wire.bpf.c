@@ -196,6 +196,20 @@ static __always_inline void learn_client_device(struct rpc_clnt___vnfs *client, 
 		bpf_map_update_elem(&rpc_client_devices, &key, &device, BPF_NOEXIST);
 }
 
+/* Sets key's owner in an LRU map of owners.  An entry already there (the
+ * address of a freed task or context, reused) is written in place: an
+ * update makes a new element and frees the old, under the LRU's locks,
+ * which cost more under emulation than the rest of the program together. */
+static __always_inline void set_owner(void *owners, __u64 *key, const struct vnfs_wire_owner *owner)
+{
+	struct vnfs_wire_owner *existing = bpf_map_lookup_elem(owners, key);
+
+	if (existing)
+		*existing = *owner;
+	else
+		bpf_map_update_elem(owners, key, owner, BPF_ANY);
+}
+
 /* A page I/O request is about to start as the rpc_task at task: its owner
  * is its open context's opener, its mount its inode's. */
 static __always_inline void initiate_page_io(__u64 task, struct inode *inode,
@@ -212,7 +226,7 @@ static __always_inline void initiate_page_io(__u64 task, struct inode *inode,
 	owner.device = inode->i_sb->s_dev;
 	owner.state = VNFS_WIRE_TASK_INITIATED;
 	owner.starter = bpf_get_current_pid_tgid();
-	bpf_map_update_elem(&wire_owners, &task, &owner, BPF_ANY);
+	set_owner(&wire_owners, &task, &owner);
 }
 
 /* The tracepoints' arguments are typed (tp_btf): their fields are read in
@@ -239,8 +253,16 @@ int BPF_PROG(wire_initiate_commit, struct nfs_commit_data___vnfs *data)
 	return 0;
 }
 
+#define FMODE_WRITE 0x2 /* include/linux/fs.h */
+
 /* An open context is made in the task that opens the file (or, for an
- * NFSv4 delegation or state recovery, reuses an opener's). */
+ * NFSv4 delegation or state recovery, reuses an opener's).  Only one that
+ * can write is noted: its pages may be written back by a flusher thread,
+ * or by any task under memory pressure, long after.  A read is started by
+ * the reader's own task (readahead, a fault, O_DIRECT), which owns it, so
+ * the opens of a read-only loop (a data loader's) cost no map update; a
+ * note left at a read-only context's address by a freed writer is dropped
+ * so that its reads are not given to that writer. */
 SEC("fexit/alloc_nfs_open_context")
 int BPF_PROG(wire_note_open_context, struct dentry *dentry, unsigned int mode, struct file *file,
 	     struct nfs_open_context___vnfs *context)
@@ -250,8 +272,13 @@ int BPF_PROG(wire_note_open_context, struct dentry *dentry, unsigned int mode, s
 
 	if ((long)context <= 0 && (long)context > -4096)
 		return 0; /* NULL or ERR_PTR */
+	if (!(mode & FMODE_WRITE)) {
+		if (bpf_map_lookup_elem(&open_context_owners, &key))
+			bpf_map_delete_elem(&open_context_owners, &key);
+		return 0;
+	}
 	current_owner(&owner);
-	bpf_map_update_elem(&open_context_owners, &key, &owner, BPF_ANY);
+	set_owner(&open_context_owners, &key, &owner);
 	return 0;
 }
 
@@ -298,7 +325,10 @@ int BPF_PROG(wire_task_begin, struct rpc_task___vnfs *task)
 	owner.device = client_device(client);
 	owner.state = VNFS_WIRE_TASK_BEGUN;
 	owner.starter = starter;
-	bpf_map_update_elem(&wire_owners, &key, &owner, BPF_ANY);
+	if (initiated)
+		*initiated = owner; /* a reused address, as in set_owner */
+	else
+		bpf_map_update_elem(&wire_owners, &key, &owner, BPF_ANY);
 	return 0;
 }
 
@@ -339,16 +369,19 @@ static __always_inline void note_procedure_name(const struct vnfs_wire_key *key,
 }
 
 /* A new unattributed row of an owner's id, within the node's bound, or
- * false: the row of id 0 then takes it. */
+ * false: the row of id 0 then takes it.  The count is taken before the
+ * test, so that CPUs making rows at once never pass the bound together. */
 static __always_inline bool unattributed_row_allowed(void)
 {
 	__u32 zero = 0;
 	__u64 *made = bpf_map_lookup_elem(&wire_unattributed_entries, &zero);
 
-	if (!made || *made >= VNFS_MAX_WIRE_UNATTRIBUTED_NAMED)
+	if (!made)
 		return false;
-	__sync_fetch_and_add(made, 1);
-	return true;
+	if (__sync_fetch_and_add(made, 1) < VNFS_MAX_WIRE_UNATTRIBUTED_NAMED)
+		return true;
+	__sync_fetch_and_add(made, -1);
+	return false;
 }
 
 /* The row of key, made if need be within its step's bound (key's owner_id
@@ -365,6 +398,7 @@ static __always_inline struct vnfs_wire_stats *wire_row(struct vnfs_wire_key *ke
 		return row;
 	note_procedure_name(key, info);
 	if (key->owner_id != 0 && !unattributed_row_allowed()) {
+		health_add(VNFS_HEALTH_WIRE_UNATTRIBUTED_OTHER);
 		key->owner_id = 0;
 		row = bpf_map_lookup_elem(&wire_stats, key);
 		if (row)

@@ -114,7 +114,7 @@ struct vnfs_wire_key {
 };
 
 _Static_assert(sizeof(struct vnfs_wire_key) == 24,
-	       "tests/guest/lib/wire_compare.py reads the key with this layout");
+	       "no padding in the key: the kernel compares hash keys as bytes");
 
 /* wire_stats value: mountstats' per-op line, and its times as histograms
  * (nanoseconds, log2 buckets as in step_stats.h). */

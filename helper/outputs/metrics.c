@@ -1127,10 +1127,12 @@ static void render_bounded_rows(struct text *out, const struct vnfs_helper_healt
 		{ "step_other_calls", VNFS_HEALTH_BREAKDOWN_OTHER },
 		{ "unattributed_other_calls", VNFS_HEALTH_UNATTRIBUTED_OTHER },
 		{ "unattributed_expired_rows", VNFS_HEALTH_UNATTRIBUTED_EXPIRED },
+		{ "unattributed_other_rpcs", VNFS_HEALTH_WIRE_UNATTRIBUTED_OTHER },
 	};
 
 	append_header(out, "vnfs_helper_bounded_total", "counter",
-		      "Calls counted in an [other] row, and rows folded into [expired] ones.");
+		      "Calls counted in an [other] row, rows folded into [expired] ones, and "
+		      "RPCs of no workload in their mount's row of no owner.");
 	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
 		append_string(out, "vnfs_helper_bounded_total{bound=\"");
 		append_string(out, bounds[i].bound);

@@ -154,6 +154,7 @@ static void test_exact_samples(void **unused)
 	health.counters[VNFS_HEALTH_UNMATCHED_EXIT] = 4;
 	health.counters[VNFS_HEALTH_BREAKDOWN_OTHER] = 137;
 	health.counters[VNFS_HEALTH_UNATTRIBUTED_EXPIRED] = 3072;
+	health.counters[VNFS_HEALTH_WIRE_UNATTRIBUTED_OTHER] = 41;
 	for (int op = 0; op < VNFS_OP_COUNT; op++)
 		health.attach_method[op] = VNFS_ATTACH_FENTRY;
 	health.attach_method[VNFS_OP_MMAP_READ] = VNFS_ATTACH_KPROBE;
@@ -227,6 +228,7 @@ static void test_exact_samples(void **unused)
 	assert_contains(text, "\nvnfs_helper_bounded_total{bound=\"step_other_calls\"} 137\n");
 	assert_contains(text, "\nvnfs_helper_bounded_total{bound=\"unattributed_other_calls\"} 0\n");
 	assert_contains(text, "\nvnfs_helper_bounded_total{bound=\"unattributed_expired_rows\"} 3072\n");
+	assert_contains(text, "\nvnfs_helper_bounded_total{bound=\"unattributed_other_rpcs\"} 41\n");
 	assert_contains(text, "\nvnfs_helper_active_steps 1\n");
 	/* 21 for the read operation and bytes, 18 request size, 5 process, 10 mount, 4 stray */
 	assert_contains(text, "\nvnfs_helper_series 59\n");

@@ -18,15 +18,14 @@ prints the bytes sent by the unattributed rows kept under environment jobs'
 ids (bit 63) on DEVICE for the procedure named (READ, WRITE, ...: its index
 taken from /proc/self/mountstats's order for the mount's NFS version).
 
-NODE_ROWS_*: `bpftool -j map dump pinned .../wire_stats` — the kernel's rows,
-of which those of no workload (background, unattributed) on DEVICE are what
-the job does not own.  Prints one line per procedure and "mismatches=N";
+NODE_ROWS_*: `tests/tools/wire-rows .../wire_stats` — the kernel's rows, one
+line each, of which those of no workload (background, unattributed) on
+DEVICE are what the job does not own.  Prints one line per procedure and "mismatches=N";
 exits 1 when any procedure's job + background + unattributed differs from
 the mount's delta in RPCs, transmissions, bytes sent or received, or errors.
 """
 import json
 import re
-import struct
 import sys
 
 FIELDS = ("rpcs", "transmissions", "major_timeouts", "bytes_sent", "bytes_received")
@@ -47,20 +46,25 @@ def mountstats(path, mountpoint):
     return ops
 
 
+def wire_rows(path):
+    """(slot, device, version, procedure, owner kind, owner id, counters) of
+    each line wire-rows printed; counters as mountstats' (ops, trans,
+    timeouts, sent, received, errors)."""
+    for line in open(path):
+        numbers = [int(x) for x in line.split()]
+        yield tuple(numbers[:6]) + (tuple(numbers[6:12]),)
+
+
 def node_rows(path, device, jobs_ids=()):
     """{(procedure index, owner kind): counters} of the rows of no workload,
     summed over their owners' ids; rows kept under a job's own id (its RPCs
     from before it was identified, which its record holds) left out."""
     rows = {}
-    for entry in json.load(open(path)):
-        key = bytes(int(x, 16) for x in entry["key"])
-        value = bytes(int(x, 16) for x in entry["value"])
-        slot, row_device, version, procedure, kind, owner_id = struct.unpack("<IIHHIQ", key)
-        counters = struct.unpack("<9Q", value[:72])
+    for _, row_device, _, procedure, kind, owner_id, counters in wire_rows(path):
         if row_device != device or kind not in NO_WORKLOAD or (owner_id and owner_id in jobs_ids):
             continue
         summed = rows.get((procedure, kind), (0,) * 6)
-        rows[(procedure, kind)] = tuple(a + b for a, b in zip(summed, counters[:5] + (counters[8],)))
+        rows[(procedure, kind)] = tuple(a + b for a, b in zip(summed, counters))
     return rows
 
 
@@ -68,16 +72,13 @@ def job_rows_sent(device, path, procedure_name):
     """Bytes sent by rows kept under environment jobs' ids for one procedure."""
     names = {}
     sent = 0
-    for entry in json.load(open(path)):
-        key = bytes(int(x, 16) for x in entry["key"])
-        value = bytes(int(x, 16) for x in entry["value"])
-        slot, row_device, version, procedure, kind, owner_id = struct.unpack("<IIHHIQ", key)
+    for _, row_device, version, procedure, kind, owner_id, counters in wire_rows(path):
         if row_device != device or kind != 1 or not owner_id >> 63:
             continue
         if version not in names:
             names[version] = procedure_names(version)
         if names[version].get(procedure) == procedure_name:
-            sent += struct.unpack("<9Q", value[:72])[3]
+            sent += counters[3]
     return sent
 
 

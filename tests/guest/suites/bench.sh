@@ -544,17 +544,31 @@ program_totals() {
 		(([.[].run_cnt // 0] | add) // 0) as $runs | "\($time) \($runs)"'
 }
 
+# program_runs: "ID NAME RUN_TIME_NS RUN_COUNT" of every loaded program.
+program_runs() {
+	bpftool -j prog show | jq -r '.[] | "\(.id) \(.name // "-") \(.run_time_ns // 0) \(.run_cnt // 0)"'
+}
+
+# Per program as well ("VARIANT LOOP PROGRAM NS_PER_CALL RUNS_PER_CALL", the
+# programs that ran): what each part of a variant costs a loop call.
 PROGRAM_TIMES=$VNFS_OUT/bench-program-times.txt
+PROGRAM_PARTS=$VNFS_OUT/bench-program-parts.txt
 : > "$PROGRAM_TIMES"
+: > "$PROGRAM_PARTS"
 sysctl -q kernel.bpf_stats_enabled=1 || fail "bench.sh: kernel.bpf_stats_enabled cannot be set"
 for variant in "${PROBE_VARIANTS[@]}"; do
 	attach "$variant" || { fail "program time: $variant did not attach"; detach "$variant"; continue; }
 	for loop in "${LOOPS[@]}"; do
+		program_runs > "$WORK/programs-before"
 		read -r time_before runs_before <<< "$(program_totals)"
 		in_cgroup "$WORKLOAD_CGROUP" "$WORKLOAD" -n "$iterations" -l "$loop" "$FILE" > /dev/null ||
 			fail "program time: $variant: bench_workload -l $loop failed"
 		read -r time_after runs_after <<< "$(program_totals)"
 		echo "$variant $loop $((time_after - time_before)) $((runs_after - runs_before)) $iterations" >> "$PROGRAM_TIMES"
+		program_runs | awk -v v="$variant" -v l="$loop" -v n="$iterations" '
+			NR == FNR { time[$1] = $3; runs[$1] = $4; next }
+			$4 > runs[$1] { printf "%s %s %s %.0f %.2f\n", v, l, $2, ($3 - time[$1]) / n, ($4 - runs[$1]) / n }' \
+			"$WORK/programs-before" - >> "$PROGRAM_PARTS"
 	done
 	detach "$variant" || fail "program time: $variant did not detach cleanly"
 done
@@ -571,6 +585,10 @@ sysctl -q kernel.bpf_stats_enabled=0
 		done
 		echo
 	done
+	echo
+	echo "the helper's programs one by one: ns and runs per loop call"
+	awk '$1 ~ /^vnfs-/ { printf "%-14s %-12s %-28s %8s ns %6s runs\n", $1, $2, $3, $4, $5 }' "$PROGRAM_PARTS" |
+		sort -k1,1 -k2,2 -k4,4nr
 } | tee -a "$TABLE"
 # program_ns VARIANT LOOP: the programs' own time per loop call.
 program_ns() {

@@ -36,6 +36,8 @@ path = $RUN/history.db
 [jsonlog]
 enabled = true
 path = $RUN/records.jsonl
+[prometheus]
+listen = 127.0.0.1:9716
 CONF
 "$HELPER" --config $RUN/vnfs.conf > $VNFS_OUT/helper.log 2>&1 &
 HELPER_PID=$!
@@ -48,7 +50,7 @@ mkdir -p $CGROUPS
 
 # in_job JOB COMMAND...: COMMAND run in JOB's cgroup.
 in_job() { bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUPS/$1" "${@:2}"; }
-node_rows() { bpftool -j map dump pinned /sys/fs/bpf/vnfs-wire/wire_stats > "$1"; }
+node_rows() { "$BUILD/tests/tools/wire-rows" /sys/fs/bpf/vnfs-wire/wire_stats > "$1"; }
 # long_report JOB: vnfs-report -l of the running job (live, from the helper).
 long_report() { "$REPORT" --config $RUN/vnfs.conf -j "pbs:$1" -l; }
 query() { "$SEND" "$SOCKET" "{\"v\":1,\"type\":\"query\",\"source\":\"pbs\",\"job\":\"$1\"}" | jq .job; }
@@ -69,7 +71,7 @@ end_job() {
 	"$REGISTER" --socket $SOCKET --finish --source pbs --job "$1" > /dev/null
 }
 # snapshot WHEN DIR MOUNTPOINT JOB...: the kernel's rows, the helper's view
-# of each running JOB and the mounts' counts, as DIR/node-WHEN.json,
+# of each running JOB and the mounts' counts, as DIR/node-WHEN.txt,
 # DIR/JOB.json and DIR/mountstats-WHEN.txt, taken again until no RPC of no
 # workload on the mount ended while they were read (a lease renewal between
 # two reads would be in one of them only).  The jobs' own RPCs are over:
@@ -79,12 +81,12 @@ snapshot() {
 	device=$(stat -c %d "$3")
 	shift 3
 	for tries in $(seq 1 20); do
-		node_rows "$dir/node-$when.json"
+		node_rows "$dir/node-$when.txt"
 		for job in "$@"; do query "$job" > "$dir/$job.json"; done
 		cp /proc/self/mountstats "$dir/mountstats-$when.txt"
-		node_rows "$dir/node-$when-check.json"
-		[ "$(python3 $COMPARE --rows $device "$dir/node-$when.json")" = \
-			"$(python3 $COMPARE --rows $device "$dir/node-$when-check.json")" ] && return 0
+		node_rows "$dir/node-$when-check.txt"
+		[ "$(python3 $COMPARE --rows $device "$dir/node-$when.txt")" = \
+			"$(python3 $COMPARE --rows $device "$dir/node-$when-check.txt")" ] && return 0
 	done
 	return 1
 }
@@ -98,7 +100,7 @@ compare_to_mountstats() {
 	shift 3
 	for job in "$@"; do files+=("$dir/$job.json"); done
 	python3 $COMPARE "$mountpoint" "$(stat -c %d "$mountpoint")" "$dir/mountstats-before.txt" \
-		"$dir/mountstats-after.txt" "$dir/node-before.json" "$dir/node-after.json" \
+		"$dir/mountstats-after.txt" "$dir/node-before.txt" "$dir/node-after.txt" \
 		"${files[@]}" > "$dir/compare.txt"
 	check_eq "$label: every procedure's RPCs, transmissions, bytes and errors: jobs + background + unattributed = mountstats" \
 		"$(tail -1 "$dir/compare.txt")" "mismatches=0"
@@ -201,9 +203,9 @@ kill -STOP $HELPER_PID
 bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUPS/plain" \
 	env LSB_JOBID=7777 "$WORKLOAD" write "$mount_dir/late" 4 > /dev/null
 check_eq "late: the LSF job's writer ran, with the helper stopped" $? 0
-node_rows $out/node-stopped.json
+node_rows $out/node-stopped.txt
 check_ge "late: its WRITEs were kept under its environment job's id, unregistered" \
-	"$(python3 $COMPARE --job-rows $device $out/node-stopped.json WRITE)" $((4 * MIB))
+	"$(python3 $COMPARE --job-rows $device $out/node-stopped.txt WRITE)" $((4 * MIB))
 kill -CONT $HELPER_PID
 late_finished() {
 	[ "$(sqlite3 $RUN/history.db "SELECT count(*) FROM steps WHERE source = 'lsf' AND job = '7777' AND finished = 1")" = 1 ]
@@ -267,4 +269,68 @@ long_report wire-soft > $out/report.txt
 check "soft: vnfs-report finds that the network drops requests" grep -q "the network drops requests" $out/report.txt
 end_job wire-soft
 umount -f "$mount_dir"
+
+# A hostile user's flood of RPC rows (docs/SECURITY.md, "RPC rows"): from
+# 400 cgroups of its own, a dozen procedures in each, while a job writes.
+# The rows kept under owners' ids stop at exactly 4,096 (the rest go to
+# their mount's row of no owner, counted), the job's RPCs are its own, and
+# every RPC on the mount is still counted.  Last: the flood's rows hold the
+# bound until the helper expires them.
+mark flood
+mount_dir=$(nfs_mount_of 4.2)
+out=$VNFS_OUT/flood
+subtree=$CGROUPS/flood
+mkdir -p $out "$subtree/start" "$mount_dir/flood"
+device=$(stat -c %d "$mount_dir")
+# Delegated as systemd delegates a user's service: the directory and its
+# interface files.
+chown "$VNFS_TEST_USER" "$subtree" "$subtree"/cgroup.{procs,threads,subtree_control} \
+	"$subtree/start" "$subtree/start"/cgroup.{procs,threads,subtree_control} "$mount_dir/flood"
+# unattributed_rows_kept: the kernel's count of rows kept under owners' ids.
+unattributed_rows_kept() {
+	bpftool -j map dump pinned /sys/fs/bpf/vnfs-wire/wire_unattributed_entries |
+		python3 -c 'import json, sys; print(int.from_bytes(bytes(int(x, 16) for x in json.load(sys.stdin)[0]["value"]), "little"))'
+}
+# rows_with_owner_ids ROWS: rows of no workload kept under an owner's id.
+rows_with_owner_ids() { awk '$5 == 1 && $6 != 0 { n++ } END { print n + 0 }' "$1"; }
+bounded() { curl -s http://127.0.0.1:9716/metrics | awk -v b="$1" '$1 == "vnfs_helper_bounded_total{bound=\"" b "\"}" { print $2 }'; }
+# flood_node_rpcs: the node's unattributed LINK and RENAME RPCs on the mount
+# (procedures only the flood sends), from /metrics.
+flood_node_rpcs() {
+	curl -s http://127.0.0.1:9716/metrics | awk -v m="$mount_dir" '
+		$1 ~ /^vnfs_node_rpcs_total\{/ && index($1, "owner=\"unattributed\"") && index($1, "mount=\"" m "\"") &&
+		$1 ~ /procedure="(LINK|RENAME)"/ { total += $2 } END { print total + 0 }'
+}
+other_before=$(bounded unattributed_other_rpcs)
+start_job wire-flood
+check "flood: a snapshot before, with no RPC ending while it was taken" before $out "$mount_dir"
+in_job wire-flood "$WORKLOAD" write "$mount_dir/flood-job" 8 > /dev/null &
+writer=$!
+bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$subtree/start" \
+	runuser -u "$VNFS_TEST_USER" -- python3 /vnfs/src/tests/guest/lib/rpc_flood.py \
+	"$subtree" "$mount_dir/flood" 400 > $out/flood.txt 2>&1
+check_eq "flood: the user's 400 owners sent their RPCs" "$(cat $out/flood.txt)" "owners=400"
+wait $writer; check_eq "flood: the job's writer ran beside it" $? 0
+check "flood: a snapshot after, with no RPC ending while it was taken" after $out "$mount_dir" wire-flood
+compare_to_mountstats flood $out "$mount_dir" wire-flood
+check_eq "flood: the rows kept under owners' ids stopped at exactly 4,096" "$(unattributed_rows_kept)" 4096
+check_eq "flood: ... and the kernel's count of them is their number" "$(rows_with_owner_ids $out/node-after.txt)" 4096
+other_counted() { [ "$(bounded unattributed_other_rpcs)" -gt "$other_before" ]; }
+until_ok 10 other_counted
+check_ge "flood: the RPCs beyond them counted in vnfs_helper_bounded_total{bound=\"unattributed_other_rpcs\"}" \
+	$(( $(bounded unattributed_other_rpcs) - other_before )) 1
+sent=$(wire $out/wire-flood.json WRITE bytes_sent $device)
+check_ge "flood: the job's WRITEs sent its 8 MiB" "$sent" $((8 * MIB))
+check_le "flood: ... and none of the flood's (under 9 MiB with the headers)" "$sent" $((9 * MIB))
+check_eq "flood: no LINK, RENAME or REMOVE RPC in the job's record" \
+	"$(jq '[.wire[] | select(.procedure | test("^(LINK|RENAME|REMOVE)$")) | .rpcs] | add // 0' $out/wire-flood.json)" 0
+end_job wire-flood
+# The owners gone, their rows go into the node's expired sums (every 60 s):
+# the bound is free again and no RPC of theirs is lost.
+flooded=$(flood_node_rpcs)
+check_ge "flood: the node's unattributed LINK and RENAME RPCs include the flood's 800" "$flooded" 800
+rmdir "$subtree"/owner-* "$subtree/start" "$subtree"
+bound_free() { [ "$(unattributed_rows_kept)" -lt 4096 ]; }
+check "flood: its owners' rows expired, within 150 s" until_ok 150 bound_free
+check_eq "flood: ... into the node's expired sums, none lost" "$(flood_node_rpcs)" "$flooded"
 guest_done
