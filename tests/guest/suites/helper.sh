@@ -344,11 +344,15 @@ for kind in kafka http; do
 	check_eq "$kind: one job record for job 600" "$(grep -c . <<< "$job_records")" 1
 	check_eq "$kind: job 600's write bytes" "$(jq '.operations.write.bytes' <<< "$job_records")" $((2 * MIB))
 	check_eq "$kind: job 600's write calls" "$(jq '.operations.write.count' <<< "$job_records")" 2
+	check_ge "$kind: job 600's record carries its WRITE RPCs, its 2 MiB sent" \
+		"$(jq '[.wire[]? | select(.procedure == "WRITE") | .bytes_sent] | add // 0' <<< "$job_records")" $((2 * MIB))
 	check_eq "$kind: job 600's last step record has its write bytes" \
 		"$(stream_records $kind step | jq -s 'map(.operations.write.bytes) | max')" $((2 * MIB))
 	check_eq "$kind: no record dropped" \
 		"$(curl -s http://127.0.0.1:9716/metrics | awk -v s="vnfs_helper_dropped_records_total{sink=\"$kind\"}" '$1 == s { print $2 }')" 0
 done
+check_eq "Kafka and HTTP carried the same RPC rows of job 600" \
+	"$(stream_records kafka job | jq -c .wire)" "$(stream_records http job | jq -c .wire)"
 kill -TERM "$HELPER_PID"
 wait "$HELPER_PID"
 check_eq "helper exit status after SIGTERM, with Kafka and HTTP" $? 0
