@@ -8,7 +8,9 @@
 # fsyncs, reads 64 MiB cold (readahead), reads 8 MiB through a mapping, and
 # runs a metadata loop.  Every procedure's RPCs, transmissions, bytes and
 # errors of the job plus the mount's background and unattributed rows equal
-# the mount's delta exactly.
+# the mount's delta exactly.  Then: two jobs at once, a job identified late,
+# a slow server, a soft mount's timeouts, two findings, and (last) a user's
+# flood of RPC rows from cgroups of its own.
 source /vnfs/src/tests/guest/lib/guest.sh
 
 BUILD=${VNFS_BUILD:-/vnfs/src}
@@ -269,6 +271,45 @@ long_report wire-soft > $out/report.txt
 check "soft: vnfs-report finds that the network drops requests" grep -q "the network drops requests" $out/report.txt
 end_job wire-soft
 umount -f "$mount_dir"
+
+# The findings from the RPCs (docs/REPORT.md) on two jobs: one that fsyncs
+# after every 512 KiB, so that each flush is two unstable WRITEs and a
+# COMMIT ("writes are flushed synchronously"); one that reads 24 MiB cold
+# through a mapping, whose READs (a read-only open: the faulting task's)
+# are no re-reads, since its faults' bytes are counted as its reads.
+mark findings
+mount_dir=$(nfs_mount_of 3)
+out=$VNFS_OUT/findings
+mkdir -p $out "$mount_dir/findings"
+device=$(stat -c %d "$mount_dir")
+start_job wire-sync
+written=0
+for i in $(seq 1 25); do
+	in_job wire-sync dd if=/dev/zero of="$mount_dir/findings/sync-$i" bs=512k count=1 conv=fsync status=none &&
+		written=$((written + 1))
+done
+check_eq "findings: the job's 25 writes of 512 KiB, each with its fsync" "$written" 25
+query wire-sync > $out/wire-sync.json
+check_eq "findings: one COMMIT per fsync" "$(wire $out/wire-sync.json COMMIT rpcs $device)" 25
+long_report wire-sync > $out/sync-report.txt
+check "findings: vnfs-report finds that writes are flushed synchronously (25 COMMITs)" \
+	grep -q "writes are flushed synchronously: 25 COMMITs" $out/sync-report.txt
+end_job wire-sync
+start_job wire-mapped
+head -c $((24 * MIB)) /dev/zero > "$mount_dir/findings/mapped"
+sync
+echo 3 > /proc/sys/vm/drop_caches
+in_job wire-mapped "$WORKLOAD" mmap "$mount_dir/findings/mapped" > /dev/null
+check_eq "findings: the job read 24 MiB through a mapping" $? 0
+query wire-mapped > $out/wire-mapped.json
+check_ge "findings: its READ replies brought the 24 MiB" \
+	"$(wire $out/wire-mapped.json READ bytes_received $device)" $((24 * MIB))
+long_report wire-mapped > $out/mapped-report.txt
+check_ge "findings: its mapped reads counted the 24 MiB" \
+	"$(jq '.operations.mmap_read.bytes' $out/wire-mapped.json)" $((24 * MIB))
+check "findings: ... so vnfs-report finds no re-reads (the wire's bytes 1.00x its reads)" \
+	bash -c "grep -q ': 1.00x' $out/mapped-report.txt && ! grep -q 're-reads data' $out/mapped-report.txt"
+end_job wire-mapped
 
 # A hostile user's flood of RPC rows (docs/SECURITY.md, "RPC rows"): from
 # 400 cgroups of its own, a dozen procedures in each, while a job writes.
