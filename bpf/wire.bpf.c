@@ -196,18 +196,23 @@ static __always_inline void learn_client_device(struct rpc_clnt___vnfs *client, 
 		bpf_map_update_elem(&rpc_client_devices, &key, &device, BPF_NOEXIST);
 }
 
-/* Sets key's owner in an LRU map of owners.  An entry already there (the
- * address of a freed task or context, reused) is written in place: an
- * update makes a new element and frees the old, under the LRU's locks,
- * which cost more under emulation than the rest of the program together. */
-static __always_inline void set_owner(void *owners, __u64 *key, const struct vnfs_wire_owner *owner)
+/* Stores key's owner in an LRU map of owners, where existing is key's
+ * entry (or NULL).  An entry already there (the address of a freed task or
+ * context, reused) is written in place: an update makes a new element and
+ * frees the old, under the LRU's locks, which cost more under emulation
+ * than the rest of the program together. */
+static __always_inline void store_owner(void *owners, __u64 *key, struct vnfs_wire_owner *existing,
+					const struct vnfs_wire_owner *owner)
 {
-	struct vnfs_wire_owner *existing = bpf_map_lookup_elem(owners, key);
-
 	if (existing)
 		*existing = *owner;
 	else
 		bpf_map_update_elem(owners, key, owner, BPF_ANY);
+}
+
+static __always_inline void set_owner(void *owners, __u64 *key, const struct vnfs_wire_owner *owner)
+{
+	store_owner(owners, key, bpf_map_lookup_elem(owners, key), owner);
 }
 
 /* A page I/O request is about to start as the rpc_task at task: its owner
@@ -325,10 +330,7 @@ int BPF_PROG(wire_task_begin, struct rpc_task___vnfs *task)
 	owner.device = client_device(client);
 	owner.state = VNFS_WIRE_TASK_BEGUN;
 	owner.starter = starter;
-	if (initiated)
-		*initiated = owner; /* a reused address, as in set_owner */
-	else
-		bpf_map_update_elem(&wire_owners, &key, &owner, BPF_ANY);
+	store_owner(&wire_owners, &key, initiated, &owner);
 	return 0;
 }
 

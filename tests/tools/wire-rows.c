@@ -8,7 +8,8 @@
  * transmissions major_timeouts bytes_sent bytes_received errors" per row.
  * Read in batches, with the structs of bpf/wire.h: bpftool's JSON of a
  * flood's 4,600 rows (each value 1,056 bytes as hex strings) is 31 MB, and
- * parsing it took minutes in the emulated guest.
+ * parsing it took minutes in the emulated guest.  Its own reader, not the
+ * helper's (helper/kernel/maps.c): the suites check the helper against it.
  * Exit status: 0 the rows printed, 1 an error (named on stderr).
  */
 #include <errno.h>

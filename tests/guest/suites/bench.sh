@@ -538,19 +538,23 @@ mark bench-probes
 # numbers.  One more attach per variant, after the rounds, so that the
 # statistics' own cost (a clock read per run) stays out of the table above.
 
-# program_totals: "RUN_TIME_NS RUN_COUNT" summed over every loaded program.
-program_totals() {
-	bpftool -j prog show | jq -r '(([.[].run_time_ns // 0] | add) // 0) as $time |
-		(([.[].run_cnt // 0] | add) // 0) as $runs | "\($time) \($runs)"'
-}
-
 # program_runs: "ID NAME RUN_TIME_NS RUN_COUNT" of every loaded program.
 program_runs() {
 	bpftool -j prog show | jq -r '.[] | "\(.id) \(.name // "-") \(.run_time_ns // 0) \(.run_cnt // 0)"'
 }
 
-# Per program as well ("VARIANT LOOP PROGRAM NS_PER_CALL RUNS_PER_CALL", the
-# programs that ran): what each part of a variant costs a loop call.
+# program_totals [NAME_REGEX]: "RUN_TIME_NS RUN_COUNT" summed over the loaded
+# programs (those whose name matches).
+program_totals() {
+	program_runs | awk -v pattern="${1:-.}" '$2 ~ pattern { time += $3; runs += $4 }
+		END { print time + 0, runs + 0 }'
+}
+
+# Per loop: the programs' time and runs in all to $PROGRAM_TIMES ("VARIANT
+# LOOP RUN_TIME_NS RUN_COUNT CALLS"), and per program to $PROGRAM_PARTS
+# ("VARIANT LOOP PROGRAM NS_PER_CALL RUNS_PER_CALL", those that ran): what
+# each part of a variant costs a loop call.  Both from one reading before
+# the loop and one after.
 PROGRAM_TIMES=$VNFS_OUT/bench-program-times.txt
 PROGRAM_PARTS=$VNFS_OUT/bench-program-parts.txt
 : > "$PROGRAM_TIMES"
@@ -560,15 +564,17 @@ for variant in "${PROBE_VARIANTS[@]}"; do
 	attach "$variant" || { fail "program time: $variant did not attach"; detach "$variant"; continue; }
 	for loop in "${LOOPS[@]}"; do
 		program_runs > "$WORK/programs-before"
-		read -r time_before runs_before <<< "$(program_totals)"
 		in_cgroup "$WORKLOAD_CGROUP" "$WORKLOAD" -n "$iterations" -l "$loop" "$FILE" > /dev/null ||
 			fail "program time: $variant: bench_workload -l $loop failed"
-		read -r time_after runs_after <<< "$(program_totals)"
-		echo "$variant $loop $((time_after - time_before)) $((runs_after - runs_before)) $iterations" >> "$PROGRAM_TIMES"
-		program_runs | awk -v v="$variant" -v l="$loop" -v n="$iterations" '
+		program_runs | awk -v v="$variant" -v l="$loop" -v n="$iterations" -v parts="$PROGRAM_PARTS" '
 			NR == FNR { time[$1] = $3; runs[$1] = $4; next }
-			$4 > runs[$1] { printf "%s %s %s %.0f %.2f\n", v, l, $2, ($3 - time[$1]) / n, ($4 - runs[$1]) / n }' \
-			"$WORK/programs-before" - >> "$PROGRAM_PARTS"
+			$4 > runs[$1] {
+				ran = $3 - time[$1]; count = $4 - runs[$1]
+				total_time += ran; total_runs += count
+				printf "%s %s %s %.0f %.2f\n", v, l, $2, ran / n, count / n >> parts
+			}
+			END { print v, l, total_time + 0, total_runs + 0, n }' \
+			"$WORK/programs-before" - >> "$PROGRAM_TIMES"
 	done
 	detach "$variant" || fail "program time: $variant did not detach cleanly"
 done
@@ -670,10 +676,7 @@ exec_loop() {
 }
 
 # capture_program_totals: "RUN_TIME_NS RUN_COUNT" of the capture's programs.
-capture_program_totals() {
-	bpftool -j prog show | jq -r '[.[] | select((.name // "") | test("^(capture|inherit)_environ"))] |
-		"\(([.[].run_time_ns // 0] | add) // 0) \(([.[].run_cnt // 0] | add) // 0)"'
-}
+capture_program_totals() { program_totals '^(capture|inherit)_environ'; }
 
 # exec_job_known: the helper answers a QUERY of LSF job $EXEC_JOB.
 exec_job_known() {
