@@ -22,6 +22,8 @@
 #   VNFS_CGROUP2_MOUNT  where cgroup2 is mounted: /sys/fs/cgroup or /sys/fs/cgroup/unified;
 #                       v1: where spank_vnfs mounts it (/run/vnfs/cgroup2)
 #   VNFS_TEST_USER      an unprivileged user that exists in the guest: vnfstest
+#   VNFS_GUEST_CLOCK    host (the guest's clock follows the host's) or instructions
+#                       (runner --accel icount: it advances with the instructions run)
 # Suites should not use `set -e`: a failed check returns 1 and would end them.
 
 if [[ ${BASH_SOURCE[0]} != "$0" ]] && [ -n "${_vnfs_guest_lib_loaded:-}" ]; then
@@ -368,6 +370,8 @@ guest_driver() {
 	else
 		export VNFS_CGROUP2_MOUNT=/sys/fs/cgroup
 	fi
+	VNFS_GUEST_CLOCK=$(_vnfs_cmdline_value clock) || VNFS_GUEST_CLOCK=host
+	export VNFS_GUEST_CLOCK
 	if encoded=$(_vnfs_cmdline_value args) && [ -n "$encoded" ]; then
 		mapfile -d '' arguments < <(base64 -d <<< "$encoded")
 	fi
@@ -378,7 +382,7 @@ guest_driver() {
 	_vnfs_watchdog "$watchdog" "$deadline" &
 	_vnfs_watchdog_pid=$!
 
-	say "kernel $(uname -r), cgroup $VNFS_CGROUP_MODE, suite $suite ${arguments[*]}"
+	say "kernel $(uname -r), cgroup $VNFS_CGROUP_MODE, clock $VNFS_GUEST_CLOCK, suite $suite ${arguments[*]}"
 	cd "$VNFS_SRC" || exit
 	bash "$VNFS_SRC/$suite" "${arguments[@]}" < /dev/null &
 	wait $!

@@ -427,6 +427,11 @@ print_table() {
 		"$rounds" "$repeats" "$iterations"
 	echo "(\"none\": over all its runs, before the first variant and after each)"
 	echo "(a guest under emulation: compare the variants, do not quote the absolute times)"
+	if [ "${VNFS_GUEST_CLOCK:-host}" = instructions ]; then
+		echo "(guest clock: instructions, QEMU -icount: a ns is an instruction's time, the same whatever the host's load)"
+	else
+		echo "(guest clock: the host's: other work on the host moves every figure)"
+	fi
 	echo "added: median of (variant - mean of the \"none\" runs just before and after it)"
 	echo "RPCs: NFS RPCs the client sent during one attach's loop (median)"
 	printf '%-12s' loop; printf ' %17s' "${VARIANTS[@]}"; echo
