@@ -46,6 +46,7 @@ struct rpc_task___vnfs {
 
 struct nfs_open_context___vnfs {
 	int error;
+	unsigned int mode; /* fmode_t */
 } __attribute__((preserve_access_index));
 
 struct nfs_pgio_args___vnfs {
@@ -216,14 +217,17 @@ static __always_inline void set_owner(void *owners, __u64 *key, const struct vnf
 }
 
 /* A page I/O request is about to start as the rpc_task at task: its owner
- * is its open context's opener, its mount its inode's. */
+ * is its open context's opener when ask_opener (and one was noted), else the
+ * task that starts it; its mount is its inode's. */
 static __always_inline void initiate_page_io(__u64 task, struct inode *inode,
-					     struct nfs_open_context___vnfs *context)
+					     struct nfs_open_context___vnfs *context,
+					     bool ask_opener)
 {
-	struct vnfs_wire_owner owner, *opener;
+	struct vnfs_wire_owner owner, *opener = NULL;
 	__u64 key = (__u64)context;
 
-	opener = context ? bpf_map_lookup_elem(&open_context_owners, &key) : NULL;
+	if (ask_opener && context)
+		opener = bpf_map_lookup_elem(&open_context_owners, &key);
 	if (opener)
 		owner = *opener;
 	else
@@ -237,37 +241,48 @@ static __always_inline void initiate_page_io(__u64 task, struct inode *inode,
 /* The tracepoints' arguments are typed (tp_btf): their fields are read in
  * place, as the verifier allows, not through bpf_probe_read_kernel calls,
  * which under emulation were most of what the programs cost per RPC. */
+#define FMODE_WRITE 0x2 /* include/linux/fs.h */
+
+/* A READ is started by the reader's own task (readahead, a fault,
+ * O_DIRECT), which owns it.  Only in a kernel thread (a loop device's
+ * worker reading its backing file) is the opener asked, and only for a
+ * context that can write, the only kind noted: a note at a read-only
+ * context's address is a freed writer's, never this reader's. */
 SEC("tp_btf/nfs_initiate_read")
 int BPF_PROG(wire_initiate_read, struct nfs_pgio_header___vnfs *header)
 {
-	initiate_page_io((__u64)&header->task, header->inode, header->args.context);
+	struct nfs_open_context___vnfs *context = header->args.context;
+	struct task_struct *task = bpf_get_current_task_btf();
+	bool ask_opener = (task->flags & PF_KTHREAD) && context && (context->mode & FMODE_WRITE);
+
+	initiate_page_io((__u64)&header->task, header->inode, context, ask_opener);
 	return 0;
 }
 
+/* Writes and commits are the opener's: a flusher thread, or any task under
+ * memory pressure, may send them long after the writer has gone. */
 SEC("tp_btf/nfs_initiate_write")
 int BPF_PROG(wire_initiate_write, struct nfs_pgio_header___vnfs *header)
 {
-	initiate_page_io((__u64)&header->task, header->inode, header->args.context);
+	initiate_page_io((__u64)&header->task, header->inode, header->args.context, true);
 	return 0;
 }
 
 SEC("tp_btf/nfs_initiate_commit")
 int BPF_PROG(wire_initiate_commit, struct nfs_commit_data___vnfs *data)
 {
-	initiate_page_io((__u64)&data->task, data->inode, data->context);
+	initiate_page_io((__u64)&data->task, data->inode, data->context, true);
 	return 0;
 }
-
-#define FMODE_WRITE 0x2 /* include/linux/fs.h */
 
 /* An open context is made in the task that opens the file (or, for an
  * NFSv4 delegation or state recovery, reuses an opener's).  Only one that
  * can write is noted: its pages may be written back by a flusher thread,
- * or by any task under memory pressure, long after.  A read is started by
- * the reader's own task (readahead, a fault, O_DIRECT), which owns it, so
- * the opens of a read-only loop (a data loader's) cost no map update; a
- * note left at a read-only context's address by a freed writer is dropped
- * so that its reads are not given to that writer. */
+ * or by any task under memory pressure, long after.  Reads never ask a
+ * read-only context's opener (wire_initiate_read), so the opens of a
+ * read-only loop (a data loader's) cost no map access at all, and a note a
+ * freed writer left at a read-only context's address is never read: the
+ * next writer made at that address overwrites it. */
 SEC("fexit/alloc_nfs_open_context")
 int BPF_PROG(wire_note_open_context, struct dentry *dentry, unsigned int mode, struct file *file,
 	     struct nfs_open_context___vnfs *context)
@@ -275,13 +290,10 @@ int BPF_PROG(wire_note_open_context, struct dentry *dentry, unsigned int mode, s
 	struct vnfs_wire_owner owner = {};
 	__u64 key = (__u64)context;
 
+	if (!(mode & FMODE_WRITE))
+		return 0;
 	if ((long)context <= 0 && (long)context > -4096)
 		return 0; /* NULL or ERR_PTR */
-	if (!(mode & FMODE_WRITE)) {
-		if (bpf_map_lookup_elem(&open_context_owners, &key))
-			bpf_map_delete_elem(&open_context_owners, &key);
-		return 0;
-	}
 	current_owner(&owner);
 	set_owner(&open_context_owners, &key, &owner);
 	return 0;
