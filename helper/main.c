@@ -153,6 +153,13 @@ static void *open_sinks(void *argument)
 		vnfs_error("output http is enabled in %s but this build has no HTTP support",
 			   config->source_path);
 #endif
+#ifdef HAVE_POSTGRESQL
+	open_sink(opened, config->postgresql.enabled, "postgresql", NULL);
+#else
+	if (config->postgresql.enabled)
+		vnfs_error("output postgresql is enabled in %s but this build has no PostgreSQL "
+			   "support", config->source_path);
+#endif
 	return NULL;
 }
 

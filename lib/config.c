@@ -83,6 +83,12 @@ static const struct config_section config_sections[] = {
 #else
 	{ "http", false, "this vnfs was built without HTTP support (configure --with-curl)" },
 #endif
+#ifdef HAVE_POSTGRESQL
+	{ "postgresql", true, NULL },
+#else
+	{ "postgresql", false,
+	  "this vnfs was built without PostgreSQL support (configure --with-postgresql)" },
+#endif
 };
 #define SECTION_COUNT (sizeof(config_sections) / sizeof(config_sections[0]))
 
@@ -252,6 +258,21 @@ static const struct config_key config_keys[] = {
 	  .default_text = "5" },
 	{ "http", "retry_backoff", parse_duration_ms, FIELD(http.retry_backoff_ms),
 	  .min = 10, .max = 600 * MS_PER_SECOND, .default_text = "1s" },
+
+	{ "postgresql", "enabled", parse_bool, FIELD(postgresql.enabled), .default_text = "false" },
+	{ "postgresql", "conninfo", parse_string, FIELD(postgresql.conninfo), .default_text = "",
+	  .required_when = "enabled",
+	  .example = "conninfo = host=db.example.org dbname=vnfs user=vnfs_writer" },
+	{ "postgresql", "batch_records", parse_uint, FIELD(postgresql.batch_records),
+	  .min = 1, .max = 100000, .default_text = "500" },
+	{ "postgresql", "buffer_records", parse_uint, FIELD(postgresql.buffer_records),
+	  .min = 1, .max = 10000000, .default_text = "100000" },
+	{ "postgresql", "spool_dir", parse_path, FIELD(postgresql.spool_dir),
+	  .default_text = "/var/spool/vnfs/postgresql" },
+	{ "postgresql", "spool_max_bytes", parse_size, FIELD(postgresql.spool_max_bytes),
+	  .min = 64 * KIB, .max = TIB, .default_text = "1G" },
+	{ "postgresql", "retry_interval", parse_duration_ms, FIELD(postgresql.retry_interval_ms),
+	  .min = 100, .max = 3600 * MS_PER_SECOND, .default_text = "10s" },
 };
 #define KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))
 

@@ -135,6 +135,16 @@ struct vnfs_config {
 		uint32_t retry_max;
 		uint32_t retry_backoff_ms;   /* doubled on every retry */
 	} http;
+
+	struct {
+		bool enabled;
+		char conninfo[1024];         /* libpq keywords or URI; may hold a password */
+		uint32_t batch_records;      /* records per transaction */
+		uint32_t buffer_records;     /* bound of the in-memory queue; beyond it drops */
+		char spool_dir[VNFS_PATH_MAX]; /* batches kept while the server is away */
+		uint64_t spool_max_bytes;    /* bound of the spool; beyond it drops */
+		uint32_t retry_interval_ms;  /* between connection attempts */
+	} postgresql;
 };
 
 /* Fills *config with the built-in defaults (the values etc/vnfs.conf shows). */

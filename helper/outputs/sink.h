@@ -77,8 +77,9 @@ struct vnfs_sink {
 
 /*
  * Constructors: each returns 0 and fills *sink, or -1 with a message in
- * error.  Called only for sinks enabled in the configuration.  Kafka's and
- * HTTP's are defined in their modules and reached through sink_module.h.
+ * error.  Called only for sinks enabled in the configuration.  Kafka's,
+ * HTTP's and PostgreSQL's are defined in their modules and reached through
+ * sink_module.h.
  */
 int vnfs_sink_sqlite_open(struct vnfs_sink *sink, const struct vnfs_config *config,
 			  char *error, size_t error_size);
@@ -90,5 +91,7 @@ int vnfs_sink_kafka_open(struct vnfs_sink *sink, const struct vnfs_config *confi
 			 char *error, size_t error_size);
 int vnfs_sink_http_open(struct vnfs_sink *sink, const struct vnfs_config *config,
 			char *error, size_t error_size);
+int vnfs_sink_postgresql_open(struct vnfs_sink *sink, const struct vnfs_config *config,
+			      char *error, size_t error_size);
 
 #endif /* VNFS_SINK_H */

@@ -1,0 +1,787 @@
+/*
+ * test_postgresql.c — the PostgreSQL output against a real server that the
+ * test starts itself: a throwaway cluster (initdb) in a temporary directory,
+ * its unix socket there and no TCP at all (listen_addresses = ''), run as
+ * the postgres user when the test runs as root (the server refuses root).
+ * The port only names the socket file inside that private directory, so any
+ * number is free.  No server is a failure, never a skip.
+ *
+ * Checked: two helpers (node-a, node-b) writing known records give exactly
+ * those rows, once each, byte for byte, a batch written twice or an older
+ * one after a newer changing nothing; the server stopped in the middle of a
+ * run loses no record and duplicates none; a small spool drops what does
+ * not fit, counted exactly, with one log line filling and one draining;
+ * row-level security shows a user only their jobs and the admin role all;
+ * a fresh database is migrated to the current version, a newer one refused.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <libpq-fe.h>
+
+#include "helper/outputs/postgresql_spool.h"
+#include "helper/outputs/sink.h"
+#include "helper/outputs/sink_postgresql.h"
+#include "lib/config.h"
+#include "lib/history/postgresql_schema.h"
+#include "lib/log.h"
+
+#define PORT "5432"
+#define WAIT_MS (300 * 1000) /* a busy machine: generous, and polled */
+
+static char directory[64]; /* the cluster's, its socket's, the spools' */
+static char command_prefix[64]; /* runs a server command as its owner */
+
+/* ---- the server ------------------------------------------------------------ */
+
+static int64_t now_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static void pause_ms(long ms)
+{
+	struct timespec pause = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&pause, NULL);
+}
+
+/* Runs a PostgreSQL program of PG_BINDIR as the cluster's owner. */
+static int run_server_program(const char *arguments)
+{
+	char command[1024];
+
+	snprintf(command, sizeof(command), "%s%s/%s >>%s/programs.log 2>&1", command_prefix,
+		 PG_BINDIR, arguments, directory);
+	int status = system(command);
+	if (status != 0)
+		fprintf(stderr, "FAILED (status %d): %s (see %s/programs.log)\n", status, command,
+			directory);
+	return status;
+}
+
+static void conninfo_of(char *out, size_t size, const char *database, const char *user)
+{
+	snprintf(out, size, "host=%s port=" PORT " dbname=%s user=%s connect_timeout=10",
+		 directory, database, user);
+}
+
+/* Polls until the server answers (what pg_isready does), never a fixed
+ * sleep: on a loaded machine a start may take long. */
+static void wait_until_ready(void)
+{
+	char conninfo[256];
+	int64_t deadline = now_ms() + WAIT_MS;
+
+	conninfo_of(conninfo, sizeof(conninfo), "postgres", "postgres");
+	while (PQping(conninfo) != PQPING_OK) {
+		if (now_ms() > deadline)
+			fail_msg("the PostgreSQL server in %s did not become ready", directory);
+		pause_ms(50);
+	}
+}
+
+static void server_start(void)
+{
+	char arguments[512];
+
+	snprintf(arguments, sizeof(arguments), "pg_ctl -D %s/data -l %s/server.log -w -t 300 start",
+		 directory, directory);
+	assert_int_equal(run_server_program(arguments), 0);
+	wait_until_ready();
+}
+
+static void server_stop(void)
+{
+	char arguments[256];
+
+	snprintf(arguments, sizeof(arguments), "pg_ctl -D %s/data -m fast -w -t 300 stop", directory);
+	assert_int_equal(run_server_program(arguments), 0);
+}
+
+static PGconn *connect_as(const char *database, const char *user)
+{
+	char conninfo[256];
+
+	conninfo_of(conninfo, sizeof(conninfo), database, user);
+	PGconn *connection = PQconnectdb(conninfo);
+	if (PQstatus(connection) != CONNECTION_OK)
+		fail_msg("connecting as %s to %s: %s", user, database, PQerrorMessage(connection));
+	return connection;
+}
+
+static void must_run(PGconn *connection, const char *sql)
+{
+	PGresult *result = PQexec(connection, sql);
+	ExecStatusType status = PQresultStatus(result);
+
+	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+		fail_msg("%s: %s", sql, PQresultErrorMessage(result));
+	PQclear(result);
+}
+
+/* The one value sql returns, as text (NULL for SQL NULL), into out. */
+static void query_value(PGconn *connection, const char *sql, char *out, size_t size)
+{
+	PGresult *result = PQexec(connection, sql);
+
+	if (PQresultStatus(result) != PGRES_TUPLES_OK || PQntuples(result) != 1 ||
+	    PQnfields(result) != 1)
+		fail_msg("%s: %s (%d rows)", sql, PQresultErrorMessage(result), PQntuples(result));
+	snprintf(out, size, "%s", PQgetisnull(result, 0, 0) ? "NULL" : PQgetvalue(result, 0, 0));
+	PQclear(result);
+}
+
+static long query_count(PGconn *connection, const char *sql)
+{
+	char value[32];
+
+	query_value(connection, sql, value, sizeof(value));
+	return strtol(value, NULL, 10);
+}
+
+static void create_database(const char *name)
+{
+	char sql[160];
+	char conninfo[256];
+
+	/* A test that failed with the server stopped must not fail the next. */
+	conninfo_of(conninfo, sizeof(conninfo), "postgres", "postgres");
+	if (PQping(conninfo) == PQPING_NO_RESPONSE)
+		server_start();
+	PGconn *connection = connect_as("postgres", "postgres");
+
+	snprintf(sql, sizeof(sql), "CREATE DATABASE %s OWNER vnfs_writer", name);
+	must_run(connection, sql);
+	PQfinish(connection);
+}
+
+/* initdb as the cluster's owner, trust on the socket (it is in a directory
+ * only that owner and root reach), the roles of docs/INSTALL.md. */
+static int start_cluster(void **state)
+{
+	(void)state;
+	snprintf(directory, sizeof(directory), "/tmp/vnfs-pg-XXXXXX");
+	if (mkdtemp(directory) == NULL)
+		return -1;
+	if (geteuid() == 0) {
+		struct passwd *owner = getpwnam("postgres");
+		if (owner == NULL) {
+			fprintf(stderr, "FAIL: no postgres user (install postgresql: scripts/deps)\n");
+			return -1;
+		}
+		if (chown(directory, owner->pw_uid, owner->pw_gid) < 0)
+			return -1;
+		snprintf(command_prefix, sizeof(command_prefix), "runuser -u postgres -- ");
+	}
+	char arguments[512];
+	snprintf(arguments, sizeof(arguments),
+		 "initdb -D %s/data -A trust -U postgres -E UTF8 --no-sync", directory);
+	if (run_server_program(arguments) != 0) {
+		fprintf(stderr, "FAIL: cannot initdb with %s: is PostgreSQL installed?\n", PG_BINDIR);
+		return -1;
+	}
+	char path[128];
+	snprintf(path, sizeof(path), "%s/data/postgresql.conf", directory);
+	FILE *conf = fopen(path, "a");
+	if (conf == NULL)
+		return -1;
+	fprintf(conf, "listen_addresses = ''\nunix_socket_directories = '%s'\nport = " PORT
+		      "\nfsync = off\nmax_connections = 40\n", directory);
+	if (fclose(conf) != 0)
+		return -1;
+	server_start();
+	PGconn *connection = connect_as("postgres", "postgres");
+	must_run(connection, "CREATE ROLE vnfs_writer LOGIN");
+	must_run(connection, "CREATE ROLE vnfs_admin LOGIN");
+	must_run(connection, "CREATE ROLE vnfs_users NOLOGIN");
+	must_run(connection, "CREATE ROLE alice LOGIN IN ROLE vnfs_users");
+	must_run(connection, "CREATE ROLE bob LOGIN IN ROLE vnfs_users");
+	PQfinish(connection);
+	return 0;
+}
+
+static int stop_cluster(void **state)
+{
+	char command[128];
+
+	(void)state;
+	server_stop();
+	snprintf(command, sizeof(command), "rm -rf %s", directory);
+	return system(command) == 0 ? 0 : -1;
+}
+
+/* ---- the log ------------------------------------------------------------------ */
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_lines[64][VNFS_LOG_LINE_MAX];
+static size_t log_count;
+
+static void capture_log(enum vnfs_log_priority priority, const char *line)
+{
+	(void)priority;
+	pthread_mutex_lock(&log_lock);
+	if (log_count < 64)
+		snprintf(log_lines[log_count++], VNFS_LOG_LINE_MAX, "%s", line);
+	pthread_mutex_unlock(&log_lock);
+	fprintf(stderr, "log: %s\n", line);
+}
+
+static unsigned log_lines_with(const char *text)
+{
+	unsigned count = 0;
+
+	pthread_mutex_lock(&log_lock);
+	for (size_t i = 0; i < log_count; i++)
+		count += strstr(log_lines[i], text) != NULL;
+	pthread_mutex_unlock(&log_lock);
+	return count;
+}
+
+static void log_reset(void)
+{
+	pthread_mutex_lock(&log_lock);
+	log_count = 0;
+	pthread_mutex_unlock(&log_lock);
+}
+
+/* ---- records ------------------------------------------------------------------ */
+
+/* A process name no SQL may see spliced in (a user names their programs):
+ * it arrives byte for byte, or the statement was built from it. */
+#define HOSTILE_NAME "it's'); DROP TABLE jobs; --"
+
+struct step_fixture {
+	struct vnfs_step_record record;
+	struct vnfs_step_stats stats;
+	struct vnfs_process_record process;
+	struct vnfs_mount_record mount;
+	struct vnfs_wire_record wire;
+};
+
+/* Step step_id of Slurm job job_id on node, owned by user, its counters
+ * scaled by sample (1, 2, ...) at sample_time_ms. */
+static void step_fixture(struct step_fixture *fixture, uint32_t job_id, uint32_t step_id,
+			 const char *node, const char *user, uint32_t uid, uint64_t sample,
+			 int64_t sample_time_ms)
+{
+	char error[128];
+
+	memset(fixture, 0, sizeof(*fixture));
+	struct vnfs_step_record *record = &fixture->record;
+	vnfs_record_identify_slurm(record, job_id, step_id);
+	record->uid = uid;
+	snprintf(record->user, sizeof(record->user), "%s", user);
+	snprintf(record->node, sizeof(record->node), "%s", node);
+	record->cgroup_id = 4242;
+	snprintf(record->cgroup_path, sizeof(record->cgroup_path), "/slurm/job_%u", job_id);
+	vnfs_tags_init(&record->tags);
+	assert_int_equal(vnfs_tags_set(&record->tags, "project", "nfs-study", error, sizeof(error)),
+			 0);
+	record->start_time_ms = 1700000000000;
+	record->sample_time_ms = sample_time_ms;
+	fixture->stats.operations[VNFS_OP_READ].count = 10 * sample;
+	fixture->stats.operations[VNFS_OP_READ].bytes = 40960 * sample;
+	fixture->stats.operations[VNFS_OP_READ].time_ns = 1000 * sample;
+	fixture->stats.operations[VNFS_OP_READ].latency_histogram[3] = 10 * sample;
+	fixture->stats.operations[VNFS_OP_OPEN].count = sample;
+	fixture->stats.operations[VNFS_OP_OPEN].latency_histogram[2] = sample;
+	record->stats = &fixture->stats;
+	snprintf(fixture->process.comm, sizeof(fixture->process.comm), "%s", HOSTILE_NAME);
+	fixture->process.stats.read_ops = 10 * sample;
+	fixture->process.stats.read_bytes = 40960 * sample;
+	record->process_count = 1;
+	record->processes = &fixture->process;
+	fixture->mount.device = 53;
+	snprintf(fixture->mount.mount_point, sizeof(fixture->mount.mount_point), "/mnt/nfs");
+	snprintf(fixture->mount.source, sizeof(fixture->mount.source), "server:/export");
+	snprintf(fixture->mount.version, sizeof(fixture->mount.version), "4.2");
+	fixture->mount.stats.ops = 11 * sample;
+	fixture->mount.stats.read_bytes = 40960 * sample;
+	record->mount_count = 1;
+	record->mounts = &fixture->mount;
+	fixture->wire.device = 53;
+	snprintf(fixture->wire.mount_point, sizeof(fixture->wire.mount_point), "/mnt/nfs");
+	fixture->wire.version = 4;
+	snprintf(fixture->wire.procedure, sizeof(fixture->wire.procedure), "READ");
+	fixture->wire.stats.rpcs = 2 * sample;
+	fixture->wire.stats.bytes_received = 41000 * sample;
+	record->wire_count = 1;
+	record->wire = &fixture->wire;
+}
+
+static void publish_steps(struct vnfs_sink *sink, const struct step_fixture *fixtures,
+			  size_t count, int64_t time_ms)
+{
+	struct vnfs_step_record records[8];
+
+	assert_true(count <= 8);
+	for (size_t i = 0; i < count; i++)
+		records[i] = fixtures[i].record;
+	struct vnfs_interval interval = {
+		.time_ms = time_ms,
+		.node = count > 0 ? records[0].node : "",
+		.step_count = count,
+		.steps = records,
+	};
+	sink->publish(sink->state, &interval);
+}
+
+/* The job of one finished step. */
+static void finish_job(struct vnfs_sink *sink, struct step_fixture *fixture, int64_t end_ms)
+{
+	fixture->record.finished = true;
+	fixture->record.end_time_ms = end_ms;
+	fixture->record.sample_time_ms = end_ms;
+	struct vnfs_job job;
+	vnfs_job_of_steps(&job, &fixture->record.workload, fixture->record.node,
+			  &fixture->record, 1);
+	sink->job_finished(sink->state, &job);
+}
+
+/* ---- the sink -------------------------------------------------------------------- */
+
+static void open_sink(struct vnfs_sink *sink, const char *database, const char *spool_name,
+		      uint64_t spool_max_bytes)
+{
+	static struct vnfs_config config;
+	char error[512];
+
+	vnfs_config_defaults(&config);
+	config.postgresql.enabled = true;
+	conninfo_of(config.postgresql.conninfo, sizeof(config.postgresql.conninfo), database,
+		    "vnfs_writer");
+	snprintf(config.postgresql.spool_dir, sizeof(config.postgresql.spool_dir), "%s/%s",
+		 directory, spool_name);
+	config.postgresql.batch_records = 10;
+	config.postgresql.buffer_records = 1000;
+	config.postgresql.spool_max_bytes = spool_max_bytes;
+	config.postgresql.retry_interval_ms = 100;
+	if (vnfs_sink_postgresql_open(sink, &config, error, sizeof(error)) != 0)
+		fail_msg("open: %s", error);
+}
+
+static void counters_of(const struct vnfs_sink *sink, struct vnfs_postgresql_counters *counters)
+{
+	vnfs_sink_postgresql_counters(sink->state, counters);
+}
+
+/* Waits until every queued record is written and the spool is empty. */
+static void wait_until_written(const struct vnfs_sink *sink, uint64_t records)
+{
+	struct vnfs_postgresql_counters counters;
+	int64_t deadline = now_ms() + WAIT_MS;
+
+	for (;;) {
+		counters_of(sink, &counters);
+		if (counters.written >= records && counters.spool_bytes == 0)
+			return;
+		if (now_ms() > deadline)
+			fail_msg("written %llu of %llu records, spool %llu bytes",
+				 (unsigned long long)counters.written, (unsigned long long)records,
+				 (unsigned long long)counters.spool_bytes);
+		pause_ms(20);
+	}
+}
+
+/* Waits until the worker has handled the first records queued: each
+ * written or spooled (with the server down, nothing is replayed). */
+static void wait_until_spooled(const struct vnfs_sink *sink, uint64_t records)
+{
+	struct vnfs_postgresql_counters counters;
+	int64_t deadline = now_ms() + WAIT_MS;
+
+	for (;;) {
+		counters_of(sink, &counters);
+		if (counters.written + counters.spooled >= records)
+			return;
+		if (now_ms() > deadline)
+			fail_msg("written %llu + spooled %llu of %llu records",
+				 (unsigned long long)counters.written,
+				 (unsigned long long)counters.spooled, (unsigned long long)records);
+		pause_ms(20);
+	}
+}
+
+/* ---- the tests ---------------------------------------------------------------------- */
+
+static void test_two_nodes_write_each_row_once(void **state)
+{
+	struct vnfs_sink node_a, node_b;
+	struct step_fixture a[2], b[1];
+	char value[256];
+
+	(void)state;
+	create_database("vnfs_nodes");
+	open_sink(&node_a, "vnfs_nodes", "spool-a", 1 << 20);
+	open_sink(&node_b, "vnfs_nodes", "spool-b", 1 << 20);
+
+	/* Job 101 runs on both nodes, job 102 on node-a alone. */
+	step_fixture(&a[0], 101, 0, "node-a", "alice", 1000, 1, 1700000001000);
+	step_fixture(&a[1], 102, 0, "node-a", "bob", 1001, 1, 1700000001000);
+	step_fixture(&b[0], 101, 0, "node-b", "alice", 1000, 1, 1700000001000);
+	publish_steps(&node_a, a, 2, 1700000001000);
+	publish_steps(&node_b, b, 1, 1700000001000);
+	step_fixture(&a[0], 101, 0, "node-a", "alice", 1000, 2, 1700000002000);
+	step_fixture(&a[1], 102, 0, "node-a", "bob", 1001, 2, 1700000002000);
+	step_fixture(&b[0], 101, 0, "node-b", "alice", 1000, 2, 1700000002000);
+	/* Written twice, as a replayed batch is: no second row. */
+	publish_steps(&node_a, a, 2, 1700000002000);
+	publish_steps(&node_a, a, 2, 1700000002000);
+	publish_steps(&node_b, b, 1, 1700000002000);
+	/* An older sample after a newer one (a late replay) changes no row. */
+	step_fixture(&b[0], 101, 0, "node-b", "alice", 1000, 1, 1700000001000);
+	publish_steps(&node_b, b, 1, 1700000001000);
+	step_fixture(&a[0], 101, 0, "node-a", "alice", 1000, 3, 1700000003000);
+	finish_job(&node_a, &a[0], 1700000003000);
+
+	wait_until_written(&node_a, 7);
+	wait_until_written(&node_b, 3);
+	assert_int_equal(node_a.dropped(node_a.state), 0);
+	assert_int_equal(node_b.dropped(node_b.state), 0);
+	node_a.close(node_a.state);
+	node_b.close(node_b.state);
+
+	PGconn *db = connect_as("vnfs_nodes", "vnfs_admin");
+	assert_int_equal(query_count(db, "SELECT count(*) FROM jobs"), 3);
+	query_value(db,
+		    "SELECT string_agg(job || '@' || node || ':' || finished || ':' ||"
+		    " coalesce(end_time_ms::text, '-'), ',' ORDER BY job, node) FROM jobs",
+		    value, sizeof(value));
+	assert_string_equal(value, "101@node-a:1:1700000003000,101@node-b:0:-,102@node-a:0:-");
+	assert_int_equal(query_count(db, "SELECT count(*) FROM steps"), 3);
+	/* Samples: node-a's 101 at 1, 2 and its end; 102 at 1 and 2; node-b's
+	 * 101 at 1 and 2: one row each, however often they were sent. */
+	assert_int_equal(query_count(db, "SELECT count(*) FROM step_samples"), 7);
+	assert_int_equal(query_count(db, "SELECT count(*) FROM (SELECT 1 FROM step_samples GROUP BY"
+					 " source, job, node, part, sample_time_ms"
+					 " HAVING count(*) > 1) AS twice"),
+			 0);
+	query_value(db,
+		    "SELECT string_agg(node || ':' || job || ':' || o.bytes || ':' || o.count || ':'"
+		    " || o.latency_histogram, ',' ORDER BY node, job) FROM step_operations o"
+		    " JOIN steps s ON s.id = o.step WHERE o.operation = 'read'",
+		    value, sizeof(value));
+	assert_string_equal(value, "node-a:101:122880:30:[0,0,0,30],node-a:102:81920:20:[0,0,0,20],"
+				   "node-b:101:81920:20:[0,0,0,20]");
+	query_value(db, "SELECT sample_time_ms FROM steps WHERE node = 'node-b'", value,
+		    sizeof(value));
+	assert_string_equal(value, "1700000002000");
+	query_value(db,
+		    "SELECT string_agg(DISTINCT value, ',') FROM step_tags WHERE name = 'project'",
+		    value, sizeof(value));
+	assert_string_equal(value, "nfs-study");
+	assert_int_equal(query_count(db, "SELECT count(*) FROM step_tags"), 3);
+	query_value(db, "SELECT string_agg(DISTINCT comm, ',') FROM step_processes", value,
+		    sizeof(value));
+	assert_string_equal(value, HOSTILE_NAME);
+	assert_int_equal(query_count(db, "SELECT count(*) FROM step_processes"), 3);
+	assert_int_equal(query_count(db, "SELECT count(*) FROM step_mounts WHERE source ="
+					 " 'server:/export' AND version = '4.2'"),
+			 3);
+	query_value(db,
+		    "SELECT string_agg(w.rpcs || ':' || w.bytes_received, ',' ORDER BY node, job)"
+		    " FROM step_wire w JOIN steps s ON s.id = w.step",
+		    value, sizeof(value));
+	assert_string_equal(value, "6:123000,4:82000,4:82000");
+	query_value(db,
+		    "SELECT read_count || ':' || read_bytes || ':' || metadata_count || ':' || rpcs"
+		    " || ':' || bytes_received || ':' || finished FROM step_samples WHERE"
+		    " node = 'node-a' AND job = '101' AND sample_time_ms = 1700000003000",
+		    value, sizeof(value));
+	assert_string_equal(value, "30:122880:3:6:123000:1");
+	PQfinish(db);
+}
+
+/* Publishes count intervals of three steps; the server is stopped from
+ * interval stop_at to start_at. */
+static void test_outage_loses_and_duplicates_nothing(void **state)
+{
+	enum { INTERVALS = 60, STEPS = 3, STOP_AT = 15, START_AT = 40 };
+	struct vnfs_sink sink;
+	struct step_fixture steps[STEPS];
+	struct vnfs_postgresql_counters counters;
+
+	(void)state;
+	create_database("vnfs_outage");
+	open_sink(&sink, "vnfs_outage", "spool-outage", 64 << 20);
+	for (int interval = 1; interval <= INTERVALS; interval++) {
+		int64_t time_ms = 1700000000000 + interval * 1000;
+		if (interval == STOP_AT) {
+			wait_until_written(&sink, (uint64_t)(interval - 1) * STEPS);
+			server_stop();
+		}
+		if (interval == START_AT) {
+			wait_until_spooled(&sink, (uint64_t)(interval - 1) * STEPS);
+			server_start();
+		}
+		for (int s = 0; s < STEPS; s++)
+			step_fixture(&steps[s], 300 + (uint32_t)s, 0, "node-a", "alice", 1000,
+				     (uint64_t)interval, time_ms);
+		publish_steps(&sink, steps, STEPS, time_ms);
+		pause_ms(10);
+	}
+	wait_until_written(&sink, INTERVALS * STEPS);
+	counters_of(&sink, &counters);
+	assert_int_equal(sink.dropped(sink.state), 0);
+	sink.close(sink.state);
+
+	PGconn *db = connect_as("vnfs_outage", "vnfs_admin");
+	long received = query_count(db, "SELECT count(*) FROM step_samples");
+	long keys = query_count(db, "SELECT count(*) FROM (SELECT DISTINCT source, job, node, part,"
+				    " sample_time_ms FROM step_samples) AS keys");
+	printf("outage: records sent %llu, spooled %llu, written %llu (replays count again), "
+	       "received %ld, distinct keys %ld\n",
+	       (unsigned long long)counters.queued, (unsigned long long)counters.spooled,
+	       (unsigned long long)counters.written, received, keys);
+	assert_int_equal(counters.queued, INTERVALS * STEPS);
+	/* Every record of the stopped intervals went through the spool, and
+	 * only those. */
+	assert_int_equal(counters.spooled, (START_AT - STOP_AT) * STEPS);
+	assert_int_equal(received, INTERVALS * STEPS);
+	assert_int_equal(keys, INTERVALS * STEPS);
+	assert_int_equal(query_count(db, "SELECT count(*) FROM steps"), STEPS);
+	assert_int_equal(query_count(db, "SELECT count(*) FROM jobs"), STEPS);
+	/* The steps hold the last interval's counters. */
+	assert_int_equal(query_count(db, "SELECT count(*) FROM step_operations WHERE"
+					 " operation = 'read' AND count = 600"),
+			 STEPS);
+	PQfinish(db);
+}
+
+static void test_full_spool_drops_and_says_so(void **state)
+{
+	enum { RECORDS = 5, FITTING = 3 };
+	struct vnfs_sink sink;
+	struct step_fixture steps[RECORDS];
+	struct vnfs_postgresql_counters counters;
+
+	(void)state;
+	create_database("vnfs_full");
+	/* Records of one length (same digits everywhere), so the bound fits
+	 * exactly FITTING of them. */
+	for (int i = 0; i < RECORDS; i++)
+		step_fixture(&steps[i], 400 + (uint32_t)i, 0, "node-a", "alice", 1000, 1,
+			     1700000001000);
+	char *line = vnfs_spool_step_line(&steps[0].record);
+	assert_non_null(line);
+	uint64_t line_bytes = strlen(line) + 1;
+	free(line);
+
+	server_stop();
+	log_reset();
+	open_sink(&sink, "vnfs_full", "spool-full", FITTING * line_bytes + line_bytes / 2);
+	publish_steps(&sink, steps, RECORDS, 1700000001000);
+	int64_t deadline = now_ms() + WAIT_MS;
+	do {
+		counters_of(&sink, &counters);
+		if (now_ms() > deadline)
+			fail_msg("spooled %llu, dropped %llu", (unsigned long long)counters.spooled,
+				 (unsigned long long)counters.dropped);
+		pause_ms(20);
+	} while (counters.spooled + counters.dropped < RECORDS);
+	assert_int_equal(counters.spooled, FITTING);
+	assert_int_equal(sink.dropped(sink.state), RECORDS - FITTING);
+	assert_int_equal(counters.spool_bytes, FITTING * line_bytes);
+	char full_line[512];
+	snprintf(full_line, sizeof(full_line), "the spool %s/spool-full is full (spool_max_bytes = %llu"
+		 " bytes)", directory, (unsigned long long)(FITTING * line_bytes + line_bytes / 2));
+	assert_int_equal(log_lines_with(full_line), 1);
+	assert_int_equal(log_lines_with("raise [postgresql] spool_max_bytes"), 1);
+	assert_int_equal(log_lines_with("has drained"), 0);
+
+	server_start();
+	wait_until_written(&sink, FITTING);
+	assert_int_equal(log_lines_with("has drained"), 1);
+	assert_int_equal(log_lines_with("is full"), 1);
+	assert_int_equal(sink.dropped(sink.state), RECORDS - FITTING);
+	sink.close(sink.state);
+	PGconn *db = connect_as("vnfs_full", "vnfs_admin");
+	assert_int_equal(query_count(db, "SELECT count(*) FROM step_samples"), FITTING);
+	/* The first records fitted; the last two were dropped. */
+	char value[128];
+	query_value(db, "SELECT string_agg(job, ',' ORDER BY job) FROM steps", value, sizeof(value));
+	assert_string_equal(value, "400,401,402");
+	PQfinish(db);
+}
+
+/* A helper stopped with a full spool: the next one replays it. */
+static void test_restart_replays_the_spool(void **state)
+{
+	struct vnfs_sink sink;
+	struct step_fixture steps[2];
+
+	(void)state;
+	create_database("vnfs_restart");
+	server_stop();
+	open_sink(&sink, "vnfs_restart", "spool-restart", 1 << 20);
+	step_fixture(&steps[0], 500, 0, "node-a", "alice", 1000, 1, 1700000001000);
+	step_fixture(&steps[1], 501, 0, "node-a", "bob", 1001, 1, 1700000001000);
+	publish_steps(&sink, steps, 2, 1700000001000);
+	sink.close(sink.state); /* no server: both go to the spool */
+	char path[160];
+	snprintf(path, sizeof(path), "%s/spool-restart/records.jsonl", directory);
+	struct stat status;
+	assert_int_equal(stat(path, &status), 0);
+	assert_true(status.st_size > 0);
+	assert_int_equal(status.st_mode & 0777, 0600);
+	snprintf(path, sizeof(path), "%s/spool-restart", directory);
+	assert_int_equal(stat(path, &status), 0);
+	assert_int_equal(status.st_mode & 0777, 0700);
+
+	server_start();
+	open_sink(&sink, "vnfs_restart", "spool-restart", 1 << 20);
+	wait_until_written(&sink, 2);
+	sink.close(sink.state);
+	PGconn *db = connect_as("vnfs_restart", "vnfs_admin");
+	assert_int_equal(query_count(db, "SELECT count(*) FROM step_samples"), 2);
+	PQfinish(db);
+}
+
+static void test_users_see_only_their_jobs(void **state)
+{
+	struct vnfs_sink sink;
+	struct step_fixture steps[2];
+	char value[64];
+
+	(void)state;
+	create_database("vnfs_rls");
+	open_sink(&sink, "vnfs_rls", "spool-rls", 1 << 20);
+	step_fixture(&steps[0], 601, 0, "node-a", "alice", 1000, 1, 1700000001000);
+	step_fixture(&steps[1], 602, 0, "node-a", "bob", 1001, 1, 1700000001000);
+	publish_steps(&sink, steps, 2, 1700000001000);
+	wait_until_written(&sink, 2);
+	sink.close(sink.state);
+
+	PGconn *alice = connect_as("vnfs_rls", "alice");
+	query_value(alice, "SELECT string_agg(job, ',') FROM jobs", value, sizeof(value));
+	assert_string_equal(value, "601");
+	query_value(alice, "SELECT string_agg(DISTINCT s.\"user\", ',') FROM step_operations o"
+			   " JOIN steps s ON s.id = o.step", value, sizeof(value));
+	assert_string_equal(value, "alice");
+	/* Not even a count of bob's rows, through any table. */
+	assert_int_equal(query_count(alice, "SELECT count(*) FROM step_operations"), 2);
+	assert_int_equal(query_count(alice, "SELECT count(*) FROM step_samples"), 1);
+	assert_int_equal(query_count(alice, "SELECT count(*) FROM step_tags"), 1);
+	PGresult *result = PQexec(alice, "DELETE FROM jobs");
+	assert_int_equal(PQresultStatus(result), PGRES_FATAL_ERROR); /* no DELETE grant */
+	PQclear(result);
+	PQfinish(alice);
+
+	PGconn *bob = connect_as("vnfs_rls", "bob");
+	query_value(bob, "SELECT string_agg(job, ',') FROM jobs", value, sizeof(value));
+	assert_string_equal(value, "602");
+	assert_int_equal(query_count(bob, "SELECT count(*) FROM step_wire"), 1);
+	PQfinish(bob);
+
+	PGconn *admin = connect_as("vnfs_rls", "vnfs_admin");
+	query_value(admin, "SELECT string_agg(job, ',' ORDER BY job) FROM jobs", value,
+		    sizeof(value));
+	assert_string_equal(value, "601,602");
+	assert_int_equal(query_count(admin, "SELECT count(*) FROM step_operations"), 4);
+	PQfinish(admin);
+}
+
+static void test_migrations(void **state)
+{
+	char error[512];
+	int version = -1;
+
+	(void)state;
+	create_database("vnfs_fresh");
+	PGconn *db = connect_as("vnfs_fresh", "vnfs_writer");
+	assert_int_equal(vnfs_postgresql_schema_version(db, &version, error, sizeof(error)), 0);
+	assert_int_equal(version, 0);
+	if (vnfs_postgresql_migrate(db, error, sizeof(error)) != 0)
+		fail_msg("%s", error);
+	assert_int_equal(vnfs_postgresql_schema_version(db, &version, error, sizeof(error)), 0);
+	assert_int_equal(version, VNFS_POSTGRESQL_SCHEMA_VERSION);
+	/* Again: nothing to do, no error. */
+	assert_int_equal(vnfs_postgresql_migrate(db, error, sizeof(error)), 0);
+	assert_null(vnfs_postgresql_migration(VNFS_POSTGRESQL_SCHEMA_VERSION));
+
+	/* A newer vnfs migrated it further: refused, named, and left alone. */
+	must_run(db, "UPDATE vnfs_schema SET version = version + 1");
+	assert_int_equal(vnfs_postgresql_migrate(db, error, sizeof(error)), -1);
+	char expected[256];
+	snprintf(expected, sizeof(expected),
+		 "postgresql: database vnfs_fresh: schema version %d is newer than this vnfs "
+		 "understands (%d)",
+		 VNFS_POSTGRESQL_SCHEMA_VERSION + 1, VNFS_POSTGRESQL_SCHEMA_VERSION);
+	assert_non_null(strstr(error, expected));
+	assert_int_equal(vnfs_postgresql_schema_version(db, &version, error, sizeof(error)), 0);
+	assert_int_equal(version, VNFS_POSTGRESQL_SCHEMA_VERSION + 1);
+	PQfinish(db);
+}
+
+/* The spool's reader: whole lines only, a torn last line left unread. */
+static void test_spool_reader(void **state)
+{
+	static const char text[] = "{\"a\":1}\n\n{\"b\":2}\n{\"torn";
+	struct vnfs_spool_lines lines = { 0 };
+	struct vnfs_spool_record record;
+	size_t skipped = 0;
+	char error[256];
+
+	(void)state;
+	FILE *file = fmemopen((void *)text, sizeof(text) - 1, "r");
+	assert_non_null(file);
+	assert_int_equal(vnfs_spool_read_lines(file, 10, &lines, &skipped), 2);
+	assert_int_equal(skipped, 1); /* the empty line */
+	assert_string_equal(lines.lines[0], "{\"a\":1}");
+	assert_string_equal(lines.lines[1], "{\"b\":2}");
+	assert_int_equal(ftello(file), 17);
+	fclose(file);
+	assert_int_equal(vnfs_spool_record_parse(lines.lines[0], lines.lengths[0], &record, error,
+						 sizeof(error)),
+			 -1);
+	assert_string_equal(error, "not an object of exactly \"type\" and \"record\"");
+	vnfs_spool_lines_clear(&lines, 0);
+
+	struct step_fixture fixture;
+	step_fixture(&fixture, 7, 1, "node-a", "alice", 1000, 1, 1700000001000);
+	char *line = vnfs_spool_step_line(&fixture.record);
+	assert_non_null(line);
+	assert_int_equal(vnfs_spool_record_parse(line, strlen(line), &record, error, sizeof(error)),
+			 0);
+	assert_int_equal(record.type, VNFS_SPOOL_STEP);
+	assert_string_equal(record.step.workload.job, "7");
+	assert_string_equal(vnfs_tags_find(&record.step.tags, "project"), "nfs-study");
+	assert_string_equal(record.step.processes[0].comm, HOSTILE_NAME);
+	assert_int_equal(record.step.stats->operations[VNFS_OP_READ].bytes, 40960);
+	vnfs_spool_record_free(&record);
+	free(line);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spool_reader),
+		cmocka_unit_test(test_migrations),
+		cmocka_unit_test(test_two_nodes_write_each_row_once),
+		cmocka_unit_test(test_users_see_only_their_jobs),
+		cmocka_unit_test(test_full_spool_drops_and_says_so),
+		cmocka_unit_test(test_restart_replays_the_spool),
+		cmocka_unit_test(test_outage_loses_and_duplicates_nothing),
+	};
+
+	vnfs_log_setup("test_postgresql", VNFS_LOG_PRIORITY_INFO, 0);
+	vnfs_log_set_sink(capture_log);
+	setvbuf(stdout, NULL, _IONBF, 0);
+	return cmocka_run_group_tests(tests, start_cluster, stop_cluster);
+}
