@@ -553,7 +553,7 @@ static int register_operations(struct postgresql *postgresql, char *error, size_
 	for (int op = 0; op < VNFS_OP_COUNT; op++) {
 		struct parameters parameters = { 0 };
 		add_text(&parameters, vnfs_operation_names[op]);
-		add_text(&parameters, vnfs_operation_is_metadata[op] ? "metadata" : "data");
+		add_text(&parameters, vnfs_operation_is_metadata[op] ? "META" : "DATA");
 		if (run(postgresql,
 			"INSERT INTO operations (name, class) VALUES ($1, $2) "
 			"ON CONFLICT (name) DO UPDATE SET class = excluded.class",
@@ -874,6 +874,11 @@ static void *work(void *argument)
 			break;
 		else
 			spool_replay(postgresql, false);
+		/* A replay that could not finish (the file unreadable, say)
+		 * waits its interval like a failed connection, never spins. */
+		if (atomic_load(&postgresql->spool_bytes) > 0 &&
+		    monotonic_ms() >= postgresql->next_attempt_ms)
+			postgresql->next_attempt_ms = monotonic_ms() + postgresql->retry_interval_ms;
 		vnfs_spool_lines_clear(&postgresql->batch, 1);
 	}
 	return NULL;
@@ -986,8 +991,9 @@ static int describe_server(struct postgresql *postgresql, char *error, size_t er
 	PQconninfoOption *options = PQconninfoParse(postgresql->conninfo, &message);
 
 	if (options == NULL) {
-		snprintf(error, error_size, "postgresql: conninfo cannot be parsed: %s",
-			 message != NULL ? message : "out of memory");
+		const char *why = message != NULL ? message : "out of memory";
+		snprintf(error, error_size, "postgresql: conninfo cannot be parsed: %.*s",
+			 (int)strcspn(why, "\n"), why);
 		PQfreemem(message);
 		return -1;
 	}
@@ -1028,6 +1034,31 @@ static int make_spool_directory(const char *directory, char *error, size_t error
 	return 0;
 }
 
+/* The size of the spool up to its last whole line: what a crash in the
+ * middle of an append left after it is cut off, or the next append would
+ * join it to a line of its own.  Returns the size kept, or -1. */
+static off_t cut_unfinished_line(int fd, off_t size)
+{
+	char block[4096];
+	off_t end = size;
+
+	while (end > 0) {
+		off_t start = end > (off_t)sizeof(block) ? end - (off_t)sizeof(block) : 0;
+		ssize_t got = pread(fd, block, (size_t)(end - start), start);
+		if (got != end - start)
+			return -1;
+		char *newline = memrchr(block, '\n', (size_t)got);
+		if (newline != NULL) {
+			end = start + (newline - block) + 1;
+			break;
+		}
+		end = start;
+	}
+	if (end != size && ftruncate(fd, end) < 0)
+		return -1;
+	return end;
+}
+
 /*
  * Opens spool_dir and its file.  Neither is followed through a symbolic
  * link, and both must be the helper's own and writable by it alone: the
@@ -1052,7 +1083,7 @@ static int open_spool(struct postgresql *postgresql, char *error, size_t error_s
 				 postgresql->spool_dir, (unsigned)geteuid(), (unsigned)status.st_uid,
 				 (unsigned)(status.st_mode & 07777));
 	postgresql->spool_fd = openat(postgresql->spool_dir_fd, SPOOL_FILE,
-				      O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+				      O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (postgresql->spool_fd < 0 || fstat(postgresql->spool_fd, &status) < 0)
 		return vnfs_fail(error, error_size, "postgresql: %s/" SPOOL_FILE ": %s",
 				 postgresql->spool_dir, strerror(errno));
@@ -1060,11 +1091,19 @@ static int open_spool(struct postgresql *postgresql, char *error, size_t error_s
 		return vnfs_fail(error, error_size,
 				 "postgresql: %s/" SPOOL_FILE " is not a regular file of its own",
 				 postgresql->spool_dir);
-	atomic_store(&postgresql->spool_bytes, (uint64_t)status.st_size);
-	if (status.st_size > 0)
+	off_t size = cut_unfinished_line(postgresql->spool_fd, status.st_size);
+	if (size < 0)
+		return vnfs_fail(error, error_size, "postgresql: %s/" SPOOL_FILE ": %s",
+				 postgresql->spool_dir, strerror(errno));
+	if (size != status.st_size)
+		vnfs_warning("postgresql: %s/" SPOOL_FILE ": cut off %lld bytes of a record "
+			     "whose writing was interrupted", postgresql->spool_dir,
+			     (long long)(status.st_size - size));
+	atomic_store(&postgresql->spool_bytes, (uint64_t)size);
+	if (size > 0)
 		vnfs_info("postgresql: %s/" SPOOL_FILE " holds %lld bytes of records from before: "
 			  "replaying them once %s answers",
-			  postgresql->spool_dir, (long long)status.st_size, postgresql->where);
+			  postgresql->spool_dir, (long long)size, postgresql->where);
 	return 0;
 }
 

@@ -10,8 +10,8 @@
  * schema is a chain of migrations whose text is fixed once released (a
  * database at version 2 must be rebuilt by exactly migration 2 -> 3), so
  * there is no single current list to derive both from without rewriting
- * released migrations; tests/unit/test_postgresql.c compares the two
- * schemas' column names instead.
+ * released migrations; tests/unit/test_postgresql.c checks instead that the
+ * two schemas have the same columns in the same order.
  *
  * Beyond SQLite's: node is part of every job and step key (and so of every
  * child row's, through steps.id), because many helpers share one database;

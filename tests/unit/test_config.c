@@ -462,10 +462,10 @@ static const struct bad_case bad_cases[] = {
 	  "queue_limit, property.NAME)" },
 	{ "[promethus]\nlisten = 127.0.0.1:9716\n",
 	  ":2: [promethus] listen: unknown section (sections: helper, containers, environment, sqlite, prometheus, "
-	  "jsonlog, kafka, http)" },
+	  "jsonlog, kafka, http, postgresql)" },
 	{ "interval = 1s\n",
 	  ":1: interval: key outside a section (sections: helper, containers, environment, sqlite, prometheus, jsonlog, "
-	  "kafka, http)" },
+	  "kafka, http, postgresql)" },
 	/* bool */
 	{ "[sqlite]\nenabled = maybe\n",
 	  ":2: [sqlite] enabled: 'maybe' is not a boolean (allowed: true, false, yes, no, on, "
@@ -674,7 +674,7 @@ static const struct bad_case bad_cases[] = {
 	/* an unknown section is named as such, at its first key, however often given */
 	{ "[promethus]\n[promethus]\nlisten = 127.0.0.1:9716\n",
 	  ":3: [promethus] listen: unknown section (sections: helper, containers, environment, "
-	  "sqlite, prometheus, jsonlog, kafka, http)" },
+	  "sqlite, prometheus, jsonlog, kafka, http, postgresql)" },
 	/* lines inih cannot parse, quoted */
 	{ "[helper]\ninterval = 1s\nthis is not a key\n",
 	  ":3: 'this is not a key': not a key = value line" },

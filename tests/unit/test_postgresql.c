@@ -30,12 +30,14 @@
 
 #include <cmocka.h>
 #include <libpq-fe.h>
+#include <sqlite3.h>
 
 #include "helper/outputs/postgresql_spool.h"
 #include "helper/outputs/sink.h"
 #include "helper/outputs/sink_postgresql.h"
 #include "lib/config.h"
 #include "lib/history/postgresql_schema.h"
+#include "lib/history/schema.h"
 #include "lib/log.h"
 
 #define PORT "5432"
@@ -620,7 +622,8 @@ static void test_full_spool_drops_and_says_so(void **state)
 	PQfinish(db);
 }
 
-/* A helper stopped with a full spool: the next one replays it. */
+/* A helper stopped with records in its spool, the last append cut short (a
+ * crash): the next one cuts off the torn line and replays the rest. */
 static void test_restart_replays_the_spool(void **state)
 {
 	struct vnfs_sink sink;
@@ -640,13 +643,20 @@ static void test_restart_replays_the_spool(void **state)
 	assert_int_equal(stat(path, &status), 0);
 	assert_true(status.st_size > 0);
 	assert_int_equal(status.st_mode & 0777, 0600);
+	FILE *spool = fopen(path, "a");
+	assert_non_null(spool);
+	assert_true(fputs("{\"type\":\"st", spool) >= 0);
+	assert_int_equal(fclose(spool), 0);
 	snprintf(path, sizeof(path), "%s/spool-restart", directory);
 	assert_int_equal(stat(path, &status), 0);
 	assert_int_equal(status.st_mode & 0777, 0700);
 
 	server_start();
+	log_reset();
 	open_sink(&sink, "vnfs_restart", "spool-restart", 1 << 20);
+	assert_int_equal(log_lines_with("records.jsonl: cut off 11 bytes of a record"), 1);
 	wait_until_written(&sink, 2);
+	assert_int_equal(sink.dropped(sink.state), 0);
 	sink.close(sink.state);
 	PGconn *db = connect_as("vnfs_restart", "vnfs_admin");
 	assert_int_equal(query_count(db, "SELECT count(*) FROM step_samples"), 2);
@@ -729,6 +739,48 @@ static void test_migrations(void **state)
 	PQfinish(db);
 }
 
+/* The tables both histories have, column for column, in the same order:
+ * one query reads both (postgresql_schema.c says why they are not made from
+ * one list). */
+static void test_columns_match_the_sqlite_history(void **state)
+{
+	static const char *const tables[] = { "operations", "jobs", "steps", "step_tags",
+					      "step_operations", "step_processes", "step_mounts",
+					      "step_wire" };
+	char error[512], sql[256], sqlite_columns[1024], postgresql_columns[1024];
+	sqlite3 *sqlite;
+
+	(void)state;
+	assert_int_equal(sqlite3_open(":memory:", &sqlite), SQLITE_OK);
+	if (vnfs_history_migrate(sqlite, ":memory:", error, sizeof(error)) != 0)
+		fail_msg("%s", error);
+	create_database("vnfs_columns");
+	PGconn *db = connect_as("vnfs_columns", "vnfs_writer");
+	if (vnfs_postgresql_migrate(db, error, sizeof(error)) != 0)
+		fail_msg("%s", error);
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		sqlite3_stmt *statement;
+		size_t used = 0;
+		snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info('%s') ORDER BY cid",
+			 tables[t]);
+		assert_int_equal(sqlite3_prepare_v2(sqlite, sql, -1, &statement, NULL), SQLITE_OK);
+		sqlite_columns[0] = '\0';
+		while (sqlite3_step(statement) == SQLITE_ROW)
+			used += (size_t)snprintf(sqlite_columns + used, sizeof(sqlite_columns) - used,
+						 "%s%s", used > 0 ? "," : "",
+						 (const char *)sqlite3_column_text(statement, 0));
+		sqlite3_finalize(statement);
+		snprintf(sql, sizeof(sql),
+			 "SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM"
+			 " information_schema.columns WHERE table_name = '%s'",
+			 tables[t]);
+		query_value(db, sql, postgresql_columns, sizeof(postgresql_columns));
+		assert_string_equal(postgresql_columns, sqlite_columns);
+	}
+	PQfinish(db);
+	sqlite3_close(sqlite);
+}
+
 /* The spool's reader: whole lines only, a torn last line left unread. */
 static void test_spool_reader(void **state)
 {
@@ -773,6 +825,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spool_reader),
 		cmocka_unit_test(test_migrations),
+		cmocka_unit_test(test_columns_match_the_sqlite_history),
 		cmocka_unit_test(test_two_nodes_write_each_row_once),
 		cmocka_unit_test(test_users_see_only_their_jobs),
 		cmocka_unit_test(test_full_spool_drops_and_says_so),

@@ -1,5 +1,5 @@
 /*
- * test_sink_module.c — loading the Kafka and HTTP outputs as modules: the
+ * test_sink_module.c — loading the Kafka, HTTP and PostgreSQL outputs as modules: the
  * modules of this build (BUILT_MODULE_DIR) load, resolve everything they
  * need and open their sink; a missing module or entry point is an error
  * that names the file.
@@ -34,7 +34,7 @@ static void test_module_dir_is_installed_unless_overridden(void **state)
 	assert_string_equal(vnfs_sink_module_dir(), "/somewhere/else");
 }
 
-#if defined(HAVE_CURL) || defined(HAVE_KAFKA)
+#if defined(HAVE_CURL) || defined(HAVE_KAFKA) || defined(HAVE_POSTGRESQL)
 /* Opens output name from this build's module, checks the sink it made, and
  * closes it. */
 static void open_built_module(const char *name, const struct vnfs_config *config)
@@ -119,6 +119,56 @@ static void test_kafka_module_opens_its_sink(void **state)
 }
 #endif
 
+#ifdef HAVE_POSTGRESQL
+/* The writer thread connects later, in the background: opening needs no
+ * server, and closing does not wait for one. */
+static void test_postgresql_module_opens_its_sink(void **state)
+{
+	static struct vnfs_config config;
+	char directory[] = "/tmp/vnfs-module-XXXXXX";
+	char command[64];
+
+	(void)state;
+	assert_non_null(mkdtemp(directory));
+	memset(&config, 0, sizeof(config));
+	config.postgresql.enabled = true;
+	snprintf(config.postgresql.conninfo, sizeof(config.postgresql.conninfo),
+		 "host=/nonexistent/vnfs dbname=vnfs user=vnfs_writer");
+	snprintf(config.postgresql.spool_dir, sizeof(config.postgresql.spool_dir), "%s/spool",
+		 directory);
+	config.postgresql.batch_records = 10;
+	config.postgresql.buffer_records = 100;
+	config.postgresql.spool_max_bytes = 1 << 20;
+	config.postgresql.retry_interval_ms = 1000;
+	open_built_module("postgresql", &config);
+	snprintf(command, sizeof(command), "rm -rf %s", directory);
+	assert_int_equal(system(command), 0);
+}
+
+/* A connection string libpq refuses is named, and its password is not. */
+static void test_postgresql_module_hides_the_password(void **state)
+{
+	static struct vnfs_config config;
+	struct vnfs_sink sink;
+	char error[512] = "";
+
+	(void)state;
+	memset(&config, 0, sizeof(config));
+	config.postgresql.enabled = true;
+	snprintf(config.postgresql.conninfo, sizeof(config.postgresql.conninfo),
+		 "host=db password=SECRET-42 colour=blue");
+	snprintf(config.postgresql.spool_dir, sizeof(config.postgresql.spool_dir), "/nonexistent");
+	config.postgresql.batch_records = 10;
+	config.postgresql.buffer_records = 100;
+	use_module_dir(BUILT_MODULE_DIR);
+	assert_int_equal(vnfs_sink_module_open("postgresql", &sink, &config, error, sizeof(error)),
+			 -1);
+	assert_string_equal(error, "postgresql: conninfo cannot be parsed: "
+				   "invalid connection option \"colour\"");
+	assert_null(strstr(error, "SECRET"));
+}
+#endif
+
 static void test_missing_module_names_the_file(void **state)
 {
 	struct vnfs_config config;
@@ -145,6 +195,10 @@ int main(void)
 #endif
 #ifdef HAVE_KAFKA
 		cmocka_unit_test(test_kafka_module_opens_its_sink),
+#endif
+#ifdef HAVE_POSTGRESQL
+		cmocka_unit_test(test_postgresql_module_opens_its_sink),
+		cmocka_unit_test(test_postgresql_module_hides_the_password),
 #endif
 		cmocka_unit_test(test_missing_module_names_the_file),
 	};
