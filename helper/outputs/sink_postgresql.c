@@ -210,18 +210,27 @@ static int run(struct postgresql *postgresql, const char *sql,
 
 /* ---- writing rows ---------------------------------------------------------- */
 
-/* A job row never goes back from finished to running, nor to an older
- * sample: a batch replayed after newer ones changes nothing. */
+/*
+ * Which record a row keeps, for jobs and steps alike: a finished one over a
+ * running one whatever their sample times (a step's end may precede the
+ * last interval that read it), never a running one over a finished one,
+ * and between two of one state the newer (or, for a replay, the same)
+ * sample.  So a batch replayed after newer ones changes nothing.
+ */
+#define KEEP_NEWER(table)                                                        \
+	"WHERE CASE WHEN excluded.finished <> " table ".finished"                 \
+	" THEN excluded.finished = 1"                                            \
+	" ELSE excluded.sample_time_ms >= " table ".sample_time_ms END"
+
 static const char upsert_job_sql[] =
 	"INSERT INTO jobs (source, job, node, job_id, uid, \"user\", start_time_ms,"
 	" end_time_ms, sample_time_ms, finished) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
 	"ON CONFLICT (source, job, node) DO UPDATE SET uid = excluded.uid,"
 	" \"user\" = excluded.\"user\","
 	" start_time_ms = least(jobs.start_time_ms, excluded.start_time_ms),"
-	" end_time_ms = excluded.end_time_ms, sample_time_ms = excluded.sample_time_ms,"
-	" finished = excluded.finished "
-	"WHERE (jobs.finished = 0 OR excluded.finished = 1)"
-	" AND excluded.sample_time_ms >= jobs.sample_time_ms";
+	" end_time_ms = excluded.end_time_ms,"
+	" sample_time_ms = greatest(jobs.sample_time_ms, excluded.sample_time_ms),"
+	" finished = excluded.finished " KEEP_NEWER("jobs");
 
 static const char upsert_step_sql[] =
 	"INSERT INTO steps (source, job, node, part, job_id, step_id, uid, \"user\", cgroup_id,"
@@ -233,10 +242,8 @@ static const char upsert_step_sql[] =
 	" cgroup_path = excluded.cgroup_path, start_time_ms = excluded.start_time_ms,"
 	" end_time_ms = excluded.end_time_ms, sample_time_ms = excluded.sample_time_ms,"
 	" finished = excluded.finished, read_size_histogram = excluded.read_size_histogram,"
-	" write_size_histogram = excluded.write_size_histogram "
-	"WHERE (steps.finished = 0 OR excluded.finished = 1)"
-	" AND excluded.sample_time_ms >= steps.sample_time_ms "
-	"RETURNING id";
+	" write_size_histogram = excluded.write_size_histogram " KEEP_NEWER("steps")
+	" RETURNING id";
 
 /* Tags are fixed at registration: a tag written again keeps its row. */
 static const char upsert_tag_sql[] =

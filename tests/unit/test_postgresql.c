@@ -451,8 +451,10 @@ static void test_two_nodes_write_each_row_once(void **state)
 	publish_steps(&node_b, b, 1, 1700000001000);
 	step_fixture(&a[0], 101, 0, "node-a", "alice", 1000, 3, 1700000003000);
 	finish_job(&node_a, &a[0], 1700000003000);
+	/* A job whose end precedes the last interval that read it: still final. */
+	finish_job(&node_a, &a[1], 1700000001500);
 
-	wait_until_written(&node_a, 7);
+	wait_until_written(&node_a, 8);
 	wait_until_written(&node_b, 3);
 	assert_int_equal(node_a.dropped(node_a.state), 0);
 	assert_int_equal(node_b.dropped(node_b.state), 0);
@@ -465,11 +467,13 @@ static void test_two_nodes_write_each_row_once(void **state)
 		    "SELECT string_agg(job || '@' || node || ':' || finished || ':' ||"
 		    " coalesce(end_time_ms::text, '-'), ',' ORDER BY job, node) FROM jobs",
 		    value, sizeof(value));
-	assert_string_equal(value, "101@node-a:1:1700000003000,101@node-b:0:-,102@node-a:0:-");
+	assert_string_equal(value, "101@node-a:1:1700000003000,101@node-b:0:-,"
+				   "102@node-a:1:1700000001500");
 	assert_int_equal(query_count(db, "SELECT count(*) FROM steps"), 3);
-	/* Samples: node-a's 101 at 1, 2 and its end; 102 at 1 and 2; node-b's
-	 * 101 at 1 and 2: one row each, however often they were sent. */
-	assert_int_equal(query_count(db, "SELECT count(*) FROM step_samples"), 7);
+	assert_int_equal(query_count(db, "SELECT count(*) FROM steps WHERE finished = 1"), 2);
+	/* Samples: node-a's 101 at 1, 2 and its end; 102 at 1, 2 and its end;
+	 * node-b's 101 at 1 and 2: one row each, however often they were sent. */
+	assert_int_equal(query_count(db, "SELECT count(*) FROM step_samples"), 8);
 	assert_int_equal(query_count(db, "SELECT count(*) FROM (SELECT 1 FROM step_samples GROUP BY"
 					 " source, job, node, part, sample_time_ms"
 					 " HAVING count(*) > 1) AS twice"),
