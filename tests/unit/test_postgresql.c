@@ -743,6 +743,45 @@ static void test_migrations(void **state)
 	PQfinish(db);
 }
 
+/* A node's worth of steps: 2 intervals of 500 steps, each with its
+ * operations, tag, process, mount and RPC rows; the time it takes over the
+ * local socket is printed (a figure for docs/OUTPUTS.md, not a bound). */
+static void test_throughput(void **state)
+{
+	enum { STEPS = 500, INTERVALS = 2 };
+	static struct step_fixture fixtures[STEPS];
+	static struct vnfs_step_record records[STEPS];
+	struct vnfs_sink sink;
+
+	(void)state;
+	create_database("vnfs_throughput");
+	open_sink(&sink, "vnfs_throughput", "spool-throughput", 64 << 20);
+	/* The time includes connecting and migrating (the first record starts them). */
+	int64_t start = now_ms();
+	for (int interval = 1; interval <= INTERVALS; interval++) {
+		int64_t time_ms = 1700000000000 + interval * 1000;
+		for (int s = 0; s < STEPS; s++) {
+			step_fixture(&fixtures[s], 1000 + (uint32_t)s, 0, "node-a", "alice", 1000,
+				     (uint64_t)interval, time_ms);
+			records[s] = fixtures[s].record;
+		}
+		struct vnfs_interval batch = { .time_ms = time_ms, .node = "node-a",
+					       .step_count = STEPS, .steps = records };
+		sink.publish(sink.state, &batch);
+	}
+	wait_until_written(&sink, STEPS * INTERVALS);
+	int64_t elapsed = now_ms() - start;
+	sink.close(sink.state);
+	printf("throughput: %d step records in %lld ms (%.0f records/s, unix socket, fsync off)\n",
+	       STEPS * INTERVALS, (long long)elapsed,
+	       elapsed > 0 ? STEPS * INTERVALS * 1000.0 / (double)elapsed : 0.0);
+	PGconn *db = connect_as("vnfs_throughput", "vnfs_admin");
+	assert_int_equal(query_count(db, "SELECT count(*) FROM step_samples"), STEPS * INTERVALS);
+	assert_int_equal(query_count(db, "SELECT count(*) FROM step_operations WHERE count = 20"),
+			 STEPS);
+	PQfinish(db);
+}
+
 /* The tables both histories have, column for column, in the same order:
  * one query reads both (postgresql_schema.c says why they are not made from
  * one list). */
@@ -835,6 +874,7 @@ int main(void)
 		cmocka_unit_test(test_full_spool_drops_and_says_so),
 		cmocka_unit_test(test_restart_replays_the_spool),
 		cmocka_unit_test(test_outage_loses_and_duplicates_nothing),
+		cmocka_unit_test(test_throughput),
 	};
 
 	vnfs_log_setup("test_postgresql", VNFS_LOG_PRIORITY_INFO, 0);
