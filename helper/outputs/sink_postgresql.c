@@ -183,11 +183,25 @@ static void add_slurm_number(struct parameters *parameters, const struct vnfs_wo
 
 /* Runs sql with parameters.  Returns the result when it succeeded (the
  * caller clears it), else NULL with the server's message kept for the log. */
+static int prepared_index(const char *sql);
+
 static PGresult *execute(struct postgresql *postgresql, const char *sql,
 			 const struct parameters *parameters, char *error, size_t error_size)
 {
-	PGresult *result = PQexecParams(postgresql->connection, sql, parameters->count, NULL,
+	int prepared = prepared_index(sql);
+	char name[16];
+	PGresult *result;
+
+	/* The writes are prepared once per connection (prepare_statements):
+	 * the server then skips parsing and planning them every time. */
+	if (prepared >= 0) {
+		snprintf(name, sizeof(name), "vnfs_%d", prepared);
+		result = PQexecPrepared(postgresql->connection, name, parameters->count,
 					parameters->values, NULL, NULL, 0);
+	} else {
+		result = PQexecParams(postgresql->connection, sql, parameters->count, NULL,
+				      parameters->values, NULL, NULL, 0);
+	}
 	ExecStatusType status = PQresultStatus(result);
 
 	if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK)
@@ -301,6 +315,40 @@ static const char insert_sample_sql[] =
 	"ON CONFLICT (source, job, node, part, sample_time_ms) DO NOTHING";
 
 _Static_assert(VNFS_WIRE_COUNTERS + 9 <= MAX_PARAMETERS, "step_wire's parameters fit");
+
+/* The statements prepared on every connection, named vnfs_<index>. */
+static const char *const prepared_statements[] = {
+	upsert_job_sql,     upsert_step_sql,  upsert_tag_sql,  upsert_operation_sql,
+	upsert_process_sql, upsert_mount_sql, upsert_wire_sql, insert_sample_sql,
+};
+#define PREPARED_COUNT ((int)(sizeof(prepared_statements) / sizeof(prepared_statements[0])))
+
+static int prepared_index(const char *sql)
+{
+	for (int i = 0; i < PREPARED_COUNT; i++)
+		if (prepared_statements[i] == sql)
+			return i;
+	return -1;
+}
+
+static int prepare_statements(PGconn *connection, char *error, size_t error_size)
+{
+	char name[16];
+
+	for (int i = 0; i < PREPARED_COUNT; i++) {
+		snprintf(name, sizeof(name), "vnfs_%d", i);
+		PGresult *result = PQprepare(connection, name, prepared_statements[i], 0, NULL);
+		int ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+		if (!ok)
+			snprintf(error, error_size, "preparing %s: %s", name,
+				 result != NULL ? PQresultErrorMessage(result)
+						: PQerrorMessage(connection));
+		PQclear(result);
+		if (!ok)
+			return -1;
+	}
+	return 0;
+}
 
 static int write_job_row(struct postgresql *postgresql, const struct vnfs_workload *workload,
 			 uint32_t job_id, const char *node, uint32_t uid, const char *user,
@@ -634,6 +682,11 @@ static bool connected(struct postgresql *postgresql, bool closing)
 			return false;
 		}
 		postgresql->migrated = true;
+	}
+	if (prepare_statements(postgresql->connection, error, sizeof(error)) < 0) {
+		note_failure(postgresql, "preparing statements on", error);
+		disconnect(postgresql);
+		return false;
 	}
 	return true;
 }
