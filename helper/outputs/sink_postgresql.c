@@ -189,7 +189,7 @@ static PGresult *execute(struct postgresql *postgresql, const char *sql,
 			 const struct parameters *parameters, char *error, size_t error_size)
 {
 	int prepared = prepared_index(sql);
-	char name[16];
+	char name[24]; /* "vnfs_" and any int */
 	PGresult *result;
 
 	/* The writes are prepared once per connection (prepare_statements):
@@ -333,7 +333,7 @@ static int prepared_index(const char *sql)
 
 static int prepare_statements(PGconn *connection, char *error, size_t error_size)
 {
-	char name[16];
+	char name[24]; /* "vnfs_" and any int */
 
 	for (int i = 0; i < PREPARED_COUNT; i++) {
 		snprintf(name, sizeof(name), "vnfs_%d", i);

@@ -556,9 +556,12 @@ static void test_outage_loses_and_duplicates_nothing(void **state)
 	       (unsigned long long)counters.queued, (unsigned long long)counters.spooled,
 	       (unsigned long long)counters.written, received, keys);
 	assert_int_equal(counters.queued, INTERVALS * STEPS);
-	/* Every record of the stopped intervals went through the spool, and
-	 * only those. */
-	assert_int_equal(counters.spooled, (START_AT - STOP_AT) * STEPS);
+	/* Every record of the stopped intervals went through the spool; those
+	 * published after the restart may too, until the sink's next attempt
+	 * to connect (retry_interval) succeeds: how many depends on the
+	 * machine's speed (75 in one run, 108 in one under ASan). */
+	assert_true(counters.spooled >= (START_AT - STOP_AT) * STEPS);
+	assert_true(counters.spooled <= (INTERVALS - STOP_AT + 1) * STEPS);
 	assert_int_equal(received, INTERVALS * STEPS);
 	assert_int_equal(keys, INTERVALS * STEPS);
 	assert_int_equal(query_count(db, "SELECT count(*) FROM steps"), STEPS);
