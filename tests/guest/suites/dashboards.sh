@@ -174,13 +174,20 @@ scraped_totals() {
 	promql "sum(vnfs_write_bytes_total{job_id=\"2002\"}) == $(($1 * MIB)) and on() sum(vnfs_write_bytes_total{job_id=\"2003\"}) == $(($2 * MIB)) and on() (sum(vnfs_write_bytes_total{container=\"trainer\"}) or on() vector(0)) == $(($3 * MIB)) and on() (sum(vnfs_write_bytes_total{container=\"loader\"}) or on() vector(0)) == $(($4 * MIB))" |
 		jq -e '.data.result | length == 1'
 }
-# A 3 s window now lies inside every 4 s window of the 1 s steps around now.
+# both_growing SECONDS: rate() over the last SECONDS sees both jobs' writes
+# grow.  The window reaches back to the previous round's writes: the scrape
+# that showed them is in it, and so is the one that shows this round's, so
+# it holds two samples of each job with a rise between them however far
+# apart a loaded machine's scrapes come (a fixed 3 s window once saw none
+# in 30 rounds, beside three other busy processes).
 both_growing() {
-	promql 'count(sum by (job_id) (rate(vnfs_operation_duration_seconds_count{job_id=~"2002|2003", op="write"}[3s])) > 0) == 2' |
+	promql "count(sum by (job_id) (rate(vnfs_operation_duration_seconds_count{job_id=~\"2002|2003\", op=\"write\"}[${1}s])) > 0) == 2" |
 		jq -e '.data.result | length == 1'
 }
+previous_round_at=
 for round in $(seq 1 30); do
 	[ $written2002 -ge 6 ] && [ $written2003 -ge 4 ] && [ $both_grew = yes ] && break
+	round_at=$(date +%s)
 	echo >&5 && written2002=$((written2002 + 1))
 	if [ $written2003 -lt 4 ] || [ $both_grew = no ]; then
 		echo >&6 && written2003=$((written2003 + 1))
@@ -191,7 +198,10 @@ for round in $(seq 1 30); do
 		{ fail "round $round: Prometheus scraped $written2002, $written2003, $written_trainer and $written_loader MiB of job 2002, job 2003, trainer and loader within 60 s"
 		promql 'sum by (job_id, container) (vnfs_write_bytes_total{job_id=~"2002|2003"} or vnfs_write_bytes_total{container=~"trainer|loader"})' | jq -M -c '.data.result'
 		break; }
-	both_growing && both_grew=yes
+	if [ -n "$previous_round_at" ]; then
+		both_growing $(( $(date +%s) - previous_round_at + 1 )) && both_grew=yes
+	fi
+	previous_round_at=$round_at
 done
 exec 5>&- 6>&- 7>&- 8>&-
 echo "paced writers: job 2002 wrote $written2002 MiB, job 2003 $written2003 MiB"
