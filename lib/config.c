@@ -89,6 +89,7 @@ static const struct config_section config_sections[] = {
 	{ "postgresql", false,
 	  "this vnfs was built without PostgreSQL support (configure --with-postgresql)" },
 #endif
+	{ "report", true, NULL },
 };
 #define SECTION_COUNT (sizeof(config_sections) / sizeof(config_sections[0]))
 
@@ -115,6 +116,7 @@ DECLARE_PARSER(parse_string);
 DECLARE_PARSER(parse_name);
 DECLARE_PARSER(parse_group);
 DECLARE_PARSER(parse_path);
+DECLARE_PARSER(parse_history_locator);
 DECLARE_PARSER(parse_optional_path);
 DECLARE_PARSER(parse_url);
 DECLARE_PARSER(parse_bool);
@@ -273,6 +275,8 @@ static const struct config_key config_keys[] = {
 	  .min = 64 * KIB, .max = TIB, .default_text = "1G" },
 	{ "postgresql", "retry_interval", parse_duration_ms, FIELD(postgresql.retry_interval_ms),
 	  .min = 100, .max = 3600 * MS_PER_SECOND, .default_text = "10s" },
+
+	{ "report", "history", parse_history_locator, FIELD(report.history), .default_text = "" },
 };
 #define KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))
 
@@ -458,6 +462,21 @@ static int parse_path(const struct config_key *key, const char *name, const char
 				  "'%s' is not an absolute path (allowed: a path starting with /)",
 				  value);
 	return store_bounded_string(key, value, base + key->offset, problem, problem_size);
+}
+
+/* The history vnfs-report reads: "" (the [sqlite] path), an absolute path,
+ * or a PostgreSQL URI (lib/history/statement.h). */
+static int parse_history_locator(const struct config_key *key, const char *name,
+				 const char *value, char *base, char *problem, size_t problem_size)
+{
+	(void)name;
+	if (value[0] == '\0' || value[0] == '/' || strncmp(value, "postgresql://", 13) == 0 ||
+	    strncmp(value, "postgres://", 11) == 0)
+		return store_bounded_string(key, value, base + key->offset, problem, problem_size);
+	return problem_at(problem, problem_size,
+			  "'%s' is not a history (allowed: empty for [sqlite] path, an absolute "
+			  "path, or a postgresql:// URI)",
+			  value);
 }
 
 /* A path, or "" for none (tls_cert_file = ). */

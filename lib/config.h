@@ -145,6 +145,12 @@ struct vnfs_config {
 		uint64_t spool_max_bytes;    /* bound of the spool; beyond it drops */
 		uint32_t retry_interval_ms;  /* between connection attempts */
 	} postgresql;
+
+	struct {
+		/* The history vnfs-report reads: "" for [sqlite] path, or the
+		 * cluster's PostgreSQL database, a postgresql:// URI. */
+		char history[VNFS_PATH_MAX];
+	} report;
 };
 
 /* Fills *config with the built-in defaults (the values etc/vnfs.conf shows). */

@@ -19,6 +19,7 @@
 
 #include "lib/config.h"
 #include "lib/history/reader.h"
+#include "lib/history/statement.h"
 #include "lib/job_report/fields.h"
 #include "lib/job_report/files.h"
 #include "lib/job_report/text.h"
@@ -85,7 +86,10 @@ static void usage(FILE *out)
 		"  -e, --helpformat       list the fields\n"
 		"      --config PATH      vnfs.conf to read paths from (default %s)\n"
 		"      --socket PATH      the helper's socket (default from vnfs.conf)\n"
-		"      --database PATH    the history database (default from vnfs.conf)\n"
+		"      --database, --db PATH|URI\n"
+		"                         the history: a SQLite file, or the cluster's\n"
+		"                         PostgreSQL database, postgresql://... (default\n"
+		"                         from vnfs.conf)\n"
 		"      --report-dir DIR   per-job report files (default from vnfs.conf)\n"
 		"  -h, --help             this help\n"
 		"  -V, --version          the version\n"
@@ -161,7 +165,8 @@ static int load_config(struct options *options)
 			 config->helper.socket_path);
 	if (options->database_path[0] == '\0')
 		snprintf(options->database_path, sizeof(options->database_path), "%s",
-			 config->sqlite.path);
+			 config->report.history[0] != '\0' ? config->report.history
+							   : config->sqlite.path);
 	if (options->report_dir[0] == '\0')
 		snprintf(options->report_dir, sizeof(options->report_dir), "%s",
 			 config->helper.report_dir);
@@ -241,6 +246,7 @@ static enum parsed parse_options(int argc, char **argv, struct options *options)
 		{ "config", required_argument, NULL, OPTION_CONFIG },
 		{ "socket", required_argument, NULL, OPTION_SOCKET },
 		{ "database", required_argument, NULL, OPTION_DATABASE },
+		{ "db", required_argument, NULL, OPTION_DATABASE },
 		{ "report-dir", required_argument, NULL, OPTION_REPORT_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -468,6 +474,11 @@ static enum live_status load_live(const struct options *options, struct report_s
 		return LIVE_NOT_ASKED;
 	int loaded = report_load_live(live, options->socket_path, &options->filter,
 				      LIVE_TIMEOUT_MS, error, sizeof(error));
+	/* The cluster's PostgreSQL history holds running jobs too, as of the
+	 * last interval each helper wrote: there, no helper on this node (a
+	 * login node) loses nothing but this node's last seconds. */
+	if (loaded == REPORT_HELPER_NOT_RUNNING && history_is_postgresql(options->database_path))
+		return LIVE_NOT_RUNNING;
 	if (loaded == REPORT_HELPER_NOT_RUNNING) {
 		complain("vnfs-helper is not running (no answer at %s): running jobs are not shown",
 			 options->socket_path);
@@ -485,6 +496,9 @@ static enum live_status load_live(const struct options *options, struct report_s
 /* A user outside the administrators' group may not read the history. */
 static bool history_closed_to_caller(const char *path)
 {
+	/* A PostgreSQL history shows each user their own rows: no helper between. */
+	if (history_is_postgresql(path))
+		return false;
 	return geteuid() != 0 && access(path, R_OK) != 0 && errno == EACCES;
 }
 
@@ -597,7 +611,8 @@ static int open_history_stream(const struct options *options, struct job_streams
 	if (report_database_open(&streams->database, options->database_path, &options->filter,
 				 error, sizeof(error)) == 0)
 		return 0;
-	bool missing = stat(options->database_path, &st) < 0 && errno == ENOENT;
+	bool missing = !history_is_postgresql(options->database_path) &&
+		       stat(options->database_path, &st) < 0 && errno == ENOENT;
 	bool may_be_missing = missing && !options->database_given;
 	if (may_be_missing && options->report_dir_given) {
 		complain("note: no history database at %s: finished jobs are shown from their "
@@ -715,6 +730,9 @@ int main(int argc, char **argv)
 		complain("out of memory");
 		return EXIT_FAILED;
 	}
+#ifdef HAVE_POSTGRESQL
+	history_register_postgresql();
+#endif
 	enum parsed parsed = parse_options(argc, argv, options);
 	if (parsed != PARSED_RUN) {
 		free(options);

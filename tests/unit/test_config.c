@@ -81,6 +81,7 @@ static int load_text(struct fixture *fixture, const char *text)
 
 static void assert_defaults(const struct vnfs_config *config)
 {
+	assert_string_equal(config->report.history, "");
 	assert_string_equal(config->helper.socket_path, "/run/vnfs/vnfs.sock");
 	assert_int_equal(config->helper.socket_mode, 0666);
 	assert_int_equal(config->helper.interval_ms, 1000);
@@ -244,7 +245,9 @@ static void test_every_type_accepted(void **state)
 		"batch_records = 1\n"
 		"buffer_records = 10000000\n"
 		"retry_max = 0\n"
-		"retry_backoff = 10m\n");
+		"retry_backoff = 10m\n"
+		"[report]\n"
+		"history = postgresql://db.example.org/vnfs?sslmode=verify-full\n");
 	assert_string_equal(fixture->error, "");
 	assert_int_equal(result, 0);
 
@@ -283,7 +286,14 @@ static void test_every_type_accepted(void **state)
 	assert_int_equal(config->http.buffer_records, 10000000);
 	assert_int_equal(config->http.retry_max, 0);
 	assert_int_equal(config->http.retry_backoff_ms, 600000);
+	assert_string_equal(config->report.history,
+			    "postgresql://db.example.org/vnfs?sslmode=verify-full");
 	assert_string_equal(config->source_path, fixture->path);
+	/* A path, and postgres:// (libpq's other spelling), are histories too. */
+	assert_int_equal(load_text(fixture, "[report]\nhistory = /srv/h.db\n"), 0);
+	assert_string_equal(config->report.history, "/srv/h.db");
+	assert_int_equal(load_text(fixture, "[report]\nhistory = postgres:///vnfs\n"), 0);
+	assert_string_equal(config->report.history, "postgres:///vnfs");
 }
 
 static void test_value_spellings(void **state)
@@ -462,10 +472,17 @@ static const struct bad_case bad_cases[] = {
 	  "queue_limit, property.NAME)" },
 	{ "[promethus]\nlisten = 127.0.0.1:9716\n",
 	  ":2: [promethus] listen: unknown section (sections: helper, containers, environment, sqlite, prometheus, "
-	  "jsonlog, kafka, http, postgresql)" },
+	  "jsonlog, kafka, http, postgresql, report)" },
 	{ "interval = 1s\n",
 	  ":1: interval: key outside a section (sections: helper, containers, environment, sqlite, prometheus, jsonlog, "
-	  "kafka, http, postgresql)" },
+	  "kafka, http, postgresql, report)" },
+	/* a history vnfs-report reads */
+	{ "[report]\nhistory = db.example.org/vnfs\n",
+	  ":2: [report] history: 'db.example.org/vnfs' is not a history (allowed: empty for "
+	  "[sqlite] path, an absolute path, or a postgresql:// URI)" },
+	{ "[report]\nhistory = host=db dbname=vnfs\n",
+	  ":2: [report] history: 'host=db dbname=vnfs' is not a history (allowed: empty for "
+	  "[sqlite] path, an absolute path, or a postgresql:// URI)" },
 	/* bool */
 	{ "[sqlite]\nenabled = maybe\n",
 	  ":2: [sqlite] enabled: 'maybe' is not a boolean (allowed: true, false, yes, no, on, "
@@ -674,7 +691,7 @@ static const struct bad_case bad_cases[] = {
 	/* an unknown section is named as such, at its first key, however often given */
 	{ "[promethus]\n[promethus]\nlisten = 127.0.0.1:9716\n",
 	  ":3: [promethus] listen: unknown section (sections: helper, containers, environment, "
-	  "sqlite, prometheus, jsonlog, kafka, http, postgresql)" },
+	  "sqlite, prometheus, jsonlog, kafka, http, postgresql, report)" },
 	/* lines inih cannot parse, quoted */
 	{ "[helper]\ninterval = 1s\nthis is not a key\n",
 	  ":3: 'this is not a key': not a key = value line" },

@@ -37,7 +37,9 @@
 #include "helper/outputs/sink_postgresql.h"
 #include "lib/config.h"
 #include "lib/history/postgresql_schema.h"
+#include "lib/history/reader.h"
 #include "lib/history/schema.h"
+#include "lib/history/statement.h"
 #include "lib/log.h"
 
 #define PORT "5432"
@@ -866,6 +868,255 @@ static void test_spool_reader(void **state)
 	free(line);
 }
 
+/* ---- reading the cluster's history (lib/history/reader.c, vnfs-report) --------- */
+
+/* The libpq URI of database for user, as vnfs-report --db takes it. */
+static void locator_of(char *out, size_t size, const char *database, const char *user)
+{
+	snprintf(out, size, "postgresql:///%s?host=%s&port=" PORT "&user=%s", database, directory,
+		 user);
+}
+
+#define READ_SAMPLE 10 /* each step's read count, 10 x this: the baseline's 100 calls */
+
+/* The cluster of the reading tests: Slurm jobs 9 (alice, node-a), 10 (bob,
+ * node-a) and 101 (alice, on node-a and node-b), and LSF jobs 0042, 42 and
+ * abc (alice, node-b), each step with READ_SAMPLE x 10 reads. */
+static void write_reading_cluster(const char *database)
+{
+	static const char *const lsf_jobs[] = { "0042", "42", "abc" };
+	struct step_fixture a[3], b[4];
+	struct vnfs_sink node_a, node_b;
+	char message[256];
+
+	create_database(database);
+	open_sink(&node_a, database, "spool-read-a", 1 << 20);
+	open_sink(&node_b, database, "spool-read-b", 1 << 20);
+	step_fixture(&a[0], 9, 0, "node-a", "alice", 1000, READ_SAMPLE, 1700000001000);
+	step_fixture(&a[1], 10, 0, "node-a", "bob", 1001, READ_SAMPLE, 1700000001000);
+	step_fixture(&a[2], 101, 0, "node-a", "alice", 1000, READ_SAMPLE, 1700000001000);
+	step_fixture(&b[0], 101, 0, "node-b", "alice", 1000, READ_SAMPLE, 1700000001000);
+	for (int i = 0; i < 3; i++) {
+		step_fixture(&b[1 + i], 0, 0, "node-b", "alice", 1000, READ_SAMPLE, 1700000001000);
+		assert_int_equal(vnfs_workload_set(&b[1 + i].record.workload, VNFS_SOURCE_LSF,
+						   lsf_jobs[i], "", message, sizeof(message)),
+				 0);
+	}
+	publish_steps(&node_a, a, 3, 1700000001000);
+	publish_steps(&node_b, b, 4, 1700000001000);
+	wait_until_written(&node_a, 3);
+	wait_until_written(&node_b, 4);
+	node_a.close(node_a.state);
+	node_b.close(node_b.state);
+}
+
+/* Every job the reader lists for user, "source:job/records/read bytes" each,
+ * checking that they come in vnfs_workload_compare's order. */
+static void read_listing(const char *database, const char *user,
+			 const struct report_filter *filter, char *out, size_t size)
+{
+	struct report_database *reader;
+	struct vnfs_workload job, previous;
+	char locator[256], error[512];
+	size_t used = 0;
+	bool first = true;
+
+	locator_of(locator, sizeof(locator), database, user);
+	if (report_database_open(&reader, locator, filter, error, sizeof(error)) < 0)
+		fail_msg("open %s: %s", locator, error);
+	out[0] = '\0';
+	while (report_database_next(reader, &job)) {
+		struct report_set set;
+		uint64_t bytes = 0;
+		report_set_init(&set);
+		if (report_database_read_job(reader, &set, error, sizeof(error)) != 1)
+			fail_msg("read: %s", error);
+		if (!first && vnfs_workload_compare(&previous, &job) >= 0)
+			fail_msg("%s listed after %s", job.job, previous.job);
+		first = false;
+		previous = job;
+		for (size_t i = 0; i < set.count; i++)
+			bytes += set.records[i].stats->operations[VNFS_OP_READ].bytes;
+		used += (size_t)snprintf(out + used, used < size ? size - used : 0, "%s%s:%s/%zu/%llu",
+					 used > 0 ? "," : "", vnfs_workload_source_name(job.source),
+					 job.job, set.count, (unsigned long long)bytes);
+		report_set_free(&set);
+	}
+	report_database_close(reader);
+}
+
+static void test_reader_lists_and_reads_every_node(void **state)
+{
+	struct report_filter filter = { 0 };
+	char listing[1024], error[256];
+
+	(void)state;
+	write_reading_cluster("vnfs_read");
+	/* Numbers by value (9 before 10), fewer leading zeros first, then
+	 * other ids by bytes; Slurm's before LSF's; job 101 from both nodes. */
+	read_listing("vnfs_read", "vnfs_admin", &filter, listing, sizeof(listing));
+	assert_string_equal(listing, "slurm:9/1/409600,slurm:10/1/409600,slurm:101/2/819200,"
+				     "lsf:42/1/409600,lsf:0042/1/409600,lsf:abc/1/409600");
+	/* Row-level security: each user's own role reads their jobs alone. */
+	read_listing("vnfs_read", "alice", &filter, listing, sizeof(listing));
+	assert_string_equal(listing, "slurm:9/1/409600,slurm:101/2/819200,"
+				     "lsf:42/1/409600,lsf:0042/1/409600,lsf:abc/1/409600");
+	read_listing("vnfs_read", "bob", &filter, listing, sizeof(listing));
+	assert_string_equal(listing, "slurm:10/1/409600");
+	/* vnfs-report's filters: -j, -u by uid and by name, -E before every start. */
+	static const struct {
+		const char *jobs;
+		int64_t uid; /* -1: none */
+		const char *user, *end_time, *listing;
+	} filters[] = {
+		{ "101,lsf:abc", -1, "", NULL, "slurm:101/2/819200,lsf:abc/1/409600" },
+		{ NULL, 1001, "", NULL, "slurm:10/1/409600" },
+		{ NULL, -1, "bob", NULL, "slurm:10/1/409600" },
+		{ NULL, -1, "", "2020-09-13", "" },
+	};
+	for (size_t i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
+		memset(&filter, 0, sizeof(filter));
+		if (filters[i].jobs != NULL)
+			assert_int_equal(report_parse_jobs(filters[i].jobs, &filter, error,
+							   sizeof(error)),
+					 0);
+		filter.has_uid = filters[i].uid >= 0;
+		filter.uid = filters[i].uid >= 0 ? (uint32_t)filters[i].uid : 0;
+		snprintf(filter.user_name, sizeof(filter.user_name), "%s", filters[i].user);
+		filter.has_end = filters[i].end_time != NULL;
+		filter.end_ms = 1600000000000; /* 2020-09-13 */
+		read_listing("vnfs_read", "vnfs_admin", &filter, listing, sizeof(listing));
+		assert_string_equal(listing, filters[i].listing);
+	}
+}
+
+/* The baseline of the long report's findings, from the cluster's history:
+ * every other job's steps on the nodes, the job asked about left out. */
+static void test_reader_baseline_leaves_the_job_out(void **state)
+{
+	struct report_baseline baseline;
+	struct vnfs_workload job;
+	char locator[256], error[512], message[256];
+	const int64_t now = 1700000002000;
+
+	(void)state;
+	write_reading_cluster("vnfs_baseline");
+	locator_of(locator, sizeof(locator), "vnfs_baseline", "vnfs_admin");
+	vnfs_workload_of_slurm_job(&job, 9);
+	assert_int_equal(report_load_baseline(locator, "node-a,node-b", &job, now, &baseline, error,
+					      sizeof(error)),
+			 0);
+	assert_int_equal(baseline.steps[VNFS_OP_READ], 6); /* 7 steps, job 9's left out */
+	assert_true(baseline.p99_ns[VNFS_OP_READ] > 0);
+	assert_int_equal(baseline.steps[VNFS_OP_OPEN], 0); /* 10 opens: too few calls */
+	vnfs_workload_of_slurm_job(&job, 101);
+	assert_int_equal(report_load_baseline(locator, "node-a,node-b", &job, now, &baseline, error,
+					      sizeof(error)),
+			 0);
+	assert_int_equal(baseline.steps[VNFS_OP_READ], 5); /* both of 101's */
+	assert_int_equal(vnfs_workload_set(&job, VNFS_SOURCE_LSF, "abc", "", message,
+					   sizeof(message)),
+			 0);
+	assert_int_equal(report_load_baseline(locator, "node-a", &job, now, &baseline, error,
+					      sizeof(error)),
+			 0);
+	assert_int_equal(baseline.steps[VNFS_OP_READ], 3); /* node-a's: abc ran on node-b */
+	/* Outside the window (a day before now): none. */
+	assert_int_equal(report_load_baseline(locator, "node-a,node-b", NULL,
+					      now + 2 * REPORT_BASELINE_WINDOW_MS, &baseline, error,
+					      sizeof(error)),
+			 0);
+	assert_int_equal(baseline.steps[VNFS_OP_READ], 0);
+	/* alice's role sees her steps alone: 9, 101 twice, the three LSF jobs. */
+	locator_of(locator, sizeof(locator), "vnfs_baseline", "alice");
+	assert_int_equal(report_load_baseline(locator, "node-a,node-b", NULL, now, &baseline, error,
+					      sizeof(error)),
+			 0);
+	assert_int_equal(baseline.steps[VNFS_OP_READ], 6);
+}
+
+/* Runs vnfs-report with arguments and a vnfs.conf of config_text (its own,
+ * whatever this machine has installed), its output into out; fails,
+ * showing that output, unless it exits with status. */
+static void run_report_configured(const char *config_text, const char *arguments, int status,
+				  char *out, size_t size)
+{
+	char command[2048], path[128];
+	FILE *file;
+	size_t length;
+
+	snprintf(path, sizeof(path), "%s/vnfs.conf", directory);
+	file = fopen(path, "w");
+	assert_non_null(file);
+	assert_true(fputs(config_text, file) >= 0);
+	assert_int_equal(fclose(file), 0);
+	snprintf(path, sizeof(path), "%s/report.out", directory);
+	snprintf(command, sizeof(command),
+		 "TZ=UTC %s --config %s/vnfs.conf --socket %s/no-helper %s > %s 2>&1",
+		 VNFS_REPORT_PROGRAM, directory, directory, arguments, path);
+	int result = system(command);
+	file = fopen(path, "r");
+	assert_non_null(file);
+	length = fread(out, 1, size - 1, file);
+	out[length] = '\0';
+	fclose(file);
+	if (!WIFEXITED(result) || WEXITSTATUS(result) != status)
+		fail_msg("vnfs-report %s: status %d, not %d:\n%s", arguments,
+			 WIFEXITED(result) ? WEXITSTATUS(result) : -1, status, out);
+}
+
+static void run_report(const char *arguments, int status, char *out, size_t size)
+{
+	run_report_configured("", arguments, status, out, size);
+}
+
+static void test_report_program_reads_the_cluster_history(void **state)
+{
+	char locator[256], arguments[512], out[4096];
+
+	(void)state;
+	write_reading_cluster("vnfs_program");
+	/* alice, on a login node with no helper: her jobs, summed over nodes. */
+	locator_of(locator, sizeof(locator), "vnfs_program", "alice");
+	snprintf(arguments, sizeof(arguments),
+		 "--db '%s' -X -P -n -o JobID,User,ReadBytes,ReadOps -S 2023-11-01", locator);
+	run_report(arguments, 0, out, sizeof(out));
+	assert_non_null(strstr(out, "9|alice|409600|100\n"
+				    "101|alice|819200|200\n"
+				    "lsf:42|alice|409600|100\n"
+				    "lsf:0042|alice|409600|100\n"
+				    "lsf:abc|alice|409600|100\n"));
+	assert_null(strstr(out, "bob"));
+	/* The same from a login node's vnfs.conf: [report] history, no --db. */
+	char config_text[512];
+	snprintf(config_text, sizeof(config_text), "[report]\nhistory = %s\n", locator);
+	run_report_configured(config_text, "-X -P -n -o JobID,ReadBytes -j 101", 0, out,
+			      sizeof(out));
+	assert_string_equal(out, "101|819200\n");
+	/* The long report of a job on two nodes, with its findings' baseline. */
+	snprintf(arguments, sizeof(arguments), "--database '%s' -l -j 101", locator);
+	run_report(arguments, 0, out, sizeof(out));
+	printf("vnfs-report -l -j 101 from the cluster's history, as alice:\n%s", out);
+	assert_true(strncmp(out, "Job 101  user alice (1000)  RUNNING\nNodes:   node-a,node-b\n",
+			    59) == 0); /* no note that the helper is down: nothing is missing */
+	/* bob's job is not alice's to read: no row, and no error. */
+	snprintf(arguments, sizeof(arguments), "--db '%s' -X -P -n -o JobID -j 10", locator);
+	run_report(arguments, 0, out, sizeof(out));
+	assert_null(strstr(out, "10|"));
+	/* No server there: exit 1, and the password is never repeated. */
+	snprintf(arguments, sizeof(arguments),
+		 "--db 'postgresql:///vnfs_program?host=%s/none&user=alice&password=s3cret' -X",
+		 directory);
+	run_report(arguments, 1, out, sizeof(out));
+	assert_non_null(strstr(out, "vnfs-report: history database postgresql: "));
+	assert_null(strstr(out, "s3cret"));
+	/* Not a vnfs history: said, exit 1. */
+	snprintf(arguments, sizeof(arguments), "--db 'postgresql:///postgres?host=%s&port=" PORT
+		 "&user=postgres' -X", directory);
+	run_report(arguments, 1, out, sizeof(out));
+	assert_non_null(strstr(out, "not a vnfs history (schema version 0)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -878,8 +1129,12 @@ int main(void)
 		cmocka_unit_test(test_restart_replays_the_spool),
 		cmocka_unit_test(test_outage_loses_and_duplicates_nothing),
 		cmocka_unit_test(test_throughput),
+		cmocka_unit_test(test_reader_lists_and_reads_every_node),
+		cmocka_unit_test(test_reader_baseline_leaves_the_job_out),
+		cmocka_unit_test(test_report_program_reads_the_cluster_history),
 	};
 
+	history_register_postgresql();
 	vnfs_log_setup("test_postgresql", VNFS_LOG_PRIORITY_INFO, 0);
 	vnfs_log_set_sink(capture_log);
 	setvbuf(stdout, NULL, _IONBF, 0);
