@@ -44,10 +44,10 @@ POD_FILTER = ('instance=~"$instance", pod=~"$namespace/.*", pod=~"$pod", '
 
 # ---- template variables ------------------------------------------------------
 
-def datasource_variable():
+def datasource_variable(plugin="prometheus"):
     return {
         "name": "datasource", "label": "Data source", "type": "datasource",
-        "query": "prometheus", "current": {}, "hide": 0, "includeAll": False,
+        "query": plugin, "current": {}, "hide": 0, "includeAll": False,
         "multi": False, "options": [], "refresh": 1, "regex": "",
     }
 
@@ -245,11 +245,13 @@ def layout(panels):
     return panels
 
 
-def dashboard(uid, title, description, variables, panels, tags=("slurm",)):
+def dashboard(uid, title, description, variables, panels, tags=("slurm",),
+              source=("prometheus", "Prometheus", "10.0.0")):
+    plugin, plugin_name, grafana_version = source
     return {
         "__requires": [
-            {"type": "grafana", "id": "grafana", "name": "Grafana", "version": "10.0.0"},
-            {"type": "datasource", "id": "prometheus", "name": "Prometheus", "version": "1.0.0"},
+            {"type": "grafana", "id": "grafana", "name": "Grafana", "version": grafana_version},
+            {"type": "datasource", "id": plugin, "name": plugin_name, "version": "1.0.0"},
         ],
         "annotations": {"list": [{
             "builtIn": 1, "datasource": {"type": "grafana", "uid": "-- Grafana --"},
@@ -266,7 +268,7 @@ def dashboard(uid, title, description, variables, panels, tags=("slurm",)):
         "refresh": "30s",
         "schemaVersion": 38,
         "tags": ["vnfs", "nfs", *tags],
-        "templating": {"list": [datasource_variable()] + variables},
+        "templating": {"list": [datasource_variable(plugin)] + variables},
         "time": {"from": "now-3h", "to": "now"},
         "timepicker": {},
         "timezone": "",
@@ -734,6 +736,164 @@ def server_view():
         ])
 
 
+# ---- the cluster's history in PostgreSQL (docs/SCHEMA.md, "PostgreSQL") ----------
+#
+# These panels read the database every node's helper writes into
+# ([postgresql], docs/OUTPUTS.md) through Grafana's PostgreSQL data source
+# (plugin grafana-postgresql-datasource, Grafana 10.4 and later; connect it
+# as a vnfs_admin role, docs/INSTALL.md).  tests/unit/test_postgresql.c runs
+# every query below, variables filled in as Grafana fills them, against a
+# real server holding known records, and checks each result exactly.
+#
+# A step's I/O in the time range is exact, as the Prometheus dashboards'
+# last_over_time() is: step_samples holds each step's cumulative counters
+# at every interval, so the range's share is its last sample in the range
+# less its last one before.  Variables are expanded with ${name:sqlstring}:
+# users and tag names are text from users, quoted and escaped by Grafana.
+
+POSTGRESQL = {"type": "grafana-postgresql-datasource", "uid": "${datasource}"}
+POSTGRESQL_SOURCE = ("grafana-postgresql-datasource", "PostgreSQL", "10.4.0")
+SAMPLE_COUNTERS = ("read_count", "read_bytes", "write_count", "write_bytes", "metadata_count",
+                   "errors", "time_ns", "rpcs", "bytes_sent", "bytes_received")
+STEP_KEY = "source, job, node, part"
+# How vnfs-report names a job: Slurm's bare, another source's as SOURCE:JOB.
+JOB_NAME = "CASE WHEN source = 'slurm' THEN job ELSE source || ':' || job END"
+
+STEP_IO = (
+    "WITH last_in_range AS (\n"
+    f"  SELECT DISTINCT ON ({STEP_KEY}) {STEP_KEY}, \"user\", sample_time_ms, "
+    + ", ".join(SAMPLE_COUNTERS) + "\n"
+    "  FROM step_samples\n"
+    "  WHERE sample_time_ms BETWEEN $__from AND $__to AND \"user\" IN (${user:sqlstring})\n"
+    f"  ORDER BY {STEP_KEY}, sample_time_ms DESC\n"
+    "), step_io AS (\n"
+    f"  SELECT r.source, r.job, r.node, r.part, r.\"user\", "
+    + ", ".join(f"r.{c} - coalesce(b.{c}, 0) AS {c}" for c in SAMPLE_COUNTERS) + "\n"
+    "  FROM last_in_range r LEFT JOIN LATERAL (\n"
+    "    SELECT " + ", ".join(SAMPLE_COUNTERS) + " FROM step_samples b\n"
+    "    WHERE (b.source, b.job, b.node, b.part) = (r.source, r.job, r.node, r.part)\n"
+    "      AND b.sample_time_ms < $__from\n"
+    "    ORDER BY b.sample_time_ms DESC LIMIT 1) b ON true\n"
+    ")\n")
+MOVED = "sum(read_bytes + write_bytes)"
+
+
+def sql_target(sql, fmt="table", ref="A"):
+    return {"datasource": POSTGRESQL, "editorMode": "code", "format": fmt, "rawQuery": True,
+            "rawSql": sql, "refId": ref}
+
+
+def sql_table(title, description, sql, units, width=24):
+    """A table of one query's columns; units: {column: Grafana unit}."""
+    return {
+        "type": "table", "title": title, "description": description,
+        "datasource": POSTGRESQL, "targets": [sql_target(sql)],
+        "fieldConfig": {"defaults": {"unit": "short"}, "overrides": [
+            {"matcher": {"id": "byName", "options": column},
+             "properties": [{"id": "unit", "value": unit}]}
+            for column, unit in units.items()]},
+        "options": {"showHeader": True, "cellHeight": "sm", "footer": {"show": False}},
+        "width": width,
+    }
+
+
+def sql_timeseries(title, description, sql, unit):
+    panel = timeseries(title, description, [], unit)
+    panel["datasource"] = POSTGRESQL
+    panel["targets"] = [sql_target(sql, "time_series")]
+    panel["width"] = 24
+    return panel
+
+
+def sql_variable(name, label, query):
+    return {
+        "name": name, "label": label, "type": "query", "datasource": POSTGRESQL,
+        "definition": query, "query": query, "current": {}, "hide": 0,
+        "includeAll": True, "multi": True, "options": [], "refresh": 2, "regex": "", "sort": 1,
+    }
+
+
+IO_UNITS = {"Read": "bytes", "Written": "bytes", "NFS time": "ns"}
+
+
+def cluster_history():
+    return dashboard(
+        "vnfs-cluster-history", "vnfs: the cluster's history (PostgreSQL)",
+        "Every job of every node from the cluster's PostgreSQL history: the heaviest "
+        "jobs, and I/O by user, by project tag and by Kubernetes namespace, in the time "
+        "range (each step's share of it, exact).",
+        [sql_variable("user", "User", 'SELECT DISTINCT "user" FROM jobs ORDER BY 1'),
+         sql_variable("tag", "Tag", "SELECT DISTINCT name FROM step_tags ORDER BY 1")
+         | {"includeAll": False, "multi": False},
+         sql_variable("namespace", "Namespace",
+                      "SELECT DISTINCT split_part(job, '/', 1) FROM jobs"
+                      " WHERE source = 'kubernetes' ORDER BY 1")],
+        [
+            sql_timeseries(
+                "Bytes per second, all nodes", "Read and written by the selected users' jobs, "
+                "per minute.",
+                "SELECT to_timestamp(bucket * 60) AS time, sum(read_delta) / 60 AS \"read\",\n"
+                "  sum(write_delta) / 60 AS \"written\"\n"
+                "FROM (\n"
+                "  SELECT floor(sample_time_ms / 60000) AS bucket, sample_time_ms,\n"
+                "    read_bytes - lag(read_bytes, 1, 0::bigint) OVER step AS read_delta,\n"
+                "    write_bytes - lag(write_bytes, 1, 0::bigint) OVER step AS write_delta\n"
+                "  FROM step_samples\n"
+                "  WHERE \"user\" IN (${user:sqlstring})\n"
+                # A step's sample before the range, for the first one's
+                # difference: the helpers write one each interval.
+                "    AND sample_time_ms BETWEEN $__from - 3600000 AND $__to\n"
+                f"  WINDOW step AS (PARTITION BY {STEP_KEY} ORDER BY sample_time_ms)\n"
+                ") AS deltas\n"
+                "WHERE sample_time_ms >= $__from\n"
+                "GROUP BY bucket ORDER BY bucket", "Bps"),
+            sql_table(
+                "Heaviest jobs", "The 20 jobs that moved the most bytes in the time range, "
+                "over all their nodes.",
+                STEP_IO +
+                f"SELECT {JOB_NAME} AS \"Job\", min(\"user\") AS \"User\",\n"
+                "  count(DISTINCT node) AS \"Nodes\", sum(read_bytes) AS \"Read\",\n"
+                "  sum(write_bytes) AS \"Written\", sum(metadata_count) AS \"Metadata calls\",\n"
+                "  sum(errors) AS \"Errors\", sum(time_ns) AS \"NFS time\", sum(rpcs) AS \"RPCs\"\n"
+                "FROM step_io GROUP BY source, job\n"
+                f"ORDER BY {MOVED} DESC, source, job LIMIT 20", IO_UNITS),
+            sql_table(
+                "By user", "Each user's jobs in the time range, over all nodes.",
+                STEP_IO +
+                "SELECT \"user\" AS \"User\", count(DISTINCT (source, job)) AS \"Jobs\",\n"
+                "  sum(read_bytes) AS \"Read\", sum(write_bytes) AS \"Written\",\n"
+                "  sum(metadata_count) AS \"Metadata calls\", sum(time_ns) AS \"NFS time\"\n"
+                "FROM step_io GROUP BY \"user\"\n"
+                f"ORDER BY {MOVED} DESC, \"user\"", IO_UNITS, width=12),
+            sql_table(
+                "By the tag's value", "The jobs grouped by their value of the chosen tag "
+                "(--vnfs-tags, or a pod's tag variables); (none) for jobs without it.",
+                STEP_IO +
+                "SELECT coalesce(t.value, '(none)') AS \"Value\",\n"
+                "  count(DISTINCT (io.source, io.job)) AS \"Jobs\",\n"
+                "  count(DISTINCT io.\"user\") AS \"Users\", sum(io.read_bytes) AS \"Read\",\n"
+                "  sum(io.write_bytes) AS \"Written\", sum(io.time_ns) AS \"NFS time\"\n"
+                "FROM step_io io\n"
+                "LEFT JOIN steps s ON (s.source, s.job, s.node, s.part) ="
+                " (io.source, io.job, io.node, io.part)\n"
+                "LEFT JOIN step_tags t ON t.step = s.id AND t.name = ${tag:sqlstring}\n"
+                "GROUP BY 1 ORDER BY sum(io.read_bytes + io.write_bytes) DESC, 1", IO_UNITS,
+                width=12),
+            sql_table(
+                "Kubernetes pods", "The pods of the chosen namespaces, over their containers "
+                "and nodes.",
+                STEP_IO +
+                "SELECT split_part(job, '/', 1) AS \"Namespace\","
+                " split_part(job, '/', 2) AS \"Pod\",\n"
+                "  count(DISTINCT part) AS \"Containers\", count(DISTINCT node) AS \"Nodes\",\n"
+                "  sum(read_bytes) AS \"Read\", sum(write_bytes) AS \"Written\","
+                " sum(time_ns) AS \"NFS time\"\n"
+                "FROM step_io WHERE source = 'kubernetes'"
+                " AND split_part(job, '/', 1) IN (${namespace:sqlstring})\n"
+                f"GROUP BY job ORDER BY {MOVED} DESC, job", IO_UNITS),
+        ], tags=("slurm", "kubernetes", "postgresql"), source=POSTGRESQL_SOURCE)
+
+
 DASHBOARDS = {
     "vnfs-job-io.json": job_io,
     "vnfs-writes-by-process.json": writes_by_process,
@@ -743,6 +903,9 @@ DASHBOARDS = {
     "vnfs-operations.json": operations,
     "vnfs-kubernetes.json": kubernetes,
     "vnfs-server-view.json": server_view,
+    # Not Prometheus's: their own folder, so that the PromQL checks
+    # (tests/package/dashboards-lint, tests/guest/suites/dashboards.sh) skip it.
+    "postgresql/vnfs-cluster-history.json": cluster_history,
 }
 
 
@@ -750,6 +913,7 @@ def main():
     directory = os.path.dirname(os.path.abspath(__file__))
     for name, build in DASHBOARDS.items():
         path = os.path.join(directory, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as out:
             json.dump(build(), out, indent=2, ensure_ascii=False)
             out.write("\n")

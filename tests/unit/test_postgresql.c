@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
@@ -1117,6 +1118,175 @@ static void test_report_program_reads_the_cluster_history(void **state)
 	assert_non_null(strstr(out, "not a vnfs history (schema version 0)"));
 }
 
+/* ---- the PostgreSQL dashboard's queries (contrib/grafana/postgresql) ----------- */
+
+#define DASHBOARD_PATH VNFS_SOURCE_DIR "/contrib/grafana/postgresql/vnfs-cluster-history.json"
+#define MINUTE_MS 60000
+#define SAMPLE_0 1700000040000 /* on a minute: 2023-11-14 22:14:00 UTC */
+#define SAMPLE_1 (SAMPLE_0 + MINUTE_MS)
+/* The dashboard's time range: SAMPLE_1 in it, SAMPLE_0 before it. */
+#define RANGE_FROM "1700000070000"
+#define RANGE_TO "1700000160000"
+
+/* Slurm job 201 (alice, node-a, project=nfs-study), sampled at SAMPLE_0 (1)
+ * and SAMPLE_1 (3); job 202 (bob, node-b, project=other) at SAMPLE_1 (3);
+ * pod ml/trainer's container main (alice, node-b, no tag) at SAMPLE_1 (1).
+ * A sample of n has 10n reads of 40960n bytes in 1000n ns, n opens, 2n RPCs. */
+static void write_dashboard_cluster(const char *database)
+{
+	struct step_fixture a, b[2];
+	struct vnfs_sink node_a, node_b;
+	char message[256];
+
+	create_database(database);
+	open_sink(&node_a, database, "spool-dashboard-a", 1 << 20);
+	open_sink(&node_b, database, "spool-dashboard-b", 1 << 20);
+	step_fixture(&a, 201, 0, "node-a", "alice", 1000, 1, SAMPLE_0);
+	publish_steps(&node_a, &a, 1, SAMPLE_0);
+	step_fixture(&a, 201, 0, "node-a", "alice", 1000, 3, SAMPLE_1);
+	publish_steps(&node_a, &a, 1, SAMPLE_1);
+	step_fixture(&b[0], 202, 0, "node-b", "bob", 1001, 3, SAMPLE_1);
+	vnfs_tags_init(&b[0].record.tags);
+	assert_int_equal(vnfs_tags_set(&b[0].record.tags, "project", "other", message,
+				       sizeof(message)),
+			 0);
+	step_fixture(&b[1], 0, 0, "node-b", "alice", 1000, 1, SAMPLE_1);
+	vnfs_tags_init(&b[1].record.tags);
+	assert_int_equal(vnfs_workload_set(&b[1].record.workload, VNFS_SOURCE_KUBERNETES,
+					   "ml/trainer", "main", message, sizeof(message)),
+			 0);
+	publish_steps(&node_b, b, 2, SAMPLE_1);
+	wait_until_written(&node_a, 2);
+	wait_until_written(&node_b, 2);
+	node_a.close(node_a.state);
+	node_b.close(node_b.state);
+}
+
+/* sql with Grafana's variables as it fills them in: the time range in ms,
+ * ${name:sqlstring} as quoted, escaped values (every value of an "All").
+ * Fails on a variable it does not know. */
+static void fill_variables(const char *sql, char *out, size_t size)
+{
+	static const struct {
+		const char *variable, *value;
+	} values[] = {
+		{ "$__from", RANGE_FROM },
+		{ "$__to", RANGE_TO },
+		{ "${user:sqlstring}", "'alice','bob'" },
+		{ "${tag:sqlstring}", "'project'" },
+		{ "${namespace:sqlstring}", "'ml'" },
+	};
+	size_t used = 0;
+
+	while (*sql != '\0' && used + 1 < size) {
+		size_t i = 0;
+		while (i < sizeof(values) / sizeof(values[0]) &&
+		       strncmp(sql, values[i].variable, strlen(values[i].variable)) != 0)
+			i++;
+		if (i < sizeof(values) / sizeof(values[0])) {
+			used += (size_t)snprintf(out + used, size - used, "%s", values[i].value);
+			sql += strlen(values[i].variable);
+			continue;
+		}
+		if (*sql == '$' && sql[1] != '\0' && strchr("_{abcdefghijklmnopqrstuvwxyz", sql[1]))
+			fail_msg("an unknown variable in the dashboard's SQL: %.40s", sql);
+		out[used++] = *sql++;
+	}
+	assert_true(used + 1 < size);
+	out[used] = '\0';
+}
+
+/* The rows of sql as vnfs_admin (Grafana's role), "a|b;c|d". */
+static void dashboard_rows(PGconn *connection, const char *sql, char *out, size_t size)
+{
+	char filled[8192];
+	size_t used = 0;
+
+	fill_variables(sql, filled, sizeof(filled));
+	PGresult *result = PQexec(connection, filled);
+	if (PQresultStatus(result) != PGRES_TUPLES_OK)
+		fail_msg("%s\n%s", PQresultErrorMessage(result), filled);
+	out[0] = '\0';
+	for (int row = 0; row < PQntuples(result); row++)
+		for (int column = 0; column < PQnfields(result); column++)
+			used += (size_t)snprintf(out + used, used < size ? size - used : 0, "%s%s",
+						 column > 0 ? "|" : row > 0 ? ";" : "",
+						 PQgetvalue(result, row, column));
+	PQclear(result);
+	assert_true(used < size);
+}
+
+static void test_dashboard_queries(void **state)
+{
+	/* Every query of the dashboard and what it answers; a query without an
+	 * answer here fails the test, so a new panel comes with its check. */
+	static const struct {
+		const char *name, *rows;
+	} answers[] = {
+		{ "variable user", "alice;bob" },
+		{ "variable tag", "project" },
+		{ "variable namespace", "ml" },
+		/* 201's 2 samples' worth, 202's 3 and the pod's 1: 6 x 40960 B in a minute. */
+		{ "Bytes per second, all nodes",
+		  "2023-11-14 22:15:00+00|4096.0000000000000000|0.00000000000000000000" },
+		{ "Heaviest jobs", "202|bob|1|122880|0|3|0|3000|6;201|alice|1|81920|0|2|0|2000|4;"
+				   "kubernetes:ml/trainer|alice|1|40960|0|1|0|1000|2" },
+		{ "By user", "alice|2|122880|0|3|3000;bob|1|122880|0|3|3000" },
+		{ "By the tag's value",
+		  "other|1|1|122880|0|3000;nfs-study|1|1|81920|0|2000;(none)|1|1|40960|0|1000" },
+		{ "Kubernetes pods", "ml|trainer|1|1|40960|0|1000" },
+	};
+	size_t checked = 0;
+	char name[128], rows[2048];
+
+	(void)state;
+	write_dashboard_cluster("vnfs_dashboard");
+	struct json_object *dashboard = json_object_from_file(DASHBOARD_PATH);
+	assert_non_null(dashboard);
+	PGconn *grafana = connect_as("vnfs_dashboard", "vnfs_admin");
+	must_run(grafana, "SET TIME ZONE 'UTC'");
+	struct json_object *variables, *panels, *list;
+	assert_true(json_object_object_get_ex(dashboard, "templating", &variables));
+	assert_true(json_object_object_get_ex(variables, "list", &list));
+	assert_true(json_object_object_get_ex(dashboard, "panels", &panels));
+	size_t queries = json_object_array_length(list) + json_object_array_length(panels);
+	for (size_t i = 0; i < queries; i++) {
+		bool variable = i < json_object_array_length(list);
+		struct json_object *item = json_object_array_get_idx(
+			variable ? list : panels, variable ? i : i - json_object_array_length(list));
+		struct json_object *field, *targets;
+		const char *sql = NULL;
+		if (variable) {
+			if (json_object_object_get_ex(item, "definition", &field))
+				sql = json_object_get_string(field);
+			snprintf(name, sizeof(name), "variable %s",
+				 json_object_get_string(json_object_object_get(item, "name")));
+		} else {
+			assert_true(json_object_object_get_ex(item, "targets", &targets));
+			assert_int_equal(json_object_array_length(targets), 1);
+			assert_true(json_object_object_get_ex(
+				json_object_array_get_idx(targets, 0), "rawSql", &field));
+			sql = json_object_get_string(field);
+			snprintf(name, sizeof(name), "%s",
+				 json_object_get_string(json_object_object_get(item, "title")));
+		}
+		if (sql == NULL)
+			continue; /* the data source variable */
+		size_t a = 0;
+		while (a < sizeof(answers) / sizeof(answers[0]) && strcmp(answers[a].name, name) != 0)
+			a++;
+		if (a == sizeof(answers) / sizeof(answers[0]))
+			fail_msg("no expected answer for the dashboard's query '%s'", name);
+		dashboard_rows(grafana, sql, rows, sizeof(rows));
+		if (strcmp(rows, answers[a].rows) != 0)
+			fail_msg("%s: '%s', expected '%s'", name, rows, answers[a].rows);
+		checked++;
+	}
+	assert_int_equal(checked, sizeof(answers) / sizeof(answers[0]));
+	PQfinish(grafana);
+	json_object_put(dashboard);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1132,6 +1302,7 @@ int main(void)
 		cmocka_unit_test(test_reader_lists_and_reads_every_node),
 		cmocka_unit_test(test_reader_baseline_leaves_the_job_out),
 		cmocka_unit_test(test_report_program_reads_the_cluster_history),
+		cmocka_unit_test(test_dashboard_queries),
 	};
 
 	history_register_postgresql();
