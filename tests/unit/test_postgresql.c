@@ -88,6 +88,13 @@ static void conninfo_of(char *out, size_t size, const char *database, const char
 
 /* Polls until the server answers (what pg_isready does), never a fixed
  * sleep: on a loaded machine a start may take long. */
+/* The libpq URI of database for user, as vnfs-report --db takes it. */
+static void locator_of(char *out, size_t size, const char *database, const char *user)
+{
+	snprintf(out, size, "postgresql:///%s?host=%s&port=" PORT "&user=%s", database, directory,
+		 user);
+}
+
 static void wait_until_ready(void)
 {
 	char conninfo[256];
@@ -786,6 +793,35 @@ static void test_throughput(void **state)
 	assert_int_equal(query_count(db, "SELECT count(*) FROM step_operations WHERE count = 20"),
 			 STEPS);
 	PQfinish(db);
+
+	/* And read back whole, as vnfs-report --db does (one query per job, and
+	 * five per step: its operations, processes, mounts, RPCs and tags). */
+	struct report_filter filter = { 0 };
+	struct report_database *reader;
+	struct vnfs_workload job;
+	char locator[256], error[512];
+	size_t jobs = 0;
+	uint64_t bytes = 0;
+
+	locator_of(locator, sizeof(locator), "vnfs_throughput", "vnfs_admin");
+	start = now_ms();
+	if (report_database_open(&reader, locator, &filter, error, sizeof(error)) < 0)
+		fail_msg("open: %s", error);
+	while (report_database_next(reader, &job)) {
+		struct report_set set;
+		report_set_init(&set);
+		assert_int_equal(report_database_read_job(reader, &set, error, sizeof(error)), 1);
+		for (size_t i = 0; i < set.count; i++)
+			bytes += set.records[i].stats->operations[VNFS_OP_READ].bytes;
+		report_set_free(&set);
+		jobs++;
+	}
+	report_database_close(reader);
+	elapsed = now_ms() - start;
+	printf("read back: %zu jobs of one step in %lld ms (%.0f jobs/s)\n", jobs,
+	       (long long)elapsed, elapsed > 0 ? (double)jobs * 1000.0 / (double)elapsed : 0.0);
+	assert_int_equal(jobs, STEPS);
+	assert_int_equal(bytes, (uint64_t)STEPS * 40960 * INTERVALS);
 }
 
 /* The tables both histories have, column for column, in the same order:
@@ -870,13 +906,6 @@ static void test_spool_reader(void **state)
 }
 
 /* ---- reading the cluster's history (lib/history/reader.c, vnfs-report) --------- */
-
-/* The libpq URI of database for user, as vnfs-report --db takes it. */
-static void locator_of(char *out, size_t size, const char *database, const char *user)
-{
-	snprintf(out, size, "postgresql:///%s?host=%s&port=" PORT "&user=%s", database, directory,
-		 user);
-}
 
 #define READ_SAMPLE 10 /* each step's read count, 10 x this: the baseline's 100 calls */
 
