@@ -25,6 +25,7 @@
 #include <ini.h>
 
 #include "lib/config.h"
+#include "lib/history/statement.h"
 #include "lib/paths.h"
 #include "lib/tags.h"
 
@@ -470,8 +471,7 @@ static int parse_history_locator(const struct config_key *key, const char *name,
 				 const char *value, char *base, char *problem, size_t problem_size)
 {
 	(void)name;
-	if (value[0] == '\0' || value[0] == '/' || strncmp(value, "postgresql://", 13) == 0 ||
-	    strncmp(value, "postgres://", 11) == 0)
+	if (value[0] == '\0' || value[0] == '/' || history_is_postgresql(value))
 		return store_bounded_string(key, value, base + key->offset, problem, problem_size);
 	return problem_at(problem, problem_size,
 			  "'%s' is not a history (allowed: empty for [sqlite] path, an absolute "

@@ -80,7 +80,7 @@ static const struct schema_queries sqlite_queries[VNFS_HISTORY_SCHEMA_VERSION + 
 		.numbered_jobs = true,
 	},
 	/* ?1 holds [source, job] pairs; ?3 and ?5 are the source and job, or NULL. */
-	/* A newer writer's source is not listed, as read_operations skips its operations. */
+	/* A newer writer's source is not listed, as take_operation skips its operations. */
 #define IDENTITY_QUERIES(wire)                                                    \
 	{                                                                         \
 		.known_jobs = "source IN (" KNOWN_SOURCES ")",                    \
@@ -94,7 +94,7 @@ static const struct schema_queries sqlite_queries[VNFS_HISTORY_SCHEMA_VERSION + 
 		.has_wire = wire,                                                 \
 	}
 	[2] = IDENTITY_QUERIES(false),
-	/* Version 3 adds step_wire (read_wire). */
+	/* Version 3 adds step_wire (take_wire_row). */
 	[3] = IDENTITY_QUERIES(true),
 #undef IDENTITY_QUERIES
 };
@@ -301,7 +301,7 @@ static int take_mount(struct reader *reader, struct history_statement *s, int64_
 /*
  * error_kinds, {"timeout":0,...} (the sink's form): the kinds this vnfs
  * knows; one missing reads as 0, one it does not know is left out (as
- * read_operations leaves out an operation).  Returns 0, or -1.
+ * take_operation leaves out an operation).  Returns 0, or -1.
  */
 static int parse_error_kinds(const char *text, struct vnfs_wire_stats *stats)
 {

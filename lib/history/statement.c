@@ -10,12 +10,6 @@
 /* PostgreSQL's engine once a program registered it (statement.h). */
 static const struct history_engine *postgresql_engine;
 
-bool history_is_postgresql(const char *locator)
-{
-	return strncmp(locator, "postgresql://", 13) == 0 ||
-	       strncmp(locator, "postgres://", 11) == 0;
-}
-
 void history_register_engine(const struct history_engine *engine)
 {
 	if (engine->dialect == HISTORY_POSTGRESQL)

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum history_dialect { HISTORY_SQLITE, HISTORY_POSTGRESQL };
 
@@ -63,8 +64,13 @@ struct history_statement {
 };
 
 /* A locator names a PostgreSQL database when it is a libpq URI
- * (postgresql:// or postgres://); anything else is a SQLite file's path. */
-bool history_is_postgresql(const char *locator);
+ * (postgresql:// or postgres://); anything else is a SQLite file's path.
+ * Inline: the configuration's parser (lib/config.c) asks it too. */
+static inline bool history_is_postgresql(const char *locator)
+{
+	return strncmp(locator, "postgresql://", 13) == 0 ||
+	       strncmp(locator, "postgres://", 11) == 0;
+}
 
 /* The engine for locator's kind: SQLite's, or PostgreSQL's once registered.
  * history_open: 0, or -1 with a message (also when PostgreSQL is asked of a
