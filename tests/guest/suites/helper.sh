@@ -3,8 +3,10 @@
 # registered through the real socket, known workloads in their cgroups, exact
 # per-operation counts read back with QUERY, on NFS v3, v4.0, v4.1 and v4.2.
 # Also: unattributed I/O, process and mount breakdowns, kill -9 and restart
-# in the middle of a job, socket security and malformed input, and the Kafka
-# and HTTP outputs loaded from their modules and delivering to real receivers.
+# in the middle of a job, socket security and malformed input, the Kafka and
+# HTTP outputs loaded from their modules and delivering to real receivers,
+# and the PostgreSQL output writing to a real server that vnfs-report --db
+# reads back as the job's owner.
 source /vnfs/src/tests/guest/lib/guest.sh
 
 BUILD=${VNFS_BUILD:-/vnfs/src}
@@ -364,4 +366,83 @@ check_eq "Kafka and HTTP received the same number of records" "$(records_of kafk
 kill -TERM $receiver_pid
 wait $receiver_pid
 check_eq "stream-receiver exit status" $? 0
+
+# The cluster's history: a real PostgreSQL server set up as docs/INSTALL.md
+# says (the three roles, a user's login role, the database owned by the
+# writer), the helper's PostgreSQL output loaded from its module and writing
+# job 700's records, and vnfs-report --db reading them back as the job's
+# owner, through their own role: only their job, its exact bytes.
+mark postgresql
+PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+PG_DIR=$RUN/postgresql
+as_postgres() { runuser -u postgres -- "$@"; }
+# sql ROLE SQL: one value (or rows), unaligned, as ROLE in the vnfs database.
+sql() { psql -X -q -t -A -h $PG_DIR -d vnfs -U "$1" -c "$2"; }
+mkdir -p $PG_DIR && chown postgres: $PG_DIR
+check "initdb of the history's server" \
+	as_postgres "$PG_BIN/initdb" -D $PG_DIR/data -A trust -U postgres -E UTF8 --no-sync \
+	> $VNFS_OUT/postgresql-initdb.log 2>&1
+mark postgresql-initdb-done
+printf "listen_addresses = ''\nunix_socket_directories = '%s'\nfsync = off\n" $PG_DIR \
+	>> $PG_DIR/data/postgresql.conf
+# Its log in its own directory (the results' share is not the postgres user's).
+check "the server starts" \
+	as_postgres "$PG_BIN/pg_ctl" -D $PG_DIR/data -l $PG_DIR/server.log -w -t 300 start
+check "its roles and database, as docs/INSTALL.md makes them" \
+	psql -X -q -h $PG_DIR -d postgres -U postgres -c "CREATE ROLE vnfs_writer LOGIN" \
+	-c "CREATE ROLE vnfs_admin LOGIN" -c "CREATE ROLE vnfs_users NOLOGIN" \
+	-c "CREATE ROLE $VNFS_TEST_USER LOGIN IN ROLE vnfs_users" \
+	-c "CREATE DATABASE vnfs OWNER vnfs_writer"
+mark postgresql-server-up
+# Kafka and HTTP off (their receiver is gone); PostgreSQL on.
+sed -i 's/^enabled = true$/enabled = false/' $RUN/vnfs.conf
+printf '[postgresql]\nenabled = true\nconninfo = host=%s dbname=vnfs user=vnfs_writer\nspool_dir = %s/spool\nretry_interval = 1s\n' \
+	$PG_DIR $RUN >> $RUN/vnfs.conf
+start_helper
+check "the enabled PostgreSQL output is loaded from its module, with libpq" \
+	bash -c "grep -q '/sink_postgresql.so\$' /proc/$HELPER_PID/maps && grep -q libpq /proc/$HELPER_PID/maps"
+check "the helper migrated the schema" until_ok 60 grep -q 'schema migrated to version 1' \
+	"$VNFS_OUT/helper-$HELPER_STARTS.log"
+test_uid=$(id -u $VNFS_TEST_USER)
+mkdir -p "$CGROUP/job700" "$CGROUP/job701"
+register 700 0 "$test_uid" "$CGROUP/job700"
+register 701 0 0 "$CGROUP/job701"
+in_cgroup "$CGROUP/job700" "$WORKLOAD" write "$(nfs_mount_of 4.2)/history-700" 3 > /dev/null
+check "job 700's workload succeeded" [ $? = 0 ]
+in_cgroup "$CGROUP/job701" "$WORKLOAD" write "$(nfs_mount_of 4.2)/history-701" 1 > /dev/null
+check "job 701's workload succeeded" [ $? = 0 ]
+for job in 700 701; do
+	check "finish job $job" bash -c "'$SEND' '$SOCKET' '{\"v\":1,\"type\":\"finish\",\"job\":$job}' | grep -q '\"ok\":true'"
+done
+# written JOB: the job's finished row is in the database.
+written() { [ "$(sql vnfs_admin "SELECT finished FROM jobs WHERE job = '$1'")" = 1 ]; }
+both_written() { written 700 && written 701; }
+check "jobs 700 and 701 are written, finished" until_ok 60 both_written
+mark postgresql-written
+check_eq "job 700 has one step row, its write bytes" \
+	"$(sql vnfs_admin "SELECT count(*) || ':' || sum(o.bytes) FROM steps s JOIN step_operations o ON o.step = s.id WHERE s.job = '700' AND o.operation = 'write'")" \
+	"1:$((3 * MIB))"
+check_eq "no sample of job 700 written twice" \
+	"$(sql vnfs_admin "SELECT count(*) FROM (SELECT 1 FROM step_samples WHERE job = '700' GROUP BY source, job, node, part, sample_time_ms HAVING count(*) > 1) AS twice")" 0
+report_as_owner() {
+	as_user $VNFS_TEST_USER "$BUILD/vnfs-report" --config $RUN/vnfs.conf --socket $RUN/no-helper \
+		--db "postgresql:///vnfs?host=$PG_DIR&user=$VNFS_TEST_USER" "$@"
+}
+check_eq "vnfs-report --db, as job 700's owner: its exact bytes and calls" \
+	"$(report_as_owner -j 700 -X -P -n -o JobID,User,WriteBytes,WriteOps 2> $VNFS_OUT/report-db.err)" \
+	"700|$VNFS_TEST_USER|$((3 * MIB))|3"
+# (Their jobs of the earlier sections come from their report files.)
+owners_jobs=$(report_as_owner -S now-1days -X -P -n -o JobID 2>> $VNFS_OUT/report-db.err)
+echo "vnfs-report --db -S now-1days as $VNFS_TEST_USER: $(echo $owners_jobs)"
+check "vnfs-report --db, as job 700's owner: their job 700 listed" grep -qx 700 <<< "$owners_jobs"
+check "vnfs-report --db, as job 700's owner: root's job 701 is not theirs to see" \
+	bash -c "! grep -qx 701 <<< '$owners_jobs'"
+check_eq "root's job 701 is in the database" "$(sql vnfs_admin "SELECT count(*) FROM jobs WHERE job = '701'")" 1
+check_eq "no PostgreSQL record dropped" \
+	"$(curl -s http://127.0.0.1:9716/metrics | awk '$1 == "vnfs_helper_dropped_records_total{sink=\"postgresql\"}" { print $2 }')" 0
+kill -TERM "$HELPER_PID"
+wait "$HELPER_PID"
+check_eq "helper exit status after SIGTERM, with PostgreSQL" $? 0
+as_postgres "$PG_BIN/pg_ctl" -D $PG_DIR/data -m fast -w stop > /dev/null
+cp $PG_DIR/server.log $VNFS_OUT/postgresql.log
 guest_done
