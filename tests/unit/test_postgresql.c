@@ -86,8 +86,6 @@ static void conninfo_of(char *out, size_t size, const char *database, const char
 		 directory, database, user);
 }
 
-/* Polls until the server answers (what pg_isready does), never a fixed
- * sleep: on a loaded machine a start may take long. */
 /* The libpq URI of database for user, as vnfs-report --db takes it. */
 static void locator_of(char *out, size_t size, const char *database, const char *user)
 {
@@ -95,6 +93,8 @@ static void locator_of(char *out, size_t size, const char *database, const char 
 		 user);
 }
 
+/* Polls until the server answers (what pg_isready does), never a fixed
+ * sleep: on a loaded machine a start may take long. */
 static void wait_until_ready(void)
 {
 	char conninfo[256];
