@@ -521,9 +521,14 @@ def operations():
                 ("Mean duration", mean_latency, "s"),
             ], sort_by="Count"),
             row("Helpers"),
-            table("Probe attach method", "How each node's helper attached each operation's probes.", [
-                ("Attached", f"vnfs_helper_attach_method{{{helper}}}", "short"),
-            ]),
+            # Over the range, as the other tables: a bare instant query finds
+            # nothing right after a failed scrape (Prometheus marks every
+            # series of the target stale then), seen in a loaded CI trial.
+            table("Probe attach method", "How each node's helper attached each operation's probes "
+                  "in the time range.", [
+                      ("Attached", f"last_over_time(vnfs_helper_attach_method{{{helper}}}[{RANGE}])",
+                       "short"),
+                  ]),
             timeseries("Collection time", "How long each helper took to read the BPF maps.",
                        [target(f"vnfs_helper_collection_duration_seconds{{{helper}}}", "{{instance}}")], "s"),
             timeseries("Full maps and dropped records", "Counts lost to full BPF maps or failed outputs "
