@@ -421,19 +421,32 @@ cp $HOSTILE/900/empty1.json $HOSTILE/900/empty2.json
 sed 's/"job":730/"job":901/g' "$LOCAL_REPORTS/730/$NODE.json" > $HOSTILE/900/forged.json
 chown "$USER_NAME" $HOSTILE/900/*.json 2> /dev/null
 # The same command on an empty directory: what starting vnfs-report costs here.
+# Load only ever adds time, and one measurement beside other guests on two
+# cores went 143 ms over: a difference over the bound is measured again, up
+# to three rounds, and the least is judged.  A blocked open of the FIFO or
+# an endless read of /dev/zero would be over it in every round.
 mkdir -p $RUN/empty-reports/900
-started=$EPOCHREALTIME
-timeout 10 "$REPORT" --config $RUN/vnfs.conf --socket $RUN/none.sock --database $RUN/history.db --report-dir $RUN/empty-reports -j 900 -l > /dev/null 2>&1
-baseline_ms=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN{printf "%d", (b-a)*1000}')
-started=$EPOCHREALTIME
-timeout 10 "$REPORT" --config $RUN/vnfs.conf --socket $RUN/none.sock --database $RUN/history.db --report-dir $HOSTILE -j 900 -l > $RUN/hostile.out 2>&1
-status=$?
-took_ms=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN{printf "%d", (b-a)*1000}')
+report_ms() { # report_ms DIR OUTPUT: vnfs-report -j 900 -l on DIR: "MS EXIT_STATUS"
+	local started=$EPOCHREALTIME status
+	timeout 10 "$REPORT" --config $RUN/vnfs.conf --socket $RUN/none.sock --database $RUN/history.db \
+		--report-dir "$1" -j 900 -l > "$2" 2>&1
+	status=$?
+	awk -v a="$started" -v b="$EPOCHREALTIME" -v s="$status" 'BEGIN{printf "%d %d", (b-a)*1000, s}'
+}
+timed_out=0 least_ms= rounds=0
+while [ $rounds -lt 3 ] && { [ -z "$least_ms" ] || [ "$least_ms" -gt 999 ]; }; do
+	rounds=$((rounds + 1))
+	read -r baseline_ms status <<< "$(report_ms $RUN/empty-reports /dev/null)"
+	read -r took_ms status <<< "$(report_ms $HOSTILE $RUN/hostile.out)"
+	[ "$status" = 124 ] && timed_out=1
+	echo "vnfs-report, round $rounds: ${took_ms} ms on the hostile directory, ${baseline_ms} ms on an empty one"
+	difference=$((took_ms - baseline_ms))
+	[ -z "$least_ms" ] || [ "$difference" -lt "$least_ms" ] && least_ms=$difference
+done
 head -c 2000 $RUN/hostile.out
-check "vnfs-report on a hostile directory ends (not killed by timeout)" test "$status" != 124
-echo "vnfs-report: ${took_ms} ms on the hostile directory, ${baseline_ms} ms on an empty one"
-check_le "the hostile directory costs vnfs-report under 1 s more than an empty one (ms)" \
-	"$((took_ms - baseline_ms))" 999
+check "vnfs-report on a hostile directory ends (not killed by timeout)" test "$timed_out" = 0
+check_le "the hostile directory costs vnfs-report under 1 s more than an empty one (ms, least of $rounds rounds)" \
+	"$least_ms" 999
 check "the FIFO is named as skipped" grep -q 'fifo.json' $RUN/hostile.out
 check "the /dev/zero link is named as skipped" grep -q 'zero.json' $RUN/hostile.out
 check "the forged record is named as skipped" grep -q 'forged.json' $RUN/hostile.out
