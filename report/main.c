@@ -396,8 +396,12 @@ static int add_json(const struct report_row *rows, size_t count, const bool *sel
 	return 0;
 }
 
-static void print_long(const struct options *options, const struct report_row *rows, size_t count,
-		       const bool *selected, int64_t now, bool *first)
+/* history: the open history, which answers every job's baseline over one
+ * connection and one prepared query; NULL: the baseline opens the history
+ * by its path. */
+static void print_long(const struct options *options, struct report_database *history,
+		       const struct report_row *rows, size_t count, const bool *selected,
+		       int64_t now, bool *first)
 {
 	bool job_selected = false;
 	for (size_t i = 0; i < count; i++) {
@@ -412,9 +416,12 @@ static void print_long(const struct options *options, const struct report_row *r
 		struct report_baseline baseline;
 		char error[512];
 		bool have_baseline =
-			report_load_baseline(options->database_path, rows[i].nodes,
-					     &rows[i].workload, now, &baseline, error,
-					     sizeof(error)) == 0;
+			(history != NULL ? report_database_baseline(history, rows[i].nodes,
+								    &rows[i].workload, now,
+								    &baseline, error, sizeof(error))
+					 : report_load_baseline(options->database_path, rows[i].nodes,
+								&rows[i].workload, now, &baseline,
+								error, sizeof(error))) == 0;
 		if (!*first)
 			printf("\n");
 		*first = false;
@@ -427,6 +434,7 @@ static void print_long(const struct options *options, const struct report_row *r
 struct output_state {
 	int64_t now;
 	bool first_long;
+	struct report_database *history; /* open while jobs are read from it, or NULL */
 	struct json_object *json_jobs;
 };
 
@@ -449,7 +457,8 @@ static int report_job(const struct options *options, struct report_set *set,
 	case OUTPUT_TABLE: print_table(options, rows, count, selected, state->now); break;
 	case OUTPUT_JSON: rc = add_json(rows, count, selected, state->json_jobs); break;
 	case OUTPUT_LONG:
-		print_long(options, rows, count, selected, state->now, &state->first_long);
+		print_long(options, state->history, rows, count, selected, state->now,
+			   &state->first_long);
 		break;
 	}
 out:
@@ -705,6 +714,7 @@ static int run(const struct options *options, struct output_state *state)
 	report_set_init(&streams.live);
 	enum live_status live = load_live(options, &streams.live);
 	status = open_history_stream(options, &streams, live);
+	state->history = streams.database;
 	if (status == 0)
 		status = sort_named_jobs(options, &streams);
 	if (status == 0 && options->output == OUTPUT_TABLE && options->header)
@@ -718,6 +728,7 @@ static int run(const struct options *options, struct output_state *state)
 		report_set_free(&set);
 	}
 	free(streams.named);
+	state->history = NULL;
 	report_database_close(streams.database);
 	report_set_free(&streams.live);
 	return status;

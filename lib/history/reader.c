@@ -583,6 +583,7 @@ struct report_database {
 	char message[512];
 	bool has_row;              /* jobs is on a row not read yet: */
 	struct vnfs_workload job;  /* its job (part "") */
+	struct history_statement *baseline; /* prepared at its first use */
 };
 
 void report_database_close(struct report_database *database)
@@ -590,6 +591,7 @@ void report_database_close(struct report_database *database)
 	if (database == NULL)
 		return;
 	history_finalize(database->jobs);
+	history_finalize(database->baseline);
 	history_finalize(database->reader.steps);
 	history_finalize(database->reader.operations);
 	history_finalize(database->reader.processes);
@@ -763,24 +765,17 @@ int report_database_read_job(struct report_database *database, struct report_set
 	return 1;
 }
 
-/* The p99 of every step's operation on nodes (a comma-separated list) in
- * the baseline window, exclude_job's left out, sorted by operation then
- * p99.  Returns the statement, or NULL with a message. */
-static struct history_statement *prepare_baseline(struct history_connection *connection,
-						  const struct schema_queries *queries,
-						  const char *nodes,
-						  const struct vnfs_workload *exclude_job,
-						  int64_t now_ms, char *error, size_t error_size)
+/* The p99 of every step's operation on the nodes of ?1 (a JSON array) in
+ * the baseline window (from ?2), the job of ?3 and ?5 left out (NULL: none),
+ * with at least ?4 calls, sorted by operation then p99: one text whatever
+ * the job, so that an open history prepares it once.  Returns 0, or -1
+ * with a message. */
+static int prepare_baseline(struct history_connection *connection,
+			    const struct schema_queries *queries,
+			    struct history_statement **statement, char *error, size_t error_size)
 {
-	struct json_object *array = json_object_new_array();
-	struct history_statement *s = NULL;
-	char copy[512], sql[512], *save = NULL;
-	uint32_t job_id;
-	int rc;
+	char sql[512];
 
-	snprintf(copy, sizeof(copy), "%s", nodes);
-	for (char *node = strtok_r(copy, ",", &save); node != NULL; node = strtok_r(NULL, ",", &save))
-		json_object_array_add(array, json_object_new_string(node));
 	snprintf(sql, sizeof(sql),
 		 "SELECT operation, p99_ns FROM step_operations"
 		 " JOIN steps ON steps.id = step_operations.step"
@@ -789,11 +784,25 @@ static struct history_statement *prepare_baseline(struct history_connection *con
 		 " AND step_operations.count >= ?4"
 		 " ORDER BY operation, p99_ns",
 		 queries->listed_nodes, queries->other_job);
-	if (history_prepare(connection, sql, &s) < 0) {
-		snprintf(error, error_size, "%s: %s", connection->name, history_message(connection));
-		json_object_put(array);
-		return NULL;
-	}
+	if (history_prepare(connection, sql, statement) == 0)
+		return 0;
+	snprintf(error, error_size, "%s: %s", connection->name, history_message(connection));
+	return -1;
+}
+
+/* The baseline query's parameters: nodes (comma-separated), the window
+ * before now_ms, exclude_job (NULL leaves out none).  Returns 0, or -1. */
+static int bind_baseline(struct history_statement *s, const struct schema_queries *queries,
+			 const char *nodes, const struct vnfs_workload *exclude_job, int64_t now_ms)
+{
+	struct json_object *array = json_object_new_array();
+	char copy[512], *save = NULL;
+	uint32_t job_id;
+	int rc;
+
+	snprintf(copy, sizeof(copy), "%s", nodes);
+	for (char *node = strtok_r(copy, ",", &save); node != NULL; node = strtok_r(NULL, ",", &save))
+		json_object_array_add(array, json_object_new_string(node));
 	rc = history_bind_text(s, 1, json_object_to_json_string_ext(array, JSON_C_TO_STRING_PLAIN));
 	json_object_put(array);
 	rc |= history_bind_int64(s, 2, now_ms - REPORT_BASELINE_WINDOW_MS);
@@ -805,12 +814,7 @@ static struct history_statement *prepare_baseline(struct history_connection *con
 		rc |= history_bind_int64(s, 3, job_id);
 	}
 	rc |= history_bind_int64(s, 4, REPORT_BASELINE_MIN_CALLS);
-	if (rc < 0) {
-		snprintf(error, error_size, "%s: %s", connection->name, history_message(connection));
-		history_finalize(s);
-		return NULL;
-	}
-	return s;
+	return rc < 0 ? -1 : 0;
 }
 
 /* Rows come sorted by operation then p99: collect each operation's run,
@@ -853,30 +857,55 @@ static int read_baseline_medians(struct history_statement *s, struct report_base
 	return rc == 2 ? 1 : rc;
 }
 
+/* The baseline from connection, *statement prepared at its first use and
+ * left ready for the next.  Returns 0, or -1 with a message. */
+static int load_baseline(struct history_connection *connection,
+			 const struct schema_queries *queries, struct history_statement **statement,
+			 const char *nodes, const struct vnfs_workload *exclude_job, int64_t now_ms,
+			 struct report_baseline *baseline, char *error, size_t error_size)
+{
+	int rc;
+
+	memset(baseline, 0, sizeof(*baseline));
+	if (*statement == NULL &&
+	    prepare_baseline(connection, queries, statement, error, error_size) < 0)
+		return -1;
+	rc = bind_baseline(*statement, queries, nodes, exclude_job, now_ms) < 0
+		     ? -1
+		     : read_baseline_medians(*statement, baseline);
+	history_reset(*statement);
+	history_clear_bindings(*statement);
+	if (rc == 1)
+		snprintf(error, error_size, "out of memory");
+	else if (rc < 0)
+		snprintf(error, error_size, "%s: %s", connection->name, history_message(connection));
+	return rc == 0 ? 0 : -1;
+}
+
 int report_load_baseline(const char *path, const char *nodes,
 			 const struct vnfs_workload *exclude_job, int64_t now_ms,
 			 struct report_baseline *baseline, char *error, size_t error_size)
 {
 	struct history_connection *connection = NULL;
+	struct history_statement *statement = NULL;
 	const struct schema_queries *queries;
-	struct history_statement *s;
-	int rc, result = -1;
+	int rc;
 
 	memset(baseline, 0, sizeof(*baseline));
 	if (open_history(path, &connection, &queries, error, error_size) < 0)
 		return -1;
-	s = prepare_baseline(connection, queries, nodes, exclude_job, now_ms, error, error_size);
-	if (s != NULL) {
-		rc = read_baseline_medians(s, baseline);
-		if (rc == 1)
-			snprintf(error, error_size, "out of memory");
-		else if (rc < 0)
-			snprintf(error, error_size, "%s: %s", connection->name,
-				 history_message(connection));
-		else
-			result = 0;
-	}
-	history_finalize(s);
+	rc = load_baseline(connection, queries, &statement, nodes, exclude_job, now_ms, baseline,
+			   error, error_size);
+	history_finalize(statement);
 	history_close(connection);
-	return result;
+	return rc;
+}
+
+int report_database_baseline(struct report_database *database, const char *nodes,
+			     const struct vnfs_workload *exclude_job, int64_t now_ms,
+			     struct report_baseline *baseline, char *error, size_t error_size)
+{
+	return load_baseline(database->reader.connection, database->reader.queries,
+			     &database->baseline, nodes, exclude_job, now_ms, baseline, error,
+			     error_size);
 }

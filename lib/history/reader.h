@@ -44,4 +44,11 @@ int report_load_baseline(const char *path, const char *nodes,
 			 const struct vnfs_workload *exclude_job, int64_t now_ms,
 			 struct report_baseline *baseline, char *error, size_t error_size);
 
+/* The same from an open history (report_database_open): its connection,
+ * and its query prepared once for every job asked about (a PostgreSQL
+ * history would otherwise be connected to again for each). */
+int report_database_baseline(struct report_database *database, const char *nodes,
+			     const struct vnfs_workload *exclude_job, int64_t now_ms,
+			     struct report_baseline *baseline, char *error, size_t error_size);
+
 #endif /* VNFS_HISTORY_READER_H */

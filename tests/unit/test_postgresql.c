@@ -1057,6 +1057,23 @@ static void test_reader_baseline_leaves_the_job_out(void **state)
 					      sizeof(error)),
 			 0);
 	assert_int_equal(baseline.steps[VNFS_OP_READ], 0);
+	/* One open history answers the same, its query prepared once and run
+	 * again for each job (as vnfs-report -l does over its listing). */
+	struct report_filter filter = { 0 };
+	struct report_database *open_history;
+	static const uint32_t jobs[] = { 9, 101, 9 };
+	static const uint32_t steps[] = { 6, 5, 6 };
+	assert_int_equal(report_database_open(&open_history, locator, &filter, error,
+					      sizeof(error)),
+			 0);
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+		vnfs_workload_of_slurm_job(&job, jobs[i]);
+		assert_int_equal(report_database_baseline(open_history, "node-a,node-b", &job, now,
+							  &baseline, error, sizeof(error)),
+				 0);
+		assert_int_equal(baseline.steps[VNFS_OP_READ], steps[i]);
+	}
+	report_database_close(open_history);
 	/* alice's role sees her steps alone: 9, 101 twice, the three LSF jobs. */
 	locator_of(locator, sizeof(locator), "vnfs_baseline", "alice");
 	assert_int_equal(report_load_baseline(locator, "node-a,node-b", NULL, now, &baseline, error,
