@@ -579,7 +579,6 @@ static char *job_list_json(const struct report_filter *filter, bool numbered_job
 struct report_database {
 	struct reader reader;
 	struct history_statement *jobs;
-	char path[4096];
 	char message[512];
 	bool has_row;              /* jobs is on a row not read yet: */
 	struct vnfs_workload job;  /* its job (part "") */
@@ -707,8 +706,7 @@ int report_database_open(struct report_database **out, const char *path,
 	}
 	/* Messages name the database as its engine does: a password in a
 	 * PostgreSQL locator is never repeated. */
-	snprintf(database->path, sizeof(database->path), "%s", reader->connection->name);
-	reader->path = database->path;
+	reader->path = reader->connection->name;
 
 	const struct schema_queries *queries = reader->queries;
 	char sql[1024];
