@@ -91,6 +91,7 @@ static const struct config_section config_sections[] = {
 	  "this vnfs was built without PostgreSQL support (configure --with-postgresql)" },
 #endif
 	{ "report", true, NULL },
+	{ "slurm_accounting", true, NULL },
 };
 #define SECTION_COUNT (sizeof(config_sections) / sizeof(config_sections[0]))
 
@@ -278,6 +279,13 @@ static const struct config_key config_keys[] = {
 	  .min = 100, .max = 3600 * MS_PER_SECOND, .default_text = "10s" },
 
 	{ "report", "history", parse_history_locator, FIELD(report.history), .default_text = "" },
+
+	{ "slurm_accounting", "sacct", parse_optional_path, FIELD(slurm_accounting.sacct),
+	  .default_text = "/usr/bin/sacct" },
+	{ "slurm_accounting", "scontrol", parse_path, FIELD(slurm_accounting.scontrol),
+	  .default_text = "/usr/bin/scontrol" },
+	{ "slurm_accounting", "wait", parse_duration_s, FIELD(slurm_accounting.wait_s),
+	  .max = SECONDS_PER_DAY, .default_text = "300s" },
 };
 #define KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))
 

@@ -151,6 +151,14 @@ struct vnfs_config {
 		 * cluster's PostgreSQL database, a postgresql:// URI. */
 		char history[VNFS_PATH_MAX];
 	} report;
+
+	struct {
+		/* Slurm's commands, by absolute path (EpilogSlurmctld runs with
+		 * no PATH); sacct "" = vnfs-report does not ask the accounting. */
+		char sacct[VNFS_PATH_MAX];
+		char scontrol[VNFS_PATH_MAX];
+		uint32_t wait_s;             /* vnfs-accounting waits this long for every node's report */
+	} slurm_accounting;
 };
 
 /* Fills *config with the built-in defaults (the values etc/vnfs.conf shows). */

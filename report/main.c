@@ -26,6 +26,7 @@
 #include "lib/job_report/times.h"
 #include "lib/protocol.h"
 #include "lib/record_json.h"
+#include "report/accounting.h"
 #include "report/sources.h"
 
 #define LIVE_TIMEOUT_MS 3000
@@ -55,6 +56,7 @@ struct options {
 	bool database_given;
 	char report_dir[VNFS_PATH_MAX];
 	bool report_dir_given;
+	char sacct[VNFS_PATH_MAX];   /* [slurm_accounting] sacct; "": not asked */
 	const char *format_text;
 	const char *user_text;
 	const char *start_text;
@@ -66,7 +68,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: vnfs-report [OPTION]...\n"
 		"Per-job NFS I/O accounting, like sacct: running jobs live from vnfs-helper,\n"
-		"finished jobs from the node's history, other nodes from report files.\n"
+		"finished jobs from the node's history, other nodes from report files, and\n"
+		"Slurm jobs named with -j that none of them has from Slurm's accounting.\n"
 		"\n"
 		"  -j, --jobs LIST        jobs or job steps: 42,43.0,44.batch,slurm:45\n"
 		"  -u, --user USER        only USER's jobs (name or uid; root only for others)\n"
@@ -170,6 +173,7 @@ static int load_config(struct options *options)
 	if (options->report_dir[0] == '\0')
 		snprintf(options->report_dir, sizeof(options->report_dir), "%s",
 			 config->helper.report_dir);
+	snprintf(options->sacct, sizeof(options->sacct), "%s", config->slurm_accounting.sacct);
 	free(config);
 	return 0;
 }
@@ -436,6 +440,10 @@ struct output_state {
 	bool first_long;
 	struct report_database *history; /* open while jobs are read from it, or NULL */
 	struct json_object *json_jobs;
+	/* No history, with Slurm jobs named that Slurm's accounting may have:
+	 * the message to give if it has not (""), and whether a job came from it. */
+	char history_missing[1100];
+	bool history_missing_said;
 };
 
 /* Prints (or, for --json, collects) the rows of one job's records. */
@@ -600,6 +608,17 @@ static void read_history_through_helper(const struct options *options,
 		load_history_through_helper(options, &streams->live);
 }
 
+/* Whether -j names a Slurm job that Slurm's accounting may answer for. */
+static bool names_slurm_jobs(const struct options *options)
+{
+	if (options->sacct[0] == '\0')
+		return false;
+	for (size_t i = 0; i < options->filter.job_count; i++)
+		if (options->filter.jobs[i].workload.source == VNFS_SOURCE_SLURM)
+			return true;
+	return false;
+}
+
 /*
  * Opens the history, or reads it through the helper when the caller may
  * not.  One that does not exist is done without when --report-dir is given
@@ -608,7 +627,7 @@ static void read_history_through_helper(const struct options *options,
  * unless named with --database.  Returns 0, or 1 with the message said.
  */
 static int open_history_stream(const struct options *options, struct job_streams *streams,
-			       enum live_status live)
+			       enum live_status live, struct output_state *state)
 {
 	char error[1024];
 	struct stat st;
@@ -630,6 +649,12 @@ static int open_history_stream(const struct options *options, struct job_streams
 	}
 	if (may_be_missing && live == LIVE_ANSWERED)
 		return 0;
+	/* A login node asked about Slurm jobs: their summaries in Slurm's
+	 * accounting may do; said when a job comes from it or does not. */
+	if (may_be_missing && names_slurm_jobs(options)) {
+		snprintf(state->history_missing, sizeof(state->history_missing), "%s", error);
+		return 0;
+	}
 	if (may_be_missing)
 		complain("%s (without one, --report-dir DIR reads the report files alone)", error);
 	else
@@ -705,6 +730,78 @@ static int gather_job(const struct options *options, struct job_streams *streams
 	return status;
 }
 
+/* A named Slurm job no source had, Slurm's accounting either (loaded 0) or
+ * not readably (-1, why in error).  Without a history, it is the history's
+ * failure: said, 1.  Else a job of no data, as sacct says nothing of one:
+ * only a failure of sacct is said, and 0. */
+static int accounting_not_found(const struct vnfs_workload *job, int loaded, const char *error,
+				struct output_state *state)
+{
+	if (state->history_missing[0] == '\0') {
+		if (loaded < 0)
+			complain("note: Slurm's accounting has nothing readable on job %s: %s",
+				 job->job, error);
+		return 0;
+	}
+	if (!state->history_missing_said)
+		complain("%s (without one, --report-dir DIR reads the report files alone)",
+			 state->history_missing);
+	state->history_missing_said = true;
+	if (loaded < 0)
+		complain("and Slurm's accounting has nothing readable on job %s: %s", job->job,
+			 error);
+	else
+		complain("and Slurm's accounting has no vnfs summary of job %s", job->job);
+	return 1;
+}
+
+/* A Slurm job named with -j that no other source has, as Slurm's accounting
+ * keeps it.  Returns 0, or 1 when it could not be (said). */
+static int report_accounting(const struct options *options, const struct vnfs_workload *job,
+			     struct output_state *state)
+{
+	struct report_accounting_job *found = calloc(1, sizeof(*found));
+	char error[1024], partial[VNFS_ACCOUNTING_MISSING_MAX + 64];
+	if (found == NULL) {
+		complain("out of memory");
+		return 1;
+	}
+	int loaded = report_load_accounting_job(options->sacct, job, found, error, sizeof(error));
+	if (loaded <= 0) {
+		free(found);
+		return accounting_not_found(job, loaded, error, state);
+	}
+	if (state->history_missing[0] != '\0' && !state->history_missing_said)
+		complain("note: no history database at %s: jobs are shown from Slurm's accounting",
+			 options->database_path);
+	state->history_missing_said = true;
+	bool selected = false;
+	select_rows(options, &found->row, 1, &selected);
+	if (selected && report_accounting_partial(&found->summary, partial, sizeof(partial))[0])
+		complain("note: job %s: %s: its numbers lack theirs", job->job, partial);
+	int status = 0;
+	if (selected && options->output == OUTPUT_TABLE)
+		print_table(options, &found->row, 1, &selected, state->now);
+	if (selected && options->output == OUTPUT_LONG) {
+		if (!state->first_long)
+			printf("\n");
+		state->first_long = false;
+		report_print_long(stdout, &found->row, NULL, 0, NULL, state->now);
+		report_print_accounting_long(stdout, &found->summary);
+	}
+	if (selected && options->output == OUTPUT_JSON) {
+		struct json_object *object = report_accounting_json(found);
+		if (object == NULL) {
+			complain("out of memory");
+			status = 1;
+		} else {
+			json_object_array_add(state->json_jobs, object);
+		}
+	}
+	free(found);
+	return status;
+}
+
 static int run(const struct options *options, struct output_state *state)
 {
 	struct job_streams streams = { 0 };
@@ -713,7 +810,7 @@ static int run(const struct options *options, struct output_state *state)
 
 	report_set_init(&streams.live);
 	enum live_status live = load_live(options, &streams.live);
-	status = open_history_stream(options, &streams, live);
+	status = open_history_stream(options, &streams, live, state);
 	state->history = streams.database;
 	if (status == 0)
 		status = sort_named_jobs(options, &streams);
@@ -723,7 +820,10 @@ static int run(const struct options *options, struct output_state *state)
 		struct report_set set;
 		report_set_init(&set);
 		status = gather_job(options, &streams, &job, &set);
-		if (status == 0 && report_job(options, &set, state) < 0)
+		if (status == 0 && set.count == 0 && job.source == VNFS_SOURCE_SLURM &&
+		    options->sacct[0] != '\0')
+			status = report_accounting(options, &job, state);
+		else if (status == 0 && report_job(options, &set, state) < 0)
 			status = 1;
 		report_set_free(&set);
 	}

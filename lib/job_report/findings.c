@@ -13,6 +13,19 @@
 #include "lib/job_report/times.h"
 #include "lib/job_report/wire.h"
 
+const char *const report_rule_names[REPORT_RULE_COUNT] = {
+	[REPORT_RULE_METADATA_BOUND] = "metadata-bound",
+	[REPORT_RULE_SMALL_READS] = "small-reads",
+	[REPORT_RULE_SMALL_WRITES] = "small-writes",
+	[REPORT_RULE_ERRORS] = "many-errors",
+	[REPORT_RULE_SLOW] = "slow",
+	[REPORT_RULE_SLOW_SERVER] = "slow-server",
+	[REPORT_RULE_CLIENT_BOUND] = "client-bound",
+	[REPORT_RULE_RETRANSMISSIONS] = "retransmissions",
+	[REPORT_RULE_REREADS] = "rereads",
+	[REPORT_RULE_SYNC_WRITES] = "sync-writes",
+};
+
 struct findings {
 	struct report_finding *out;
 	size_t max;

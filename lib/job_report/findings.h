@@ -73,7 +73,12 @@ enum report_rule {
 	REPORT_RULE_RETRANSMISSIONS,
 	REPORT_RULE_REREADS,
 	REPORT_RULE_SYNC_WRITES,
+	REPORT_RULE_COUNT
 };
+
+/* Each rule's short name ("metadata-bound", "small-writes"), as the job's
+ * summary in Slurm's accounting lists its findings (lib/slurm_accounting). */
+extern const char *const report_rule_names[REPORT_RULE_COUNT];
 
 struct report_finding {
 	enum report_rule rule;

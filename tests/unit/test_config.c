@@ -472,10 +472,10 @@ static const struct bad_case bad_cases[] = {
 	  "queue_limit, property.NAME)" },
 	{ "[promethus]\nlisten = 127.0.0.1:9716\n",
 	  ":2: [promethus] listen: unknown section (sections: helper, containers, environment, sqlite, prometheus, "
-	  "jsonlog, kafka, http, postgresql, report)" },
+	  "jsonlog, kafka, http, postgresql, report, slurm_accounting)" },
 	{ "interval = 1s\n",
 	  ":1: interval: key outside a section (sections: helper, containers, environment, sqlite, prometheus, jsonlog, "
-	  "kafka, http, postgresql, report)" },
+	  "kafka, http, postgresql, report, slurm_accounting)" },
 	/* a history vnfs-report reads */
 	{ "[report]\nhistory = db.example.org/vnfs\n",
 	  ":2: [report] history: 'db.example.org/vnfs' is not a history (allowed: empty for "
@@ -691,7 +691,7 @@ static const struct bad_case bad_cases[] = {
 	/* an unknown section is named as such, at its first key, however often given */
 	{ "[promethus]\n[promethus]\nlisten = 127.0.0.1:9716\n",
 	  ":3: [promethus] listen: unknown section (sections: helper, containers, environment, "
-	  "sqlite, prometheus, jsonlog, kafka, http, postgresql, report)" },
+	  "sqlite, prometheus, jsonlog, kafka, http, postgresql, report, slurm_accounting)" },
 	/* lines inih cannot parse, quoted */
 	{ "[helper]\ninterval = 1s\nthis is not a key\n",
 	  ":3: 'this is not a key': not a key = value line" },

@@ -407,7 +407,9 @@ static void write_config(const char *name, const char *history, char *path, size
 	snprintf(path, size, "%s/%s", directory, name);
 	FILE *file = fopen(path, "w");
 	assert_non_null(file);
-	assert_true(fprintf(file, "[sqlite]\npath = %s\n", history) > 0);
+	/* Slurm's accounting is asked in the guest (accounting.sh), where a
+	 * slurmdbd runs: here no sacct, as on a node without Slurm. */
+	assert_true(fprintf(file, "[sqlite]\npath = %s\n[slurm_accounting]\nsacct =\n", history) > 0);
 	assert_int_equal(fclose(file), 0);
 }
 
@@ -464,6 +466,27 @@ static void test_helper_down(void **state)
 		 helper_down_note("down.sock"), absent);
 	assert_string_equal(run.err, err);
 	assert_string_equal(run.out, "");
+	assert_int_equal(run.status, 1);
+
+	/* With a sacct to ask that cannot answer, still the history's error,
+	 * and why the accounting did not stand in for it. */
+	char sacct_config[128];
+	snprintf(sacct_config, sizeof(sacct_config), "%s/no-sacct.conf", directory);
+	FILE *file = fopen(sacct_config, "w");
+	assert_non_null(file);
+	assert_true(fprintf(file, "[sqlite]\npath = %s\n[slurm_accounting]\nsacct = %s/no-sacct\n",
+			    absent, directory) > 0);
+	assert_int_equal(fclose(file), 0);
+	snprintf(arguments, sizeof(arguments), "--config %s --socket %s/down.sock -j 100",
+		 sacct_config, directory);
+	report_alone(&run, arguments);
+	snprintf(err, sizeof(err),
+		 "%svnfs-report: history database %s: No such file or directory (without one, "
+		 "--report-dir DIR reads the report files alone)\n"
+		 "vnfs-report: and Slurm's accounting has nothing readable on job 100: cannot run "
+		 "%s/no-sacct: No such file or directory\n",
+		 helper_down_note("down.sock"), absent, directory);
+	assert_string_equal(run.err, err);
 	assert_int_equal(run.status, 1);
 }
 

@@ -13,8 +13,14 @@
 #   slurm_restart_slurmd                 slurmd looks for job_prolog/epilog
 #                                        symbols only when it starts
 #   slurm_stop
+#   slurm_start_munge                    munged alone (a suite that starts the rest itself)
 #   slurm_plugin_path                    the built spank_vnfs.so
 #   SLURM_EXTRA_CONF                     lines appended to slurm.conf
+#   SLURM_NODE_LINES                     NodeName= and PartitionName= lines
+#                                        (default: one node, $SLURM_NODE)
+#   SLURM_PER_NODE                       "" (one slurmd), or "-%n": each slurmd's
+#                                        spool, pid and log file by node name
+#   SLURM_ACCOUNTING_STORAGE             AccountingStorageType (default none)
 #
 # All state is on tmpfs under $SLURM_STATE (/run/slurm); clients need
 # SLURM_CONF, which slurm_start exports.  Pitfalls (docs: notes on Slurm in
@@ -69,17 +75,17 @@ AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$SLURM_STATE/munge/munge.socket
 StateSaveLocation=$SLURM_STATE/ctld
-SlurmdSpoolDir=$SLURM_STATE/spool
+SlurmdSpoolDir=$SLURM_STATE/spool${SLURM_PER_NODE:-}
 SlurmctldPidFile=$SLURM_STATE/run/slurmctld.pid
-SlurmdPidFile=$SLURM_STATE/run/slurmd.pid
+SlurmdPidFile=$SLURM_STATE/run/slurmd${SLURM_PER_NODE:-}.pid
 SlurmctldLogFile=$SLURM_STATE/log/slurmctld.log
-SlurmdLogFile=$SLURM_STATE/log/slurmd.log
+SlurmdLogFile=$SLURM_STATE/log/slurmd${SLURM_PER_NODE:-}.log
 SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=$proctrack
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+AccountingStorageType=${SLURM_ACCOUNTING_STORAGE:-accounting_storage/none}
 JobCompType=jobcomp/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
@@ -92,8 +98,8 @@ Epilog=/bin/true
 PlugStackConfig=$SLURM_STATE/etc/plugstack.conf
 KillWait=5
 MinJobAge=300
-NodeName=$SLURM_NODE NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=500 State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+${SLURM_NODE_LINES:-NodeName=$SLURM_NODE NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=500 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP}
 ${SLURM_EXTRA_CONF:-}
 EOF
 }
@@ -113,6 +119,15 @@ _slurm_start_slurmd() {
 		tail -n 20 "$SLURM_STATE/log/slurmd.log"
 		return 1
 	}
+}
+
+# slurm_start_munge: a munge key and munged, for Slurm's daemons and clients.
+slurm_start_munge() {
+	mungekey --create --keyfile="$SLURM_STATE/munge/munge.key" 2> /dev/null
+	chmod 600 "$SLURM_STATE/munge/munge.key"
+	munged --key-file="$SLURM_STATE/munge/munge.key" --socket="$SLURM_STATE/munge/munge.socket" \
+		--log-file="$SLURM_STATE/munge/munged.log" --pid-file="$SLURM_STATE/munge/munged.pid" \
+		--seed-file="$SLURM_STATE/munge/munged.seed" || { fail "slurm: munged did not start"; return 1; }
 }
 
 # slurm_start MODE PLUGSTACK_LINE...
@@ -138,11 +153,7 @@ slurm_start() {
 		{ fail "slurm: cgroup set-up for $mode"; return 1; }
 	slurm_set_plugstack "$@"
 
-	mungekey --create --keyfile="$SLURM_STATE/munge/munge.key" 2> /dev/null
-	chmod 600 "$SLURM_STATE/munge/munge.key"
-	munged --key-file="$SLURM_STATE/munge/munge.key" --socket="$SLURM_STATE/munge/munge.socket" \
-		--log-file="$SLURM_STATE/munge/munged.log" --pid-file="$SLURM_STATE/munge/munged.pid" \
-		--seed-file="$SLURM_STATE/munge/munged.seed" || { fail "slurm: munged did not start"; return 1; }
+	slurm_start_munge || return 1
 	slurmctld -f "$SLURM_CONF" -c -i || { fail "slurm: slurmctld did not start"; return 1; }
 	until_ok 60 _slurm_ctld_up || { fail "slurm: slurmctld not answering within 60 s"; return 1; }
 	_slurm_start_slurmd || return 1
