@@ -37,8 +37,7 @@ DB_SOCKET=/run/mysqld/mysqld.sock # libmariadb's default, so slurmdbd's StorageH
 
 save_logs() {
 	slurm_save_logs
-	cp "$WORK"/*.log "$WORK"/syslog "$VNFS_OUT/" 2> /dev/null
-	cp "$WORK"/node*/helper.log "$VNFS_OUT/" 2> /dev/null
+	cp "$WORK"/*.log "$WORK"/*.txt "$WORK"/syslog "$VNFS_OUT/" 2> /dev/null
 	for node in node1 node2; do cp "$WORK/$node/helper.log" "$VNFS_OUT/helper-$node.log" 2> /dev/null; done
 }
 trap save_logs EXIT
@@ -89,6 +88,8 @@ StorageLoc=slurm_acct_db
 LogFile=$SLURM_STATE/log/slurmdbd.log
 PidFile=$SLURM_STATE/run/slurmdbd.pid
 DebugLevel=info
+# Users see their own jobs only: the rule vnfs-report relies on (sacct runs as its caller).
+PrivateData=jobs
 EOF
 chmod 600 "$SLURM_STATE/etc/slurmdbd.conf"
 SLURM_CONF=$SLURM_STATE/etc/slurm.conf
@@ -103,7 +104,8 @@ PartitionName=debug Nodes=node1,node2 Default=YES MaxTime=INFINITE State=UP"
 SLURM_EXTRA_CONF="AccountingStorageHost=localhost
 AccountingStoragePort=16819
 AccountingStoragePass=$SLURM_STATE/munge/munge.socket
-EpilogSlurmctld=$WORK/epilog-slurmctld"
+EpilogSlurmctld=$WORK/epilog-slurmctld
+PrivateData=jobs"
 _slurm_conf proctrack/cgroup > "$SLURM_CONF"
 _slurm_cgroup_conf v2 > "$SLURM_STATE/etc/cgroup.conf" || { fail "cgroup set-up"; exit 1; }
 slurm_set_plugstack "optional $PLUGIN socket=$NODE_DIR/vnfs.sock timeout_ms=3000"
@@ -239,7 +241,12 @@ check_eq "vnfs-report --json: nodes 2 of 2, source slurm_accounting" \
 	"2/2 slurm_accounting"
 login_report "$USER_NAME" -j "$job" -l > "$WORK/login-long.txt" 2> /dev/null
 check "vnfs-report -l: all 2 nodes reported" grep -q "From Slurm's accounting: all 2 nodes reported" "$WORK/login-long.txt"
-# Another user is shown nothing of it.
+# Another user is shown nothing of it: Slurm hides the job (PrivateData=jobs),
+# and vnfs-report shows a user their own jobs only.
+check_eq "sacct shows job $job to its owner" \
+	"$(as_user "$USER_NAME" sacct -j "$job" -X -n -P -o JobID 2> /dev/null)" "$job"
+check_eq "sacct hides job $job from another user" \
+	"$(as_user nobody sacct -j "$job" -X -n -P -o JobID 2> /dev/null)" ""
 check_eq "another user's vnfs-report -j $job shows no row" \
 	"$(login_report nobody -j "$job" -n -P -o JobID 2> /dev/null)" ""
 
