@@ -205,8 +205,8 @@ static int summarize(const struct options *options, char *const *nodes, size_t c
 
 	snprintf(job.job, sizeof(job.job), "%s", options->job_id);
 	report_set_init(&set);
-	if (report_load_files(&set, options->config.helper.report_dir, &job, error,
-			      sizeof(error)) < 0)
+	if (report_load_node_files(&set, options->config.helper.report_dir, &job,
+				   (const char *const *)nodes, count, error, sizeof(error)) < 0)
 		vnfs_warning("job %s: skipping a report file: %s", options->job_id, error);
 	if (report_build_rows(&set, &rows, &row_count) < 0) {
 		vnfs_error("job %s: out of memory", options->job_id);
@@ -241,8 +241,10 @@ static int store_once(const struct options *options, const struct vnfs_slurm_com
 	int rc = -1;
 	if (comment == NULL)
 		vnfs_fail(error, error_size, "out of memory");
-	else if (vnfs_accounting_merge_comment(entry.system_comment, line, comment, size) < 0)
-		vnfs_fail(error, error_size, "the merged comment is over %zu bytes", size);
+	else if (vnfs_accounting_merge_comment(entry.system_comment, line, comment, size) < 0 ||
+		 strlen(comment) > VNFS_SLURM_COMMENT_MAX)
+		vnfs_fail(error, error_size, "its SystemComment with vnfs's line would be over %d "
+			  "bytes", VNFS_SLURM_COMMENT_MAX);
 	else if (accounting_store_comment((uint32_t)strtoul(options->job_id, NULL, 10), comment,
 					  error, error_size) == ACCOUNTING_STORED)
 		rc = 0;

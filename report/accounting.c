@@ -8,6 +8,7 @@
 
 #include "lib/escape.h"
 #include "lib/log.h"
+#include "lib/job_report/text.h"
 #include "lib/slurm_accounting/slurm.h"
 #include "report/accounting.h"
 
@@ -56,18 +57,17 @@ const char *report_accounting_partial(const struct vnfs_accounting_summary *summ
 	return out;
 }
 
-void report_print_accounting_long(FILE *out, const struct vnfs_accounting_summary *summary)
+void report_print_accounting_long(FILE *out, const struct report_accounting_job *job,
+				  int64_t now_ms)
 {
+	const struct vnfs_accounting_summary *summary = &job->summary;
 	char partial[VNFS_ACCOUNTING_MISSING_MAX + 64];
-	fprintf(out, "\nFrom Slurm's accounting: ");
+	report_print_long_summary(out, &job->row, "Slurm's accounting", summary->findings,
+				  summary->finding_count, now_ms);
 	if (report_accounting_partial(summary, partial, sizeof(partial))[0] != '\0')
-		fprintf(out, "%s; its numbers lack theirs.\n", partial);
+		fprintf(out, "\nNodes: %s; the numbers lack theirs.\n", partial);
 	else
-		fprintf(out, "all %u nodes reported.\n", summary->nodes_expected);
-	fprintf(out, "Findings at the job's end:");
-	for (size_t i = 0; i < summary->finding_count; i++)
-		fprintf(out, "%s%s", i == 0 ? " " : ", ", report_rule_names[summary->findings[i]]);
-	fprintf(out, "%s\n", summary->finding_count == 0 ? " none" : "");
+		fprintf(out, "\nNodes: all %u reported.\n", summary->nodes_expected);
 }
 
 /* Adds key: value as a JSON integer (json-c keeps 64-bit signed; counters stay below). */

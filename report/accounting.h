@@ -9,6 +9,8 @@
 #define VNFS_REPORT_ACCOUNTING_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include <json-c/json.h>
 
@@ -35,10 +37,11 @@ int report_load_accounting_job(const char *sacct, const struct vnfs_workload *jo
 const char *report_accounting_partial(const struct vnfs_accounting_summary *summary, char *out,
 				      size_t size);
 
-/* The summary's own lines after a long report: nodes and the findings of
- * the job's end, which had the processes, mounts and RPCs the accounting
- * does not keep. */
-void report_print_accounting_long(FILE *out, const struct vnfs_accounting_summary *summary);
+/* The long report (-l) of such a job: its operations, the findings of the
+ * job's end (judged on the processes, mounts and RPCs the accounting does
+ * not keep), and how many of its nodes reported. */
+void report_print_accounting_long(FILE *out, const struct report_accounting_job *job,
+				  int64_t now_ms);
 
 /* The job for --json: its identity, times, sums per operation, nodes and
  * findings, with "source": "slurm_accounting".  NULL when out of memory. */

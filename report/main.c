@@ -786,8 +786,7 @@ static int report_accounting(const struct options *options, const struct vnfs_wo
 		if (!state->first_long)
 			printf("\n");
 		state->first_long = false;
-		report_print_long(stdout, &found->row, NULL, 0, NULL, state->now);
-		report_print_accounting_long(stdout, &found->summary);
+		report_print_accounting_long(stdout, found, state->now);
 	}
 	if (selected && options->output == OUTPUT_JSON) {
 		struct json_object *object = report_accounting_json(found);

@@ -168,9 +168,15 @@ static void field_avg_write_size(const struct report_row *row, bool raw, int64_t
 	average_size(op(row, VNFS_OP_WRITE), raw, buf, size);
 }
 
+/* An unknown quantile (report_latency_known) is an empty cell, as sacct
+ * leaves a field it has no value for. */
 static void quantile(const struct report_row *row, int operation, double q, bool raw,
 		     char *buf, size_t size)
 {
+	if (!report_latency_known(op(row, operation))) {
+		snprintf(buf, size, "%s", "");
+		return;
+	}
 	put_latency(vnfs_histogram_quantile(op(row, operation)->latency_histogram,
 					    VNFS_LATENCY_BUCKETS, q),
 		    raw, buf, size);
@@ -208,6 +214,10 @@ static void field_meta_p99(const struct report_row *row, bool raw, int64_t now, 
 			   size_t size)
 {
 	(void)now;
+	if (!report_metadata_latency_known(&row->stats)) {
+		snprintf(buf, size, "%s", "");
+		return;
+	}
 	put_latency(report_metadata_quantile(&row->stats, 0.99), raw, buf, size);
 }
 

@@ -1043,22 +1043,37 @@ static DIR *open_job_directory(const char *report_dir, const char *name, const c
 	return dir;
 }
 
+/*
+ * job's directory of report_dir, open, and its path in directory.  NULL
+ * with *status 0 when the job has none (no node wrote a report for it, or it
+ * cannot name one), or -1 with a message in error.
+ */
+static DIR *open_report_directory(const char *report_dir, const struct vnfs_workload *job,
+				  char *directory, size_t directory_size, int *status,
+				  char *error, size_t error_size)
+{
+	char name[NAME_MAX + 1];
+	bool missing = true;
+	DIR *dir = NULL;
+	if (job_directory_name(job, name, sizeof(name), error, error_size) == 0) {
+		snprintf(directory, directory_size, "%s/%s", report_dir, name);
+		dir = open_job_directory(report_dir, name, directory, &missing, error, error_size);
+	}
+	*status = dir == NULL && !missing ? -1 : 0;
+	if (*status == 0)
+		error[0] = '\0';
+	return dir;
+}
+
 int report_load_files(struct report_set *set, const char *report_dir,
 		      const struct vnfs_workload *job, char *error, size_t error_size)
 {
-	char directory[4096], name[NAME_MAX + 1];
-	/* A job that cannot name a directory has none: no node wrote one. */
-	if (job_directory_name(job, name, sizeof(name), error, error_size) < 0) {
-		error[0] = '\0';
-		return 0;
-	}
-	snprintf(directory, sizeof(directory), "%s/%s", report_dir, name);
-	bool missing;
-	DIR *dir = open_job_directory(report_dir, name, directory, &missing, error, error_size);
+	char directory[4096];
+	int result;
+	DIR *dir = open_report_directory(report_dir, job, directory, sizeof(directory), &result,
+					 error, error_size);
 	if (dir == NULL)
-		return missing ? 0 : -1; /* no node wrote a report for this job */
-	error[0] = '\0';
-	int result = 0;
+		return result;
 	size_t entries = 0;
 	struct report_budget budget = { REPORT_JOB_MAX_OBJECTS, REPORT_JOB_MAX_VALUES };
 	size_t not_read = 0;
@@ -1095,6 +1110,35 @@ int report_load_files(struct report_set *set, const char *report_dir,
 			    directory, not_read, REPORT_JOB_MAX_OBJECTS, REPORT_JOB_MAX_VALUES);
 		result = -1;
 	}
+	return result;
+}
+
+int report_load_node_files(struct report_set *set, const char *report_dir,
+			   const struct vnfs_workload *job, const char *const *nodes,
+			   size_t node_count, char *error, size_t error_size)
+{
+	char directory[4096];
+	int result;
+	DIR *dir = open_report_directory(report_dir, job, directory, sizeof(directory), &result,
+					 error, error_size);
+	if (dir == NULL)
+		return result;
+	for (size_t i = 0; i < node_count; i++) {
+		char file[NAME_MAX + 1], message[PATH_MAX + 1024];
+		struct stat st;
+		struct report_budget budget = { REPORT_JOB_MAX_OBJECTS, REPORT_JOB_MAX_VALUES };
+		/* A node that has not reported has no file: not an error here. */
+		if (strchr(nodes[i], '/') != NULL ||
+		    snprintf(file, sizeof(file), "%s.json", nodes[i]) >= (int)sizeof(file) ||
+		    (fstatat(dirfd(dir), file, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
+			continue;
+		if (load_job_file(set, dirfd(dir), directory, file, job, &budget, message,
+				  sizeof(message)) < 0) {
+			add_message(error, error_size, "%s", message);
+			result = -1;
+		}
+	}
+	closedir(dir);
 	return result;
 }
 

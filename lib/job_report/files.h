@@ -145,6 +145,18 @@ int report_load_files(struct report_set *set, const char *report_dir,
 		      const struct vnfs_workload *job, char *error, size_t error_size);
 
 /*
+ * Adds report_dir/<job>/<node>.json of each node named (the job's nodes as
+ * its scheduler lists them; a node with no file is skipped silently), under
+ * the rules above, but each file with a budget of its own: vnfs-accounting
+ * merges a job of many nodes whole, where vnfs-report bounds what a whole
+ * directory costs it.  Returns 0, or -1 after reading the others, with one
+ * message per skipped file in error.
+ */
+int report_load_node_files(struct report_set *set, const char *report_dir,
+			   const struct vnfs_workload *job, const char *const *nodes,
+			   size_t node_count, char *error, size_t error_size);
+
+/*
  * Reads the steps of one report file (vnfs_job_to_json), the entry name of
  * the job directory open as dir_fd (directory: its path, for messages),
  * into set, under the rules above: all of its records or none.  Returns 0

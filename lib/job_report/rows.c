@@ -478,6 +478,24 @@ uint64_t report_total_errors(const struct vnfs_step_stats *stats)
 	return sum;
 }
 
+bool report_latency_known(const struct vnfs_operation_stats *stats)
+{
+	if (stats->count == 0)
+		return true;
+	for (int bucket = 0; bucket < VNFS_LATENCY_BUCKETS; bucket++)
+		if (stats->latency_histogram[bucket] > 0)
+			return true;
+	return false;
+}
+
+bool report_metadata_latency_known(const struct vnfs_step_stats *stats)
+{
+	for (int op = 0; op < VNFS_OP_COUNT; op++)
+		if (vnfs_operation_is_metadata[op] && !report_latency_known(&stats->operations[op]))
+			return false;
+	return true;
+}
+
 uint64_t report_metadata_quantile(const struct vnfs_step_stats *stats, double q)
 {
 	__u64 merged[VNFS_LATENCY_BUCKETS] = { 0 };

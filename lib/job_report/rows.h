@@ -89,6 +89,13 @@ uint64_t report_total_time_ns(const struct vnfs_step_stats *stats);
 uint64_t report_total_ops(const struct vnfs_step_stats *stats);
 uint64_t report_total_errors(const struct vnfs_step_stats *stats);
 
+/* Whether an operation's latency quantiles can be told: a call counted with
+ * its histogram empty comes from a summary that keeps none (Slurm's
+ * accounting); none counted is a quantile of 0, as ever. */
+bool report_latency_known(const struct vnfs_operation_stats *stats);
+/* The same for the metadata operations together. */
+bool report_metadata_latency_known(const struct vnfs_step_stats *stats);
+
 /* The q-quantile of the merged latency histograms of the metadata operations. */
 uint64_t report_metadata_quantile(const struct vnfs_step_stats *stats, double q);
 

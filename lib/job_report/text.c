@@ -75,6 +75,10 @@ static void print_operations(FILE *out, const struct vnfs_step_stats *stats)
 		report_format_duration(vnfs_histogram_quantile(s->latency_histogram,
 							       VNFS_LATENCY_BUCKETS, 0.99),
 				       p99, sizeof(p99));
+		if (!report_latency_known(s)) {
+			snprintf(p50, sizeof(p50), "-");
+			snprintf(p99, sizeof(p99), "-");
+		}
 		report_format_bytes(s->bytes, bytes, sizeof(bytes));
 		fprintf(out, "%-12s %10" PRIu64 " %8" PRIu64 " %12s %10s %10s %10s %10s\n",
 			vnfs_operation_names[op], (uint64_t)s->count, (uint64_t)s->errors, total, average,
@@ -249,6 +253,19 @@ static void print_findings(FILE *out, const struct report_row *job,
 	}
 	if (baseline == NULL)
 		fprintf(out, "  (no latency baseline: the node's history was not available)\n");
+}
+
+void report_print_long_summary(FILE *out, const struct report_row *job, const char *source,
+			       const enum report_rule *findings, size_t finding_count,
+			       int64_t now_ms)
+{
+	print_header(out, job, NULL, 0, now_ms);
+	print_operations(out, &job->stats);
+	fprintf(out, "Findings at the job's end (%s)\n", source);
+	if (finding_count == 0)
+		fprintf(out, "  none\n");
+	for (size_t i = 0; i < finding_count; i++)
+		fprintf(out, "  - %s\n", report_rule_names[findings[i]]);
 }
 
 void report_print_long(FILE *out, const struct report_row *job, const struct report_row *steps,

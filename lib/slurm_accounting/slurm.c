@@ -25,7 +25,8 @@
 bool vnfs_slurm_job_id_valid(const char *job_id)
 {
 	size_t n = strlen(job_id);
-	return n > 0 && n <= 10 && strspn(job_id, "0123456789") == n;
+	return n > 0 && n <= 10 && strspn(job_id, "0123456789") == n &&
+	       strtoull(job_id, NULL, 10) <= UINT32_MAX;
 }
 
 /* A time sacct printed as seconds ("Unknown", "None": 0). */

@@ -17,8 +17,8 @@ struct vnfs_slurm_commands {
 	const char *scontrol;
 };
 
-/* Whether text is a Slurm job id (digits, as SLURM_JOB_ID): nothing else
- * reaches a command line. */
+/* Whether text is a Slurm job id (digits, as SLURM_JOB_ID, at most
+ * 4294967295): nothing else reaches a command line. */
 bool vnfs_slurm_job_id_valid(const char *text);
 
 /* What sacct says of a job. */

@@ -17,9 +17,11 @@
 
 #include <cmocka.h>
 
+#include "lib/job_report/fields.h"
 #include "lib/job_report/files.h"
 #include "lib/job_report/findings.h"
 #include "lib/job_report/rows.h"
+#include "lib/job_report/text.h"
 #include "lib/slurm_accounting/command.h"
 #include "lib/slurm_accounting/slurm.h"
 #include "lib/slurm_accounting/summary.h"
@@ -71,7 +73,8 @@ static void summarize_job(const char *const *expected, size_t count,
 	snprintf(report_dir, sizeof(report_dir), "%s/reports", directory);
 	vnfs_workload_of_slurm_job(&job, 42);
 	report_set_init(&set);
-	int loaded = report_load_files(&set, report_dir, &job, error, sizeof(error));
+	int loaded = report_load_node_files(&set, report_dir, &job, expected, count, error,
+					    sizeof(error));
 	if (loaded < 0)
 		fail_msg("%s", error);
 	assert_int_equal(report_build_rows(&set, &rows, &row_count), 0);
@@ -94,6 +97,11 @@ static void test_summary_of_two_nodes(void **state)
 	history_step_init(&node2, 42, 0, 65534, "nobody", "node2", START, 2);
 	history_set_operation(&node2, VNFS_OP_WRITE, 200, 0, 4096, 12);
 	write_report(&node2, "node2");
+	/* A file of a node the job did not run on (an earlier run of a
+	 * requeued job) is not the job's: not merged. */
+	struct history_step stale;
+	history_step_init(&stale, 42, 0, 65534, "nobody", "node9", START, 5);
+	write_report(&stale, "node9");
 
 	const char *expected[] = { "node1", "node2", "node3" };
 	struct vnfs_accounting_summary summary;
@@ -149,6 +157,32 @@ static void test_summary_of_two_nodes(void **state)
 	assert_int_equal(report_metadata_ops(&row.stats), 3 * (20 + 2 + 2)); /* getattr, open, close */
 	assert_string_equal(row.nodes, "node[1-3]");
 	assert_false(row.is_step);
+
+	/* vnfs-report's fields: sums exact, quantiles unknown (empty), as is
+	 * the long report's ("-"), with the findings of the job's end. */
+	struct report_format format;
+	char cell[64];
+	assert_int_equal(report_parse_format("WriteBytes,WriteP99,MetaP99,ReadOps", &format, error,
+					     sizeof(error)), 0);
+	report_field_text(format.columns[0].field, &row, true, 0, cell, sizeof(cell));
+	assert_string_equal(cell, "6062080");
+	report_field_text(format.columns[1].field, &row, true, 0, cell, sizeof(cell));
+	assert_string_equal(cell, "");
+	report_field_text(format.columns[2].field, &row, true, 0, cell, sizeof(cell));
+	assert_string_equal(cell, "");
+	report_field_text(format.columns[3].field, &row, true, 0, cell, sizeof(cell));
+	assert_string_equal(cell, "30");
+	char *text = NULL;
+	size_t text_size = 0;
+	FILE *out = open_memstream(&text, &text_size);
+	assert_non_null(out);
+	report_print_long_summary(out, &row, "Slurm's accounting", back.findings,
+				  back.finding_count, START + 60000);
+	assert_int_equal(fclose(out), 0);
+	assert_non_null(strstr(text, "\nread                 30        0 "));
+	assert_non_null(strstr(text, "        -          -        30M\n"));
+	assert_non_null(strstr(text, "Findings at the job's end (Slurm's accounting)\n  - small-writes\n"));
+	free(text);
 }
 
 static void test_no_node_reported(void **state)
@@ -251,6 +285,10 @@ static void test_sacct_answer(void **state)
 	assert_int_equal(vnfs_slurm_parse_job("44|x\n", 5, "44", &entry, error, sizeof(error)), -1);
 	assert_non_null(strstr(error, "job 44"));
 
+	assert_true(vnfs_slurm_job_id_valid("4294967295"));
+	assert_false(vnfs_slurm_job_id_valid("4294967296"));
+	assert_false(vnfs_slurm_job_id_valid(""));
+	assert_false(vnfs_slurm_job_id_valid("-1"));
 	/* A job id is digits, or it never reaches sacct's command line. */
 	struct vnfs_slurm_commands commands = { .sacct = "/bin/false" };
 	assert_int_equal(vnfs_slurm_read_job(&commands, "42 -u root", &entry, error,

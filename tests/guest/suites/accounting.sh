@@ -240,7 +240,11 @@ check_eq "vnfs-report --json: nodes 2 of 2, source slurm_accounting" \
 	"$(login_report "$USER_NAME" -j "$job" --json 2> /dev/null | jq -r '.jobs[0] | "\(.nodes_reported)/\(.nodes_expected) \(.source)"')" \
 	"2/2 slurm_accounting"
 login_report "$USER_NAME" -j "$job" -l > "$WORK/login-long.txt" 2> /dev/null
-check "vnfs-report -l: all 2 nodes reported" grep -q "From Slurm's accounting: all 2 nodes reported" "$WORK/login-long.txt"
+check "vnfs-report -l: all 2 nodes reported" grep -q "^Nodes: all 2 reported" "$WORK/login-long.txt"
+check "vnfs-report -l: the write line, with no latency quantile kept" \
+	grep -Eq "^write +8 +0 .* - +- +8M$" "$WORK/login-long.txt"
+check "vnfs-report -l: the findings of the job's end" \
+	grep -q "^Findings at the job's end (Slurm's accounting)" "$WORK/login-long.txt"
 # Another user is shown nothing of it: Slurm hides the job (PrivateData=jobs),
 # and vnfs-report shows a user their own jobs only.
 check_eq "sacct shows job $job to its owner" \
