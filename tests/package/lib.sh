@@ -81,12 +81,15 @@ _stale() {
 
 # package_tarball TREE: prints the path of vnfs-VERSION.tar.gz made by
 # `make dist` from TREE, building it only when the tree changed since.
+# The work directory is the machine's: a tarball another checkout made (a
+# fresh clone's files are older than it) is never taken for this one's;
+# $tarball.tree names the tree it came from.
 package_tarball() {
 	local tree=$1 version tarball build log
 	version=$(package_version "$tree")
 	[ -n "$version" ] || { echo "lib.sh: no version in $tree/configure.ac" >&2; return 1; }
 	tarball=$package_work/vnfs-$version.tar.gz
-	if _stale "$tarball" "$tree"; then
+	if _stale "$tarball" "$tree" || [ "$(cat "$tarball.tree" 2> /dev/null)" != "$tree" ]; then
 		build=$package_work/dist-build
 		log=$package_work/dist.log
 		rm -rf -- "$build" "$tarball" && mkdir -p "$build" || return 1
@@ -103,6 +106,7 @@ package_tarball() {
 			return 1
 		fi
 		mv "$build/vnfs-$version.tar.gz" "$tarball" || return 1
+		echo "$tree" > "$tarball.tree" || return 1
 		rm -rf -- "$build"
 	fi
 	echo "$tarball"
