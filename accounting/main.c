@@ -32,6 +32,7 @@
 #include "lib/job_report/files.h"
 #include "lib/job_report/findings.h"
 #include "lib/job_report/rows.h"
+#include "lib/job_report/times.h"
 #include "lib/log.h"
 #include "lib/slurm_accounting/slurm.h"
 #include "lib/slurm_accounting/summary.h"
@@ -147,13 +148,6 @@ static int parse_options(int argc, char **argv, struct options *options)
 	return 0;
 }
 
-static int64_t monotonic_ms(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
 static void sleep_ms(int64_t ms)
 {
 	struct timespec pause = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
@@ -184,7 +178,7 @@ static void wait_for_reports(const struct options *options, char *const *nodes, 
 	const char *report_dir = options->config.helper.report_dir;
 	size_t present;
 	while ((present = reports_present(report_dir, options->job_id, nodes, count)) < count &&
-	       monotonic_ms() < deadline)
+	       report_monotonic_ms() < deadline)
 		sleep_ms(POLL_INTERVAL_MS);
 	if (present < count)
 		vnfs_warning("job %s: %zu of %zu nodes have a report in %s after %ld s; storing "
@@ -260,7 +254,7 @@ static int store(const struct options *options, const struct vnfs_slurm_commands
 {
 	char error[1024];
 	while (store_once(options, commands, line, error, sizeof(error)) < 0) {
-		if (monotonic_ms() >= deadline) {
+		if (report_monotonic_ms() >= deadline) {
 			vnfs_error("job %s: summary not stored: %s", options->job_id, error);
 			return -1;
 		}
@@ -305,7 +299,7 @@ static int run(struct options *options)
 	}
 	if (options->wait_s < 0)
 		options->wait_s = options->config.slurm_accounting.wait_s;
-	int64_t deadline = monotonic_ms() + options->wait_s * 1000;
+	int64_t deadline = report_monotonic_ms() + options->wait_s * 1000;
 	wait_for_reports(options, nodes, node_count, deadline);
 
 	struct vnfs_accounting_summary summary;
@@ -325,7 +319,7 @@ static int run(struct options *options)
 	}
 	/* slurmdbd may get the job's end record after this program started:
 	 * give it the same wait again, counted from now. */
-	if (store(options, &commands, line, monotonic_ms() + options->wait_s * 1000) == 0) {
+	if (store(options, &commands, line, report_monotonic_ms() + options->wait_s * 1000) == 0) {
 		vnfs_info("job %s: stored %s", options->job_id, line);
 		status = EXIT_STORED;
 	}

@@ -105,7 +105,7 @@ struct json_object *report_accounting_json(const struct report_accounting_job *j
 	json_object_object_add(object, "tags", tags);
 	for (int op = 0; op < VNFS_OP_COUNT; op++) {
 		const struct vnfs_accounting_operation *o = &summary->operations[op];
-		if (o->count == 0 && o->bytes == 0 && o->time_ns == 0 && o->errors == 0)
+		if (vnfs_accounting_operation_empty(o))
 			continue;
 		struct json_object *entry = json_object_new_object();
 		if (entry == NULL)

@@ -36,4 +36,7 @@ void report_format_duration(uint64_t ns, char *buf, size_t size);
 /* The wall clock in ms since the epoch. */
 int64_t report_now_ms(void);
 
+/* Milliseconds of CLOCK_MONOTONIC, for deadlines (never steps back). */
+int64_t report_monotonic_ms(void);
+
 #endif /* VNFS_JOB_REPORT_TIMES_H */

@@ -17,16 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/job_report/times.h"
 #include "lib/log.h"
 
 extern char **environ;
-
-static int64_t monotonic_ms(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
 
 /* Starts argv with stdout and stderr on new pipes.  Returns its pid, or -1. */
 static pid_t spawn_with_pipes(const char *const argv[], int *out_fd, int *err_fd, char *error,
@@ -101,7 +95,7 @@ static int read_until_end(int out_fd, int err_fd, struct vnfs_command_output *ou
 				 { .fd = err_fd, .events = POLLIN } };
 	bool stderr_truncated = false;
 	while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-		int64_t left = deadline - monotonic_ms();
+		int64_t left = deadline - report_monotonic_ms();
 		if (left <= 0)
 			return -1;
 		int ready = poll(fds, 2, (int)left);
@@ -149,7 +143,7 @@ int vnfs_command_run(const char *const argv[], size_t max_output, int timeout_ms
 	pid_t pid = spawn_with_pipes(argv, &out_fd, &err_fd, error, error_size);
 	if (pid < 0)
 		return -1;
-	int64_t deadline = monotonic_ms() + timeout_ms;
+	int64_t deadline = report_monotonic_ms() + timeout_ms;
 	int late = read_until_end(out_fd, err_fd, output, max_output, stderr_text, &stderr_length,
 				  sizeof(stderr_text) - 1, deadline);
 	close(out_fd);

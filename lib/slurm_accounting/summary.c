@@ -103,7 +103,7 @@ int vnfs_accounting_format(const struct vnfs_accounting_summary *summary, char *
 	}
 	for (int op = 0; op < VNFS_OP_COUNT; op++) {
 		const struct vnfs_accounting_operation *o = &summary->operations[op];
-		if (o->count == 0 && o->bytes == 0 && o->time_ns == 0 && o->errors == 0)
+		if (vnfs_accounting_operation_empty(o))
 			continue;
 		put(&line, " %s=%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRIu64,
 		    vnfs_operation_names[op], o->count, o->bytes, o->time_ns, o->errors);

@@ -51,6 +51,12 @@ struct vnfs_accounting_operation {
 	uint64_t errors;
 };
 
+/* Nothing counted: left out of the line (and of vnfs-report's JSON). */
+static inline bool vnfs_accounting_operation_empty(const struct vnfs_accounting_operation *o)
+{
+	return o->count == 0 && o->bytes == 0 && o->time_ns == 0 && o->errors == 0;
+}
+
 struct vnfs_accounting_summary {
 	uint32_t nodes_reported;
 	uint32_t nodes_expected;

@@ -195,6 +195,19 @@ static void test_no_node_reported(void **state)
 	assert_int_equal(vnfs_accounting_format(&summary, line, sizeof(line)), 0);
 	assert_string_equal(line, "vnfs1 nodes=0/2 missing=a1,a2");
 	assert_int_equal(vnfs_accounting_format(&summary, line, 10), -1);
+
+	/* Tags are the users' text: every character a tag value may hold
+	 * ([A-Za-z0-9._:@+%-]) comes back as it was, and the line keeps one
+	 * field per tag list. */
+	char error[256];
+	assert_int_equal(vnfs_tags_parse(&summary.tags, "RUN=a.b_c:d@e+f%20-G,EMPTY=", NULL, NULL,
+					 error, sizeof(error)), 0);
+	assert_int_equal(vnfs_accounting_format(&summary, line, sizeof(line)), 0);
+	assert_string_equal(line, "vnfs1 nodes=0/2 missing=a1,a2 tags=RUN=a.b_c:d@e+f%20-G,EMPTY=");
+	struct vnfs_accounting_summary back;
+	assert_int_equal(vnfs_accounting_parse(line, strlen(line), &back, error, sizeof(error)), 1);
+	assert_string_equal(vnfs_tags_find(&back.tags, "RUN"), "a.b_c:d@e+f%20-G");
+	assert_string_equal(vnfs_tags_find(&back.tags, "EMPTY"), "");
 }
 
 static void test_parse_among_other_lines(void **state)
