@@ -774,6 +774,132 @@ check "exec_job: the capture's programs ran at every exec and fork (2 runs per l
 check_every_run "$EXEC_RAW" "$exec_rounds" "${EXEC_PROBE_VARIANTS[*]}" "${EXEC_LOOPS[*]}"
 mark bench-exec-capture
 
+# ------------------------------------------------------- the data loader
+# What vnfs adds where users feel it: a training job's input pipeline,
+# timed whole (bench_workload's data-loader loops, one pass over the files a
+# run): 128 KiB samples, each its own file, opened, read in one call and
+# closed, from the page cache (loader_warm) and after dropping the caches
+# (loader_cold: each file looked up, opened and read over the wire); a
+# large file mapped and read by page faults, cold (mmap_cold); and
+# loader_cold in 4 processes at once (loader_parallel).  Variants: the
+# helper (vnfs-fentry) and, in long mode, the collector design, "none"
+# before the first and after each, in an order rotated by round, added time
+# against the neighbouring "none" runs as in the rounds above.  Budget (long
+# mode): vnfs adds at most 1 % to each loop.  The helper's counts are
+# checked exactly: every sample read is one read of 131,072 bytes of job
+# $WORKLOAD_JOB, the mapping's pages are its mmap_read bytes.
+LOADER_LOOPS=(loader_warm loader_cold mmap_cold loader_parallel)
+LOADER_VARIANTS=(vnfs-fentry)
+LOADER_RAW=$VNFS_OUT/bench-loader-raw.txt
+LOADER_DIRECTORY=$MOUNTPOINT/bench/loader
+LOADER_MAPPED=$MOUNTPOINT/bench/loader-mapped
+LOADER_PROCESSES=4
+case $mode in
+short) loader_files=16 loader_mapped_mib=2 loader_rounds=1 loader_repeats=2 ;;
+long) loader_files=256 loader_mapped_mib=32 loader_rounds=3 loader_repeats=3
+	LOADER_VARIANTS+=(collector-design) ;;
+esac
+: > "$LOADER_RAW"
+mkdir -p "$LOADER_DIRECTORY"
+for ((file = 0; file < loader_files; file++)); do
+	head -c 131072 /dev/urandom > "$(printf '%s/loader-%04d' "$LOADER_DIRECTORY" $file)" || break
+done
+check_eq "data loader: $loader_files files of 128 KiB on NFSv4.2" "$file" "$loader_files"
+check "data loader: a $loader_mapped_mib MiB file to map" \
+	dd if=/dev/urandom of="$LOADER_MAPPED" bs=1M count=$loader_mapped_mib conv=fsync status=none
+
+# loader_loop LOOP: bench_workload's line for LOOP, in the workload cgroup.
+loader_loop() {
+	in_cgroup "$WORKLOAD_CGROUP" "$WORKLOAD" -r $loader_repeats -d "$LOADER_DIRECTORY" \
+		-k $loader_files -p $LOADER_PROCESSES -l "$1" "$LOADER_MAPPED"
+}
+
+# check_loader_counts ROUND: job $WORKLOAD_JOB's reads are the samples read
+# (loader_warm's untimed pass and every timed pass of the three loader
+# loops), its mmap_read bytes the mapping's, each cold pass once.
+check_loader_counts() {
+	local query=$VNFS_OUT/bench-loader-query-$1.json passes=$((1 + 3 * loader_repeats))
+	query_workload_job > "$query" || { fail "data loader round $1: QUERY of job $WORKLOAD_JOB failed"; return; }
+	check_eq "data loader round $1: job $WORKLOAD_JOB read $((passes * loader_files)) samples" \
+		"$(jq '[.job.steps[].operations.read.count] | add' "$query")" $((passes * loader_files))
+	check_eq "data loader round $1: ... of exactly $((passes * loader_files * 131072)) bytes" \
+		"$(jq '[.job.steps[].operations.read.bytes] | add' "$query")" $((passes * loader_files * 131072))
+	check_eq "data loader round $1: the mapping brought in exactly $loader_repeats x $loader_mapped_mib MiB" \
+		"$(jq '[.job.steps[].operations.mmap_read.bytes] | add' "$query")" \
+		$((loader_repeats * loader_mapped_mib * 1048576))
+}
+
+loader_sequence=0
+# run_loader_variant ROUND VARIANT: attach, the loops, detach; appends
+# "round variant loop best_ns median_ns rpcs sequence" per loop to $LOADER_RAW.
+run_loader_variant() {
+	local round=$1 variant=$2 loop line name best median rpcs_before
+	attach "$variant" || { fail "data loader round $round: $variant did not attach"; detach "$variant"; return 1; }
+	loader_sequence=$((loader_sequence + 1))
+	for loop in "${LOADER_LOOPS[@]}"; do
+		rpcs_before=$(rpc_count "$MOUNTPOINT")
+		line=$(loader_loop "$loop") || fail "data loader round $round: $variant: $loop failed"
+		read -r name best median _ <<< "$line"
+		[ "$name" = "$loop" ] && echo "$round $variant $loop $best $median" \
+			"$(( $(rpc_count "$MOUNTPOINT") - rpcs_before )) $loader_sequence" >> "$LOADER_RAW"
+	done
+	[ "$variant" = vnfs-fentry ] && check_loader_counts "$round"
+	detach "$variant" || fail "data loader round $round: $variant did not detach cleanly"
+}
+
+for ((round = 1; round <= loader_rounds; round++)); do
+	run_loader_variant "$round" none
+	for ((i = 0; i < ${#LOADER_VARIANTS[@]}; i++)); do
+		run_loader_variant "$round" "${LOADER_VARIANTS[(i + round - 1) % ${#LOADER_VARIANTS[@]}]}"
+		run_loader_variant "$round" none
+	done
+done
+check_every_run "$LOADER_RAW" "$loader_rounds" "${LOADER_VARIANTS[*]}" "${LOADER_LOOPS[*]}"
+loader_summary=$(median_table "$LOADER_RAW")
+echo "$loader_summary" > "$VNFS_OUT/bench-loader-summary.txt"
+# loader_percent LOOP VARIANT: its added time in % of none's.
+loader_percent() {
+	awk -v a="$(value_of "$loader_summary" "$1" "$2" 4)" -v n="$(value_of "$loader_summary" "$1" none 3)" \
+		'BEGIN { if (a == "" || a == "n/a" || n <= 0) print "n/a"; else printf "%.2f", 100 * a / n }'
+}
+{
+	echo
+	printf 'data loader: ns per sample (mmap_cold: per 128 KiB mapped), median over %d rounds of the best of %d passes
+' \
+		"$loader_rounds" "$loader_repeats"
+	printf '(%d files of 128 KiB; a %d MiB mapping; loader_parallel in %d processes; budget: vnfs adds <= 1 %%)
+' \
+		"$loader_files" "$loader_mapped_mib" $LOADER_PROCESSES
+	printf '%-16s %12s' loop none
+	for variant in "${LOADER_VARIANTS[@]}"; do printf ' %16s %9s' "$variant" added; done
+	echo
+	for loop in "${LOADER_LOOPS[@]}"; do
+		printf '%-16s %12s' "$loop" "$(value_of "$loader_summary" "$loop" none 3)"
+		for variant in "${LOADER_VARIANTS[@]}"; do
+			printf ' %16s %8s%%' "$(value_of "$loader_summary" "$loop" "$variant" 3)" \
+				"$(loader_percent "$loop" "$variant")"
+		done
+		echo
+		printf '%-16s %12s' "  RPCs" "$(value_of "$loader_summary" "$loop" none 6)"
+		for variant in "${LOADER_VARIANTS[@]}"; do
+			printf ' %16s %9s' "$(value_of "$loader_summary" "$loop" "$variant" 6)" ""
+		done
+		echo
+	done
+} | tee -a "$TABLE"
+# The cold loops went over the wire: at least one READ per sample.
+for loop in loader_cold loader_parallel; do
+	check_ge "data loader: $loop sent RPCs for every sample (none)" \
+		"$(value_of "$loader_summary" "$loop" none 6)" "$loader_files"
+done
+if [ "$mode" = long ]; then
+	for loop in "${LOADER_LOOPS[@]}"; do
+		check "budget $loop: vnfs adds $(loader_percent "$loop" vnfs-fentry) % <= 1 %" \
+			awk -v p="$(loader_percent "$loop" vnfs-fentry)" 'BEGIN { exit !(p != "n/a" && p <= 1) }'
+	done
+fi
+mark bench-data-loader
+
 # ------------------------------------------------------- the RPC counters
 # What counting RPCs per workload (docs/PROBES.md, "RPCs") adds where RPCs
 # are sent: a 64 MiB buffered write + fsync, and a cold 64 MiB sequential
