@@ -30,7 +30,7 @@
  * does not apply; loader_warm's untimed pass fills the cache, the cold loops
  * drop it before each run, which needs root).  Each loop prints:
  *
- *   LOOP BEST_NS_PER_OP MEDIAN_NS_PER_OP ITERATIONS REPEATS
+ *   LOOP BEST_NS_PER_OP MEDIAN_NS_PER_OP CALLS REPEATS
  *
  * e.g. "stat 8123.4 8301.0 4000 5".  Interference from other work on the
  * machine only ever adds time, so the best run is the least disturbed one.
@@ -212,7 +212,11 @@ static int read_sample(const struct target *target, long index)
 	ssize_t bytes;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/loader-%04ld", target->directory, index);
+	if (snprintf(path, sizeof(path), "%s/loader-%04ld", target->directory, index) >=
+	    (int)sizeof(path)) {
+		fprintf(stderr, "bench_workload: %s: path too long\n", target->directory);
+		return -1;
+	}
 	fd = open(path, O_RDONLY);
 	if (fd < 0) {
 		fprintf(stderr, "bench_workload: %s: %s\n", path, strerror(errno));

@@ -864,11 +864,9 @@ loader_percent() {
 }
 {
 	echo
-	printf 'data loader: ns per sample (mmap_cold: per 128 KiB mapped), median over %d rounds of the best of %d passes
-' \
+	printf 'data loader: ns per sample (mmap_cold: per 128 KiB mapped), median over %d rounds of the best of %d passes\n' \
 		"$loader_rounds" "$loader_repeats"
-	printf '(%d files of 128 KiB; a %d MiB mapping; loader_parallel in %d processes; budget: vnfs adds <= 1 %%)
-' \
+	printf '(%d files of 128 KiB; a %d MiB mapping; loader_parallel in %d processes; budget: vnfs adds <= 1 %%)\n' \
 		"$loader_files" "$loader_mapped_mib" $LOADER_PROCESSES
 	printf '%-16s %12s' loop none
 	for variant in "${LOADER_VARIANTS[@]}"; do printf ' %16s %9s' "$variant" added; done
@@ -987,13 +985,10 @@ wire_rpcs=$(awk '$1 == "vnfs-rpcs" { r += $3 } END { print r + 0 }' "$WIRE_PROGR
 wire_program_ns=$(awk '$1 == "vnfs-rpcs" { t += $2; r += $3 } END { if (r) printf "%.0f", t / r; else print 0 }' "$WIRE_PROGRAMS")
 {
 	echo
-	printf 'RPC counters: ms per loop, median over %d rounds of the best of %d runs
-' "$wire_rounds" "$wire_repeats"
-	printf '%-12s %14s %12s %10s
-' loop vnfs-no-rpcs vnfs-rpcs added
+	printf 'RPC counters: ms per loop, median over %d rounds of the best of %d runs\n' "$wire_rounds" "$wire_repeats"
+	printf '%-12s %14s %12s %10s\n' loop vnfs-no-rpcs vnfs-rpcs added
 	for loop in write64 cold_read64; do
-		printf '%-12s %14s %12s %9s%%
-' "$loop" "$(wire_ms vnfs-no-rpcs $loop)" "$(wire_ms vnfs-rpcs $loop)" \
+		printf '%-12s %14s %12s %9s%%\n' "$loop" "$(wire_ms vnfs-no-rpcs $loop)" "$(wire_ms vnfs-rpcs $loop)" \
 			"$(awk -v a="$(wire_ms vnfs-rpcs $loop)" -v b="$(wire_ms vnfs-no-rpcs $loop)" \
 				'BEGIN { if (b) printf "%.2f", 100 * (a - b) / b; else print "-" }')"
 	done
