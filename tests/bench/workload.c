@@ -411,6 +411,16 @@ static void usage(FILE *out)
 		     DEFAULT_ITERATIONS, PREAD_BYTES, DEFAULT_LOADER_FILES, DEFAULT_PROCESSES);
 }
 
+/* -OPTION's count into *count: 0, or 2 (a usage error, said). */
+static int count_option(char option, const char *argument, long maximum, long *count)
+{
+	if (parse_count(argument, maximum, count) == 0)
+		return 0;
+	fprintf(stderr, "bench_workload: -%c: '%s' is not a count from 1 to %ld\n", option, argument,
+		maximum);
+	return 2;
+}
+
 /* Applies one option; 0, or 2 (a usage error, said). */
 static int parse_option(int option, const char *argument, long *iterations, long *repeats,
 			struct target *target, bool selected[LOOP_COUNT], bool *any_selected)
@@ -419,28 +429,13 @@ static int parse_option(int option, const char *argument, long *iterations, long
 
 	switch (option) {
 	case 'n':
-		if (parse_count(argument, 100000000, iterations) == 0)
-			return 0;
-		fprintf(stderr, "bench_workload: -n: '%s' is not a count from 1 to 100000000\n", argument);
-		return 2;
+		return count_option('n', argument, 100000000, iterations);
 	case 'r':
-		if (parse_count(argument, MAX_REPEATS, repeats) == 0)
-			return 0;
-		fprintf(stderr, "bench_workload: -r: '%s' is not a count from 1 to %d\n", argument,
-			MAX_REPEATS);
-		return 2;
+		return count_option('r', argument, MAX_REPEATS, repeats);
 	case 'k':
-		if (parse_count(argument, MAX_LOADER_FILES, &target->files) == 0)
-			return 0;
-		fprintf(stderr, "bench_workload: -k: '%s' is not a count from 1 to %d\n", argument,
-			MAX_LOADER_FILES);
-		return 2;
+		return count_option('k', argument, MAX_LOADER_FILES, &target->files);
 	case 'p':
-		if (parse_count(argument, MAX_PROCESSES, &target->processes) == 0)
-			return 0;
-		fprintf(stderr, "bench_workload: -p: '%s' is not a count from 1 to %d\n", argument,
-			MAX_PROCESSES);
-		return 2;
+		return count_option('p', argument, MAX_PROCESSES, &target->processes);
 	case 'd':
 		target->directory = argument;
 		return 0;
