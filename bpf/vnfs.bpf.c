@@ -1287,6 +1287,8 @@ int BPF_PROG(inherit_environment_job, struct task_struct *parent, struct task_st
 	struct vnfs_task_job *job;
 	__u64 number;
 
+	if (!child) /* possibly NULL to the verifier since 6.12 (wire.bpf.c) */
+		return 0;
 	job = bpf_task_storage_get(&task_jobs, bpf_get_current_task_btf(), NULL, 0);
 	if (!job || job->number == 0)
 		return 0;

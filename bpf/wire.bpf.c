@@ -240,7 +240,10 @@ static __always_inline void initiate_page_io(__u64 task, struct inode *inode,
 
 /* The tracepoints' arguments are typed (tp_btf): their fields are read in
  * place, as the verifier allows, not through bpf_probe_read_kernel calls,
- * which under emulation were most of what the programs cost per RPC. */
+ * which under emulation were most of what the programs cost per RPC.
+ * Since Linux 6.12 the verifier takes a tracepoint's pointer arguments as
+ * possibly NULL and refuses a read before a test, so every program tests
+ * its own first, on every kernel. */
 #define FMODE_WRITE 0x2 /* include/linux/fs.h */
 
 /* A READ is started by the reader's own task (readahead, a fault,
@@ -251,10 +254,14 @@ static __always_inline void initiate_page_io(__u64 task, struct inode *inode,
 SEC("tp_btf/nfs_initiate_read")
 int BPF_PROG(wire_initiate_read, struct nfs_pgio_header___vnfs *header)
 {
-	struct nfs_open_context___vnfs *context = header->args.context;
+	struct nfs_open_context___vnfs *context;
 	struct task_struct *task = bpf_get_current_task_btf();
-	bool ask_opener = (task->flags & PF_KTHREAD) && context && (context->mode & FMODE_WRITE);
+	bool ask_opener;
 
+	if (!header)
+		return 0;
+	context = header->args.context;
+	ask_opener = (task->flags & PF_KTHREAD) && context && (context->mode & FMODE_WRITE);
 	initiate_page_io((__u64)&header->task, header->inode, context, ask_opener);
 	return 0;
 }
@@ -264,6 +271,8 @@ int BPF_PROG(wire_initiate_read, struct nfs_pgio_header___vnfs *header)
 SEC("tp_btf/nfs_initiate_write")
 int BPF_PROG(wire_initiate_write, struct nfs_pgio_header___vnfs *header)
 {
+	if (!header)
+		return 0;
 	initiate_page_io((__u64)&header->task, header->inode, header->args.context, true);
 	return 0;
 }
@@ -271,6 +280,8 @@ int BPF_PROG(wire_initiate_write, struct nfs_pgio_header___vnfs *header)
 SEC("tp_btf/nfs_initiate_commit")
 int BPF_PROG(wire_initiate_commit, struct nfs_commit_data___vnfs *data)
 {
+	if (!data)
+		return 0;
 	initiate_page_io((__u64)&data->task, data->inode, data->context, true);
 	return 0;
 }
@@ -331,10 +342,13 @@ static __always_inline __u32 client_device(struct rpc_clnt___vnfs *client)
 SEC("tp_btf/rpc_task_begin")
 int BPF_PROG(wire_task_begin, struct rpc_task___vnfs *task)
 {
-	struct rpc_clnt___vnfs *client = task->tk_client;
 	__u64 key = (__u64)task, starter = bpf_get_current_pid_tgid();
 	struct vnfs_wire_owner owner, *initiated;
+	struct rpc_clnt___vnfs *client;
 
+	if (!task)
+		return 0;
+	client = task->tk_client;
 	if (!client || client->cl_prog != VNFS_NFS_PROGRAM)
 		return 0;
 	initiated = bpf_map_lookup_elem(&wire_owners, &key);
@@ -457,9 +471,9 @@ static __always_inline struct vnfs_wire_stats *wire_row(struct vnfs_wire_key *ke
 SEC("tp_btf/rpc_stats_latency")
 int BPF_PROG(wire_task_end, struct rpc_task___vnfs *task, s64 backlog, s64 rtt, s64 execute)
 {
-	struct rpc_clnt___vnfs *client = task->tk_client;
-	const struct rpc_procinfo___vnfs *info = task->tk_msg.rpc_proc;
-	struct rpc_rqst___vnfs *request = task->tk_rqstp;
+	const struct rpc_procinfo___vnfs *info;
+	struct rpc_rqst___vnfs *request;
+	struct rpc_clnt___vnfs *client;
 	struct vnfs_wire_key wire_key = {};
 	struct vnfs_wire_owner *owner;
 	struct vnfs_wire_stats *row;
@@ -467,6 +481,11 @@ int BPF_PROG(wire_task_end, struct rpc_task___vnfs *task, s64 backlog, s64 rtt, 
 	__u32 timeouts;
 	int status, transmissions;
 
+	if (!task)
+		return 0;
+	client = task->tk_client;
+	info = task->tk_msg.rpc_proc;
+	request = task->tk_rqstp;
 	if (!client || !info || !request || client->cl_prog != VNFS_NFS_PROGRAM)
 		return 0;
 	wire_key.version = client->cl_vers;

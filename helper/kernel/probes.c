@@ -46,6 +46,23 @@
 /* After bpf/vnfs.h (through probes.h): the skeleton uses its structs. */
 #include "bpf/vnfs.skel.h"
 
+/* The program the kernel refused in the current load, as libbpf names it in
+ * its warning ("prog 'NAME': failed to load: -13"): empty when none was
+ * named.  Only the thread that loads the probes writes it (see attempt()). */
+static char refused_program[64];
+
+static void note_refused_program(const char *line)
+{
+	const char *name = strstr(line, "prog '"), *end;
+
+	if (!name || !strstr(line, "': failed to load"))
+		return;
+	name += strlen("prog '");
+	end = strchr(name, '\'');
+	if (end && (size_t)(end - name) < sizeof(refused_program))
+		snprintf(refused_program, sizeof(refused_program), "%.*s", (int)(end - name), name);
+}
+
 static int libbpf_to_log(enum libbpf_print_level level, const char *format, va_list arguments)
 {
 	char *text = NULL, *line, *saveptr = NULL;
@@ -59,8 +76,10 @@ static int libbpf_to_log(enum libbpf_print_level level, const char *format, va_l
 		return 0;
 	if (vasprintf(&text, format, arguments) < 0)
 		return 0;
-	for (line = strtok_r(text, "\n", &saveptr); line; line = strtok_r(NULL, "\n", &saveptr))
+	for (line = strtok_r(text, "\n", &saveptr); line; line = strtok_r(NULL, "\n", &saveptr)) {
+		note_refused_program(line);
 		vnfs_debug("libbpf: %s", line);
+	}
 	free(text);
 	return 0;
 }
@@ -335,6 +354,75 @@ static bool attach_hook(struct vnfs_probes *probes, struct hook_state *state, si
 	return true;
 }
 
+/* What a refused program's name says of its part; unnamed, the parts that
+ * may go go first, in the order of what they are worth least. */
+static bool refused_part(const char *prefix, bool unnamed_order)
+{
+	if (!refused_program[0])
+		return unnamed_order;
+	return strncmp(refused_program, prefix, strlen(prefix)) == 0;
+}
+
+/* A hook slot's program refused (fentry_N, fexit_N, kprobe_N, kretprobe_N):
+ * that function moves to its next method.  Returns false for any other name. */
+static bool refused_hook(struct vnfs_probes *probes, int result)
+{
+	const char *index = strrchr(refused_program, '_');
+	unsigned long hook;
+	char *end;
+
+	if (!index || !(refused_part("fentry_", false) || refused_part("fexit_", false) ||
+			refused_part("kprobe_", false) || refused_part("kretprobe_", false)))
+		return false;
+	hook = strtoul(index + 1, &end, 10);
+	if (*end != '\0' || hook >= probes->hook_count)
+		return false;
+	if (refused_program[0] == 'f')
+		fentry_failed(probes, &probes->hooks[hook], "load failed: %s", strerror(-result));
+	else
+		kprobe_failed(&probes->hooks[hook], "load failed: %s", strerror(-result));
+	return true;
+}
+
+/* The load failed: the refused part goes, and another round is needed
+ * (returns 1) unless nothing is left to try (0). */
+static int refused(struct vnfs_probes *probes, int result)
+{
+	bool fentry_planned = any_planned(probes, VNFS_ATTACH_FENTRY);
+
+	if (probes->capture_environment && !environment_capture_reused(probes) &&
+	    (refused_part("capture_environment", true) || refused_part("inherit_environment", true))) {
+		vnfs_warning("the kernel refused the environment capture (%s): processes are "
+			     "attributed by cgroup only", strerror(-result));
+		probes->capture_environment = false;
+	} else if (probes->count_wire && !wire_probes_reused(probes) && refused_part("wire_", true)) {
+		vnfs_warning("the kernel refused the RPC counters (%s%s%s): RPCs are not counted "
+			     "per workload", strerror(-result), refused_program[0] ? ", in " : "",
+			     refused_program);
+		probes->count_wire = false;
+	} else if (probes->can_fold && refused_part("fold_unattributed", true)) {
+		/* The one program no hook needs goes first: loaded again without
+		 * it, the hooks are judged on their own. */
+		vnfs_warning("the kernel refused the program that folds a late-identified "
+			     "cgroup's first calls into its workload (%s): they stay "
+			     "unattributed", strerror(-result));
+		probes->can_fold = false;
+	} else if (!refused_hook(probes, result)) {
+		/* Unnamed (or a name of no part): every function of the refused
+		 * kind moves on. */
+		for (size_t i = 0; i < probes->hook_count; i++) {
+			struct hook_state *state = &probes->hooks[i];
+
+			if (fentry_planned && state->plan == VNFS_ATTACH_FENTRY)
+				fentry_failed(probes, state, "load failed: %s", strerror(-result));
+			else if (!fentry_planned && state->plan == VNFS_ATTACH_KPROBE)
+				kprobe_failed(state, "load failed: %s", strerror(-result));
+		}
+	}
+	release_attempt(probes);
+	return any_planned(probes, VNFS_ATTACH_FENTRY) || any_planned(probes, VNFS_ATTACH_KPROBE) ? 1 : 0;
+}
+
 /* One round: open, configure, load, attach.  Returns 0 when the round
  * settled every function (attached or given up), 1 when another round is
  * needed, -1 on an error unrelated to the kernel's refusals. */
@@ -366,48 +454,14 @@ static int attempt(struct vnfs_probes *probes, char *error, size_t error_size)
 	}
 	started = milliseconds();
 	loading_probes = probes;
+	refused_program[0] = '\0';
 	result = vnfs_bpf__load(probes->skeleton);
 	loading_probes = NULL;
 	vnfs_debug("load round: %.0f ms", milliseconds() - started);
-	if (result != 0 && probes->capture_environment && !environment_capture_reused(probes)) {
-		vnfs_warning("the kernel refused the environment capture (%s): processes are "
-			     "attributed by cgroup only", strerror(-result));
-		probes->capture_environment = false;
-		release_attempt(probes);
-		return 1;
-	}
-	if (result != 0 && probes->count_wire && !wire_probes_reused(probes)) {
-		vnfs_warning("the kernel refused the RPC counters (%s): RPCs are not counted "
-			     "per workload", strerror(-result));
-		probes->count_wire = false;
-		release_attempt(probes);
-		return 1;
-	}
-	if (result != 0 && probes->can_fold) {
-		/* The one program no hook needs goes first: loaded again without
-		 * it, the hooks are judged on their own. */
-		vnfs_warning("the kernel refused the program that folds a late-identified "
-			     "cgroup's first calls into its workload (%s): they stay "
-			     "unattributed", strerror(-result));
-		probes->can_fold = false;
-		release_attempt(probes);
-		return 1;
-	}
 	if (result != 0) {
-		bool fentry_planned = any_planned(probes, VNFS_ATTACH_FENTRY);
-
-		/* Which program the kernel refused is not reported per program:
-		 * every function of the refused kind moves on. */
-		for (size_t i = 0; i < probes->hook_count; i++) {
-			struct hook_state *state = &probes->hooks[i];
-
-			if (fentry_planned && state->plan == VNFS_ATTACH_FENTRY)
-				fentry_failed(probes, state, "load failed: %s", strerror(-result));
-			else if (!fentry_planned && state->plan == VNFS_ATTACH_KPROBE)
-				kprobe_failed(state, "load failed: %s", strerror(-result));
-		}
-		release_attempt(probes);
-		return fentry_planned || any_planned(probes, VNFS_ATTACH_KPROBE) ? 1 : 0;
+		vnfs_debug("the kernel refused %s", refused_program[0] ? refused_program
+									: "a program libbpf did not name");
+		return refused(probes, result);
 	}
 	started = milliseconds();
 	for (size_t i = 0; i < probes->hook_count; i++)
