@@ -209,6 +209,11 @@ struct folio___with_order {
 	unsigned char _folio_order;
 } __attribute__((preserve_access_index));
 
+/* Linux 6.17 on; not in bpf/vmlinux's kernel. */
+struct vm_area_desc___vnfs {
+	struct file *file;
+} __attribute__((preserve_access_index));
+
 static __always_inline void health_add_n(__u32 counter, __u64 events)
 {
 	__u64 *value = bpf_map_lookup_elem(&health, &counter);
@@ -379,6 +384,8 @@ static __always_inline struct super_block *object_super_block(__u32 kind, __u64 
 		return BPF_CORE_READ((struct readahead_control *)object, mapping, host, i_sb);
 	case VNFS_OBJECT_FOLIO:
 		return BPF_CORE_READ((struct folio *)object, mapping, host, i_sb);
+	case VNFS_OBJECT_MMAP_DESC:
+		return BPF_CORE_READ((struct vm_area_desc___vnfs *)object, file, f_inode, i_sb);
 	}
 	return NULL;
 }
@@ -477,7 +484,7 @@ static __always_inline void remember_call(struct vnfs_task_state *state, __u32 h
 	state->device[operation] = device;
 	if (flags & VNFS_HOOK_BYTES_FROM_OBJECT)
 		state->object[operation] = object_bytes(hook_config[hook].object_kind, object);
-	else if (flags & (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_NEGATIVE_IS_ERROR))
+	else if (flags & VNFS_HOOK_NEEDS_FILE)
 		state->object[operation] = file; /* 0 for a lookup meant to create */
 	else
 		state->object[operation] = 0;
@@ -877,6 +884,8 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 	if ((flags & VNFS_HOOK_COUNT_IF_OPENED) && !call.error &&
 	    !file_was_opened(state->object[operation]))
 		return;
+	if ((flags & VNFS_HOOK_COUNT_IF_CREATED) && !file_was_created(state->object[operation]))
+		return;
 	if ((flags & VNFS_HOOK_NEGATIVE_IS_ERROR) && !call.error)
 		call.error = dentry_is_negative(result ? result : state->object[operation]);
 	if ((flags & VNFS_HOOK_BYTES_FROM_RESULT) && value > 0)
@@ -957,7 +966,7 @@ static __always_inline __u32 fentry_object_device(__u64 *ctx, __u32 hook)
 
 	if (kind == VNFS_OBJECT_NONE)
 		return 0;
-	if (kind == VNFS_OBJECT_READAHEAD || kind == VNFS_OBJECT_FOLIO)
+	if (kind == VNFS_OBJECT_READAHEAD || kind == VNFS_OBJECT_FOLIO || kind == VNFS_OBJECT_MMAP_DESC)
 		return object_device(kind, fentry_argument(ctx, hook_config[hook].object_argument));
 	object = fentry_typed_argument(ctx, hook_config[hook].object_argument);
 	if (!object)
@@ -1005,8 +1014,7 @@ static __always_inline bool lookup_creates(__u64 lookup_flags)
 #define EXIT_OBJECT(argument_of, ctx, hook)                                                   \
 	({                                                                                     \
 		__u64 file_ = 0;                                                               \
-		if (hook_config[hook].flags &                                                  \
-		    (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_NEGATIVE_IS_ERROR))                 \
+		if (hook_config[hook].flags & VNFS_HOOK_NEEDS_FILE)                            \
 			file_ = argument_of(ctx, hook_config[hook].file_argument);             \
 		if ((hook_config[hook].flags & VNFS_HOOK_NEGATIVE_IS_ERROR) &&                 \
 		    lookup_creates(argument_of(ctx, hook_config[hook].lookup_flags_argument))) \

@@ -345,6 +345,7 @@ enum vnfs_object_kind {
 	VNFS_OBJECT_PATH,   /* const struct path * */
 	VNFS_OBJECT_READAHEAD, /* struct readahead_control * */
 	VNFS_OBJECT_FOLIO,  /* struct folio * (bytes = folio size) */
+	VNFS_OBJECT_MMAP_DESC, /* struct vm_area_desc * (Linux 6.17 on) */
 };
 
 enum vnfs_result_kind {
@@ -369,13 +370,21 @@ enum vnfs_result_kind {
  * ->create then ->open are: NFSv4 creates inside its OPEN.  Needs the
  * struct file (VNFS_HOOK_COUNT_IF_OPENED's). */
 #define VNFS_HOOK_CREATE_IF_CREATED (1u << 6)
+/* NFSv2/v3's atomic_open (nfs_atomic_open_v23, Linux 6.14 on): counted only
+ * when it creates (FMODE_CREATED, set before the CREATE is sent, so a
+ * refused create counts as an error); the open that follows is ->open's,
+ * which finish_open() calls and which counts.  Needs the struct file. */
+#define VNFS_HOOK_COUNT_IF_CREATED (1u << 7)
+/* The hooks whose exit reads a struct file * or dentry (file_argument). */
+#define VNFS_HOOK_NEEDS_FILE                                                           \
+	(VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_NEGATIVE_IS_ERROR | VNFS_HOOK_COUNT_IF_CREATED)
 
 struct vnfs_hook_config {
 	__u32 operation;      /* enum vnfs_operation */
 	__u32 flags;          /* VNFS_HOOK_* */
 	__u8 object_kind;     /* enum vnfs_object_kind */
 	__u8 object_argument; /* 0-based index of that argument */
-	__u8 file_argument;   /* COUNT_IF_OPENED: index of the struct file *;
+	__u8 file_argument;   /* COUNT_IF_OPENED, COUNT_IF_CREATED: index of the struct file *;
 				 NEGATIVE_IS_ERROR: of the struct dentry * */
 	__u8 result_kind;     /* enum vnfs_result_kind */
 	__u8 lookup_flags_argument; /* NEGATIVE_IS_ERROR: index of the lookup flags */

@@ -42,11 +42,18 @@ const struct vnfs_hook vnfs_hooks[] = {
 	  .flags = VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_CREATE_IF_CREATED,
 	  .fallback_object_argument = 0,
 	  .fallback_file_argument = 2, RESULT_INT32 },
+	/* NFSv2/v3 from Linux 6.14 (same arguments): a create with O_CREAT,
+	 * then finish_open(), which calls ->open (nfs_file_open), which counts. */
+	{ .function = "nfs_atomic_open_v23", .operation = VNFS_OP_CREATE,
+	  .object_kind = VNFS_OBJECT_INODE, .flags = VNFS_HOOK_COUNT_IF_CREATED,
+	  .fallback_object_argument = 0, .fallback_file_argument = 2, RESULT_INT32 },
 	HOOK("nfs_file_release", CLOSE, FILE, 0, 1, INT32),
 	HOOK("nfs_file_flush", FLUSH, FILE, 0, 0, INT32),
 	HOOK("nfs4_file_flush", FLUSH, FILE, 0, 0, INT32),
 	HOOK("nfs_file_fsync", FSYNC, FILE, 0, 0, INT32),
 	HOOK("nfs_file_mmap", MMAP, FILE, 0, 0, INT32),
+	/* Linux 6.17 replaced ->mmap with ->mmap_prepare, before the mapping exists. */
+	HOOK("nfs_file_mmap_prepare", MMAP, MMAP_DESC, 0, 0, INT32),
 	HOOK("nfs_lock", LOCK, FILE, 0, 0, INT32),
 	HOOK("nfs_flock", LOCK, FILE, 0, 0, INT32),
 	HOOK("nfs_getattr", GETATTR, PATH, 0, 1, INT32),
@@ -83,6 +90,7 @@ const char *vnfs_object_struct_name(enum vnfs_object_kind kind)
 	case VNFS_OBJECT_PATH: return "path";
 	case VNFS_OBJECT_READAHEAD: return "readahead_control";
 	case VNFS_OBJECT_FOLIO: return "folio";
+	case VNFS_OBJECT_MMAP_DESC: return "vm_area_desc";
 	case VNFS_OBJECT_NONE: break;
 	}
 	return NULL;

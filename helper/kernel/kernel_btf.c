@@ -216,7 +216,7 @@ int kernel_btf_hook_config(const struct vnfs_hook *hook, const struct btf *btf, 
 			return -1;
 		}
 	}
-	if (hook->flags & VNFS_HOOK_COUNT_IF_OPENED) {
+	if (hook->flags & (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_COUNT_IF_CREATED)) {
 		if (file_argument < 0) {
 			snprintf(note, note_size, "no struct file * argument");
 			return -1;

@@ -359,9 +359,13 @@ kill -TERM "$HELPER_PID"
 wait "$HELPER_PID"
 check_eq "helper exit status after SIGTERM, with Kafka and HTTP" $? 0
 # Both flush at SIGTERM: every record the helper made reached both ends.
+# HTTP's arrived before the helper exited; Kafka's were acknowledged by the
+# receiver's broker, and its consumer reads them when it next runs, which a
+# loaded machine delays (20 of 689 still unread 10 s later, beside three
+# other guests): the bound is for a consumer that never catches up.
 records_of() { awk -v k="$1" '$1 == k' "$RECEIVER_OUT" | wc -l; }
 same_record_counts() { [ "$(records_of kafka)" = "$(records_of http)" ]; }
-until_ok 10 same_record_counts
+until_ok 120 same_record_counts
 check_eq "Kafka and HTTP received the same number of records" "$(records_of kafka)" "$(records_of http)"
 kill -TERM $receiver_pid
 wait $receiver_pid
