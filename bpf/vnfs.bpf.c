@@ -19,6 +19,15 @@
  * (count_call, drain_pending).  The shared counters are updated with atomic
  * adds: per-CPU copies would multiply the map memory by the number of CPUs
  * (docs/PROBES.md has the arithmetic).
+ *
+ * Built twice (bpf/local.am).  Kernels before 5.11 (Debian's 5.10) have no
+ * task storage, no BTF pointer to the current task and no pointer
+ * arguments to global functions, and their nfs module has no BTF, so only
+ * the kprobe programs can load there.  For them this file is built again
+ * with VNFS_LEGACY_KERNEL: a task's state lives in a hash map by thread id,
+ * deleted at its exit, the subprograms are static, and environment jobs
+ * (which need task storage and bpf_loop) are left out.  The helper picks
+ * the build by what the kernel has (helper/kernel/probes.c).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -120,12 +129,43 @@ struct {
 	__type(value, __u64);
 } health SEC(".maps");
 
+#ifdef VNFS_LEGACY_KERNEL
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VNFS_LEGACY_MAX_TASKS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32); /* thread id */
+	__type(value, struct vnfs_task_state);
+} task_state SEC(".maps");
+
+/* Subprograms the verifier checks with their caller's arguments: 5.10 takes
+ * only scalars and the context as a global function's arguments. */
+#define SUBPROGRAM static __noinline
+#else
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct vnfs_task_state);
 } task_state SEC(".maps");
+
+/* Global: the verifier checks each once, on its own (see drain_call). */
+#define SUBPROGRAM __noinline
+#endif
+
+/* The calls a task's state holds before they move to the shared maps.  In
+ * the legacy build one: its subprograms are static, so the verifier walks
+ * each pending call's paths anew, and 16 took it past its million
+ * instructions.  There every call moves out as it ends. */
+#ifdef VNFS_LEGACY_KERNEL
+#define PENDING_BATCH 1
+#else
+#define PENDING_BATCH VNFS_PENDING_CALLS
+#endif
+
+/* A new thread's state in the legacy build.  In both: the helper opens
+ * either build with one skeleton, so their globals must be the same. */
+const struct vnfs_task_state task_state_zero = {};
 
 /* new_cgroups: the id of each cgroup2 directory as it is made, for the
  * helper's discovery (helper/discover/): a container's cgroup is made
@@ -168,12 +208,22 @@ struct {
 	__type(value, __u64);
 } environment_job_counter SEC(".maps");
 
+#ifdef VNFS_LEGACY_KERNEL
+/* Never used there (no environment jobs), but named by code that is. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, int);
+	__type(value, struct vnfs_task_job);
+} task_jobs SEC(".maps");
+#else
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct vnfs_task_job);
 } task_jobs SEC(".maps");
+#endif
 
 /* What capture_environment reads an environment into: too big for the
  * stack, one per CPU (the program runs to its end on one). */
@@ -306,12 +356,42 @@ static __always_inline void set_other_comm(char *comm)
  * caller sees one unknown id, not one path per level the walk can stop at.
  * Not unrolled: every fexit program carries a copy, and the kernel's time
  * to load them grows with their size. */
+#ifdef VNFS_LEGACY_KERNEL
+/* struct cgroup before 6.1 kept its ancestors' ids, itself included. */
+struct cgroup___with_ancestor_ids {
+	int level;
+	__u64 ancestor_ids[];
+} __attribute__((preserve_access_index));
+
+/* bpf_get_current_ancestor_cgroup_id, which tracing programs have only
+ * since 5.14: the id of the current task's cgroup2 ancestor at level, 0
+ * above its own level. */
+static __always_inline __u64 current_ancestor_cgroup_id(int level)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct cgroup___with_ancestor_ids *cgroup;
+	__u64 id = 0;
+
+	cgroup = (void *)BPF_CORE_READ(task, cgroups, dfl_cgrp);
+	if (!cgroup || level > BPF_CORE_READ(cgroup, level))
+		return 0;
+	bpf_probe_read_kernel(&id, sizeof(id),
+			      (void *)cgroup +
+				      bpf_core_field_offset(struct cgroup___with_ancestor_ids,
+							    ancestor_ids) +
+				      level * sizeof(__u64));
+	return id;
+}
+#else
+#define current_ancestor_cgroup_id bpf_get_current_ancestor_cgroup_id
+#endif
+
 __noinline __u64 registered_ancestor_id(void)
 {
 #pragma clang loop unroll(disable)
 	for (int level = VNFS_MAX_CGROUP_DEPTH; level >= 1; level--) {
 		/* 0 above the task's own depth: found in no registered cgroup. */
-		__u64 cgroup_id = bpf_get_current_ancestor_cgroup_id(level);
+		__u64 cgroup_id = current_ancestor_cgroup_id(level);
 
 		if (cgroup_id != 0 && bpf_map_lookup_elem(&cgroup_slots, &cgroup_id))
 			return cgroup_id;
@@ -386,6 +466,8 @@ static __always_inline struct super_block *object_super_block(__u32 kind, __u64 
 		return BPF_CORE_READ((struct folio *)object, mapping, host, i_sb);
 	case VNFS_OBJECT_MMAP_DESC:
 		return BPF_CORE_READ((struct vm_area_desc___vnfs *)object, file, f_inode, i_sb);
+	case VNFS_OBJECT_PAGE:
+		return BPF_CORE_READ((struct page *)object, mapping, host, i_sb);
 	}
 	return NULL;
 }
@@ -433,6 +515,8 @@ static __always_inline __u64 object_bytes(__u32 kind, __u64 object)
 	}
 	if (kind == VNFS_OBJECT_FOLIO)
 		return folio_bytes((struct folio *)object);
+	if (kind == VNFS_OBJECT_PAGE)
+		return 1ull << page_shift;
 	return 0;
 }
 
@@ -445,8 +529,18 @@ static __always_inline bool inside_data_call(const struct vnfs_task_state *state
 
 static __always_inline struct vnfs_task_state *current_task_state(bool create)
 {
+#ifdef VNFS_LEGACY_KERNEL
+	__u32 thread = (__u32)bpf_get_current_pid_tgid();
+	struct vnfs_task_state *state = bpf_map_lookup_elem(&task_state, &thread);
+
+	if (state || !create)
+		return state;
+	bpf_map_update_elem(&task_state, &thread, &task_state_zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&task_state, &thread);
+#else
 	return bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+#endif
 }
 
 /* Entry of a hooked call.  Returns the task's state when this call is the
@@ -511,7 +605,7 @@ new_unattributed_row(struct vnfs_unattributed_key *key)
 }
 
 /* Global, as registered_ancestor_slot: checked once, not once per path. */
-__noinline int count_unattributed(__u64 cgroup_id, const struct vnfs_pending_call *call)
+SUBPROGRAM int count_unattributed(__u64 cgroup_id, const struct vnfs_pending_call *call)
 {
 	struct vnfs_unattributed_key key = { .cgroup_id = cgroup_id };
 	struct vnfs_unattributed_operation *operation;
@@ -542,7 +636,7 @@ __noinline int count_unattributed(__u64 cgroup_id, const struct vnfs_pending_cal
 /* Adds one pending call to its step's counters.  Global, as
  * registered_ancestor_slot, so that its paths do not multiply the ones of
  * the breakdown sum that follows. */
-__noinline int count_in_step(struct vnfs_step_stats *stats, const struct vnfs_pending_call *call)
+SUBPROGRAM int count_in_step(struct vnfs_step_stats *stats, const struct vnfs_pending_call *call)
 {
 	struct vnfs_operation_stats *operation;
 	__u32 bucket, op;
@@ -604,7 +698,7 @@ new_breakdown_row(struct vnfs_breakdown_key *key, const struct breakdown_sum *su
 
 /* Adds sum to the breakdown row {slot, device, name}.  Global, as
  * registered_ancestor_slot: one copy per program instead of two. */
-__noinline int flush_breakdown(const struct vnfs_task_state *state, __u32 slot,
+SUBPROGRAM int flush_breakdown(const struct vnfs_task_state *state, __u32 slot,
 			       const struct breakdown_sum *sum)
 {
 	struct vnfs_breakdown_key key = { .slot = slot };
@@ -658,7 +752,7 @@ static __always_inline void add_to_breakdown(struct vnfs_breakdown_stats *sum,
  * registered_ancestor_slot: the drain's loop then costs the verifier a few
  * instructions per pending call, where inline each call's paths through this
  * would have multiplied those of the calls before it. */
-__noinline int drain_call(const struct vnfs_task_state *state, __u32 index, __u32 slot,
+SUBPROGRAM int drain_call(const struct vnfs_task_state *state, __u32 index, __u32 slot,
 			  struct vnfs_step_stats *stats, struct breakdown_sum *sum)
 {
 	const struct vnfs_pending_call *call;
@@ -711,7 +805,7 @@ static __always_inline __u32 pending_slot(const struct vnfs_task_state *state)
 /* Moves the task's pending calls to the shared maps: each call into its
  * step's counters, and one breakdown update per run of calls on the same
  * mount (usually one per drain).  Global, as registered_ancestor_slot. */
-__noinline int drain_pending(struct vnfs_task_state *state)
+SUBPROGRAM int drain_pending(struct vnfs_task_state *state)
 {
 	struct breakdown_sum sum = {};
 	struct vnfs_step_stats *stats = NULL;
@@ -727,7 +821,7 @@ __noinline int drain_pending(struct vnfs_task_state *state)
 	if (slot != VNFS_SLOT_NONE)
 		stats = bpf_map_lookup_elem(&step_stats, &slot);
 	counted = count;
-	for (__u32 i = 0; i < VNFS_PENDING_CALLS && i < count; i++)
+	for (__u32 i = 0; i < PENDING_BATCH && i < count; i++)
 		counted += drain_call(state, i, slot, stats, &sum);
 	if (sum.used)
 		flush_breakdown(state, slot, &sum);
@@ -748,9 +842,36 @@ __u32 pending_limit = 1;
 static __always_inline bool comm_changed(const struct vnfs_task_state *state,
 					 struct task_struct *task)
 {
-	const __u64 *now = (const __u64 *)task->comm, *then = (const __u64 *)state->comm;
+#ifdef VNFS_LEGACY_KERNEL
+	__u64 now[2];
+
+	bpf_get_current_comm(now, sizeof(now));
+#else
+	const __u64 *now = (const __u64 *)task->comm;
+#endif
+	const __u64 *then = (const __u64 *)state->comm;
 
 	return now[0] != then[0] || now[1] != then[1];
+}
+
+/* The calling task: typed where the kernel gives it so (5.11 on), else
+ * read only through CO-RE reads (task_exiting). */
+static __always_inline struct task_struct *current_task(void)
+{
+#ifdef VNFS_LEGACY_KERNEL
+	return (struct task_struct *)bpf_get_current_task();
+#else
+	return bpf_get_current_task_btf();
+#endif
+}
+
+static __always_inline bool task_exiting(struct task_struct *task)
+{
+#ifdef VNFS_LEGACY_KERNEL
+	return BPF_CORE_READ(task, flags) & PF_EXITING;
+#else
+	return task->flags & PF_EXITING;
+#endif
 }
 
 /* For a task in no registered cgroup: the slot of its environment job,
@@ -759,6 +880,9 @@ static __always_inline bool comm_changed(const struct vnfs_task_state *state,
  * helper to register the job, in rows under the job's id). */
 static __always_inline __u32 environment_job_slot(struct task_struct *task, __u64 *counting_id)
 {
+#ifdef VNFS_LEGACY_KERNEL
+	return VNFS_SLOT_NONE;
+#else
 	struct vnfs_task_job *job = bpf_task_storage_get(&task_jobs, task, NULL, 0);
 	struct vnfs_registration *registration;
 	__u64 id;
@@ -769,6 +893,7 @@ static __always_inline __u32 environment_job_slot(struct task_struct *task, __u6
 	*counting_id = id;
 	registration = bpf_map_lookup_elem(&cgroup_slots, &id);
 	return registration ? registration->slot : VNFS_SLOT_NONE;
+#endif
 }
 
 /* A call big or slow enough that draining after it costs nothing beside it
@@ -786,7 +911,7 @@ static __always_inline bool costly_call(const struct vnfs_pending_call *call)
 static __always_inline void count_call(struct vnfs_task_state *state,
 				       const struct vnfs_pending_call *call, __u64 now)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	__u64 cgroup_id = bpf_get_current_cgroup_id();
 	__u32 generation = cgroup_slots_generation_now(), index;
 
@@ -806,7 +931,7 @@ static __always_inline void count_call(struct vnfs_task_state *state,
 		return;
 	}
 	index = state->pending_count;
-	if (index >= VNFS_PENDING_CALLS) { /* never: drained when full */
+	if (index >= PENDING_BATCH) { /* never: drained when full */
 		drain_pending(state);
 		index = 0;
 	}
@@ -814,9 +939,18 @@ static __always_inline void count_call(struct vnfs_task_state *state,
 		state->pending_since_ns = now;
 	state->pending[index] = *call;
 	state->pending_count = ++index;
-	if (index >= pending_limit || now - state->pending_since_ns >= VNFS_PENDING_MAX_AGE_NS ||
-	    costly_call(call) || (task->flags & PF_EXITING))
+	if (index >= pending_limit || index >= PENDING_BATCH || now - state->pending_since_ns >= VNFS_PENDING_MAX_AGE_NS ||
+	    costly_call(call) || task_exiting(task)) {
 		drain_pending(state);
+#ifdef VNFS_LEGACY_KERNEL
+		/* Past its exit drain: the entry this call made goes with it. */
+		if (task_exiting(task)) {
+			__u32 thread = (__u32)bpf_get_current_pid_tgid();
+
+			bpf_map_delete_elem(&task_state, &thread);
+		}
+#endif
+	}
 }
 
 static __always_inline bool file_was_opened(__u64 file)
@@ -892,6 +1026,8 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 		call.bytes = value;
 	else if (flags & VNFS_HOOK_BYTES_FROM_OBJECT)
 		call.bytes = call.error ? 0 : state->object[operation];
+	else if (flags & VNFS_HOOK_BYTES_FROM_PAGES)
+		call.bytes = call.error ? 0 : (__u32)state->object[operation] << page_shift;
 	call.device = state->device[operation];
 	now = bpf_ktime_get_ns();
 	if (depth == 0) {
@@ -966,7 +1102,8 @@ static __always_inline __u32 fentry_object_device(__u64 *ctx, __u32 hook)
 
 	if (kind == VNFS_OBJECT_NONE)
 		return 0;
-	if (kind == VNFS_OBJECT_READAHEAD || kind == VNFS_OBJECT_FOLIO || kind == VNFS_OBJECT_MMAP_DESC)
+	if (kind == VNFS_OBJECT_READAHEAD || kind == VNFS_OBJECT_FOLIO || kind == VNFS_OBJECT_MMAP_DESC ||
+	    kind == VNFS_OBJECT_PAGE)
 		return object_device(kind, fentry_argument(ctx, hook_config[hook].object_argument));
 	object = fentry_typed_argument(ctx, hook_config[hook].object_argument);
 	if (!object)
@@ -1068,7 +1205,7 @@ static __always_inline void add_live_task(__u64 number, __s64 tasks)
 }
 
 /* The task leaves its job (it exits, or execs into another's). */
-static __always_inline void leave_environment_job(struct task_struct *task)
+static __always_inline __attribute__((unused)) void leave_environment_job(struct task_struct *task)
 {
 	struct vnfs_task_job *job = bpf_task_storage_get(&task_jobs, task, NULL, 0);
 
@@ -1320,7 +1457,13 @@ int drain_at_exit(void *ctx)
 
 	if (state)
 		drain_pending(state);
+#ifdef VNFS_LEGACY_KERNEL
+	__u32 thread = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&task_state, &thread);
+#else
 	leave_environment_job(bpf_get_current_task_btf());
+#endif
 	return 0;
 }
 

@@ -117,6 +117,10 @@ _Static_assert(VNFS_MAX_UNATTRIBUTED_NAMED_ENTRIES < VNFS_MAX_UNATTRIBUTED_ENTRI
 /* Calls a task keeps before moving them to the shared maps (see above); a
  * power of two (the BPF side bounds an index with a mask). */
 #define VNFS_PENDING_CALLS 16
+/* Kernels before 5.11 (the VNFS_LEGACY_KERNEL build of vnfs.bpf.c): the
+ * threads that may hold a task state at once, each from its first NFS call
+ * to its exit; past it a call is not counted (VNFS_HEALTH_TASK_STATE_FAILED). */
+#define VNFS_LEGACY_MAX_TASKS 65536
 _Static_assert((VNFS_PENDING_CALLS & (VNFS_PENDING_CALLS - 1)) == 0,
 	       "VNFS_PENDING_CALLS must be a power of two");
 /* How long the oldest pending call may wait while its task keeps calling. */
@@ -346,6 +350,7 @@ enum vnfs_object_kind {
 	VNFS_OBJECT_READAHEAD, /* struct readahead_control * */
 	VNFS_OBJECT_FOLIO,  /* struct folio * (bytes = folio size) */
 	VNFS_OBJECT_MMAP_DESC, /* struct vm_area_desc * (Linux 6.17 on) */
+	VNFS_OBJECT_PAGE,   /* struct page * (bytes = one page; before 5.19) */
 };
 
 enum vnfs_result_kind {
@@ -375,9 +380,14 @@ enum vnfs_result_kind {
  * refused create counts as an error); the open that follows is ->open's,
  * which finish_open() calls and which counts.  Needs the struct file. */
 #define VNFS_HOOK_COUNT_IF_CREATED (1u << 7)
-/* The hooks whose exit reads a struct file * or dentry (file_argument). */
+/* nfs_readpages (before 5.18): a page-cache fill whose bytes are its page
+ * count argument (file_argument) pages. */
+#define VNFS_HOOK_BYTES_FROM_PAGES (1u << 8)
+/* The hooks whose exit reads a struct file * or dentry (file_argument), or
+ * the page count. */
 #define VNFS_HOOK_NEEDS_FILE                                                           \
-	(VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_NEGATIVE_IS_ERROR | VNFS_HOOK_COUNT_IF_CREATED)
+	(VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_NEGATIVE_IS_ERROR | VNFS_HOOK_COUNT_IF_CREATED | \
+	 VNFS_HOOK_BYTES_FROM_PAGES)
 
 struct vnfs_hook_config {
 	__u32 operation;      /* enum vnfs_operation */

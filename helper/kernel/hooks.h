@@ -27,6 +27,11 @@ struct vnfs_hook {
 	uint8_t fallback_file_argument;   /* without BTF for the function */
 	enum vnfs_result_kind fallback_result_kind;
 	bool fallback_result_32bit;
+	/* Its first argument is the mount's idmap (struct user_namespace * from
+	 * Linux 5.12, struct mnt_idmap * from 6.3): before 5.12, where the
+	 * fallback serves (no BTF for modules before 5.11), every argument sits
+	 * one place earlier. */
+	bool fallback_idmap_first;
 };
 
 extern const struct vnfs_hook vnfs_hooks[];
@@ -36,7 +41,9 @@ extern const size_t vnfs_hook_count;
 const char *vnfs_object_struct_name(enum vnfs_object_kind kind);
 
 /* The configuration of a hook from its table row's fallback (the Linux 6.1
- * prototype), for a kernel whose BTF does not describe the function. */
-void vnfs_hook_fallback_config(const struct vnfs_hook *hook, struct vnfs_hook_config *config);
+ * prototype, or the one before 5.12 when before_idmaps), for a kernel whose
+ * BTF does not describe the function. */
+void vnfs_hook_fallback_config(const struct vnfs_hook *hook, bool before_idmaps,
+			       struct vnfs_hook_config *config);
 
 #endif /* VNFS_HOOKS_H */

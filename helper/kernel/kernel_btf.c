@@ -241,6 +241,8 @@ int kernel_btf_hook_config(const struct vnfs_hook *hook, const struct btf *btf, 
 	} else if (wanted) {
 		config->object_argument = object_argument;
 	}
+	if (hook->flags & VNFS_HOOK_BYTES_FROM_PAGES)
+		config->file_argument = hook->fallback_file_argument; /* the one prototype it had */
 	if ((hook->flags & VNFS_HOOK_BYTES_FROM_OBJECT) &&
 	    config->object_kind == VNFS_OBJECT_NONE) {
 		snprintf(note, note_size, "no struct %s * argument for its bytes",

@@ -327,7 +327,9 @@ static void remove_foreign_links(const struct vnfs_probes *probes)
 	closedir(handle);
 }
 
-static void pin_links(struct vnfs_probes *probes, struct hook_state *state)
+/* Returns 0, or an errno: kprobe links are pinnable from Linux 5.15 on
+ * (before, libbpf attaches them through a perf event, not a BPF link). */
+static int pin_links(struct vnfs_probes *probes, struct hook_state *state)
 {
 	char entry_path[PATH_MAX], exit_path[PATH_MAX];
 
@@ -337,9 +339,33 @@ static void pin_links(struct vnfs_probes *probes, struct hook_state *state)
 			  "exit") != 0 ||
 	    bpf_link__pin(state->entry_link, entry_path) != 0 ||
 	    bpf_link__pin(state->exit_link, exit_path) != 0)
+		return errno ? errno : EINVAL;
+	return 0;
+}
+
+/* One line for every function whose links stay unpinned, not one each. */
+static void pin_all_links(struct vnfs_probes *probes)
+{
+	const char *first = NULL;
+	size_t unpinned = 0;
+	int error = 0;
+
+	for (size_t i = 0; i < probes->hook_count; i++) {
+		struct hook_state *state = &probes->hooks[i];
+
+		if (state->reused || state->method == VNFS_ATTACH_NONE)
+			continue;
+		error = pin_links(probes, state);
+		if (error != 0 && unpinned++ == 0)
+			first = state->hook->function;
+	}
+	if (unpinned == 1)
 		vnfs_warning("%s: cannot pin its links (%s): a restart of the helper will "
-			     "miss its calls while it is down", state->hook->function,
-			     strerror(errno));
+			     "miss its calls while it is down", first, strerror(error));
+	else if (unpinned > 1)
+		vnfs_warning("the links of %zu hooked functions (%s and others) cannot be pinned "
+			     "(%s; kprobe links can be from Linux 5.15 on): a restart of the helper "
+			     "will miss their calls while it is down", unpinned, first, strerror(error));
 }
 
 int pins_set_map_paths(struct vnfs_probes *probes)
@@ -401,9 +427,7 @@ int pins_save(struct vnfs_probes *probes, char *error, size_t error_size)
 	value = sizeof(struct vnfs_step_stats);
 	if (bpf_map_update_elem(bpf_map__fd(skeleton->maps.abi), &key, &value, BPF_ANY) != 0)
 		goto map_error;
-	for (size_t i = 0; i < probes->hook_count; i++)
-		if (!probes->hooks[i].reused && probes->hooks[i].method != VNFS_ATTACH_NONE)
-			pin_links(probes, &probes->hooks[i]);
+	pin_all_links(probes);
 	return 0;
 map_error:
 	snprintf(error, error_size, "cannot write the pinned abi map: %s", strerror(errno));

@@ -25,6 +25,7 @@
 #include <mntent.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +47,18 @@
 
 /* After bpf/vnfs.h (through probes.h): the skeleton uses its structs. */
 #include "bpf/vnfs.skel.h"
+#include "bpf/vnfs-legacy.skel.h"
+
+/* The legacy build is opened through vnfs.skel.h's skeleton (open_skeleton),
+ * whose views of the global sections must then fit it too: the two builds
+ * differ only in code, never in their globals. */
+_Static_assert(sizeof(struct vnfs_bpf__rodata) == sizeof(struct vnfs_legacy_bpf__rodata),
+	       "bpf/vnfs.bpf.c: the legacy build's read-only globals differ");
+_Static_assert(sizeof(struct vnfs_bpf__data) == sizeof(struct vnfs_legacy_bpf__data),
+	       "bpf/vnfs.bpf.c: the legacy build's globals differ");
+_Static_assert(offsetof(struct vnfs_bpf__rodata, page_shift) ==
+		       offsetof(struct vnfs_legacy_bpf__rodata, page_shift),
+	       "bpf/vnfs.bpf.c: the legacy build's read-only globals differ");
 
 /* The program the kernel refused in the current load, as libbpf names it in
  * its warning ("prog 'NAME': failed to load: -13"): empty when none was
@@ -94,15 +108,56 @@ static double milliseconds(void)
 
 /* ---- planning ---- */
 
+/* Where no BTF describes the NFS client (before 5.11): which hooked
+ * functions the kernel has, from /proc/kallsyms, so that a function of
+ * another version is "not in this kernel" rather than a kprobe refused.
+ * Returns false when the list names no NFS client function (the module
+ * not loaded, or the list unreadable): then every function is tried. */
+static bool kallsyms_find(bool present[])
+{
+	char line[512], name[256];
+	bool any = false;
+	FILE *symbols;
+
+	memset(present, 0, vnfs_hook_count * sizeof(present[0]));
+	symbols = fopen("/proc/kallsyms", "re");
+	if (!symbols)
+		return false;
+	while (fgets(line, sizeof(line), symbols)) {
+		/* "ADDRESS TYPE NAME [MODULE]": only text symbols. */
+		if (sscanf(line, "%*s %*[tT] %255s", name) != 1 || name[0] != 'n')
+			continue;
+		for (size_t i = 0; i < vnfs_hook_count; i++)
+			if (strcmp(name, vnfs_hooks[i].function) == 0)
+				any = present[i] = true;
+	}
+	fclose(symbols);
+	return any;
+}
+
+/* Whether the running kernel is older than major.minor (uname's release). */
+static bool kernel_before(int major, int minor)
+{
+	struct utsname name;
+	int running_major, running_minor;
+
+	if (uname(&name) != 0 || sscanf(name.release, "%d.%d", &running_major, &running_minor) != 2)
+		return false;
+	return running_major < major || (running_major == major && running_minor < minor);
+}
+
 /* Plans every function's first attach method from the kernel's BTF. */
 static void plan_hooks(struct vnfs_probes *probes)
 {
 	struct kernel_function found[VNFS_MAX_HOOKS];
+	bool in_kallsyms[VNFS_MAX_HOOKS], kallsyms_has_nfs = false;
 	bool btf_has_nfs;
 
 	if (kernel_btf_load(&probes->kernel_btf) != 0)
 		vnfs_warning("the kernel has no BTF (/sys/kernel/btf/vmlinux): kprobes only");
 	btf_has_nfs = kernel_btf_find(&probes->kernel_btf, vnfs_hooks, vnfs_hook_count, found);
+	if (!btf_has_nfs)
+		kallsyms_has_nfs = kallsyms_find(in_kallsyms);
 	probes->hook_count = vnfs_hook_count;
 	for (size_t i = 0; i < vnfs_hook_count; i++) {
 		struct hook_state *state = &probes->hooks[i];
@@ -117,12 +172,12 @@ static void plan_hooks(struct vnfs_probes *probes)
 			state->has_prototype = true;
 			state->btf_id = found[i].id;
 			state->btf_object_fd = found[i].object_fd;
-		} else if (btf_has_nfs) {
+		} else if (btf_has_nfs || (kallsyms_has_nfs && !in_kallsyms[i])) {
 			state->absent = true;
 			snprintf(state->note, sizeof(state->note), "not in this kernel");
 			continue;
 		} else {
-			vnfs_hook_fallback_config(state->hook, &state->config);
+			vnfs_hook_fallback_config(state->hook, kernel_before(5, 12), &state->config);
 			snprintf(state->fentry_error, sizeof(state->fentry_error),
 				 "no BTF describes it (nfs module not loaded?)");
 		}
@@ -423,6 +478,34 @@ static int refused(struct vnfs_probes *probes, int result)
 	return any_planned(probes, VNFS_ATTACH_FENTRY) || any_planned(probes, VNFS_ATTACH_KPROBE) ? 1 : 0;
 }
 
+/* The object for this kernel: vnfs.bpf.c's legacy build where it has no
+ * task storage (before 5.11; see bpf/vnfs.bpf.c), opened with the same
+ * skeleton (same programs, maps and globals) from the other build's bytes. */
+static struct vnfs_bpf *open_skeleton(bool legacy)
+{
+	struct vnfs_bpf *skeleton;
+	size_t size;
+	int status;
+
+	if (!legacy)
+		return vnfs_bpf__open();
+	skeleton = calloc(1, sizeof(*skeleton));
+	if (!skeleton)
+		return NULL;
+	status = vnfs_bpf__create_skeleton(skeleton);
+	if (status == 0) {
+		skeleton->skeleton->data = (void *)vnfs_legacy_bpf__elf_bytes(&size);
+		skeleton->skeleton->data_sz = size;
+		status = bpf_object__open_skeleton(skeleton->skeleton, NULL);
+	}
+	if (status != 0) {
+		vnfs_bpf__destroy(skeleton);
+		errno = -status;
+		return NULL;
+	}
+	return skeleton;
+}
+
 /* One round: open, configure, load, attach.  Returns 0 when the round
  * settled every function (attached or given up), 1 when another round is
  * needed, -1 on an error unrelated to the kernel's refusals. */
@@ -437,7 +520,7 @@ static int attempt(struct vnfs_probes *probes, char *error, size_t error_size)
 		snprintf(error, error_size, "cannot register the probes' section handlers");
 		return -1;
 	}
-	probes->skeleton = vnfs_bpf__open();
+	probes->skeleton = open_skeleton(probes->legacy_kernel);
 	vnfs_debug("open round: %.0f ms", milliseconds() - started);
 	if (!probes->skeleton) {
 		snprintf(error, error_size, "cannot open the BPF object: %s", strerror(errno));
@@ -814,6 +897,10 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 	probes->can_fold = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1;
 	probes->mode = options->mode;
 	probes->pin = options->pin;
+	probes->legacy_kernel = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) != 1;
+	if (probes->legacy_kernel)
+		vnfs_info("this kernel has no task storage (5.11): the probes keep their "
+			  "per-thread state in a hash map (bpf/vnfs.bpf.c's legacy build)");
 	/* bpf_loop, with which the capture reads an environment, is 5.17's. */
 	probes->capture_environment =
 		options->capture_environment &&

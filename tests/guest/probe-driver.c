@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "helper/collect/breakdowns.h"
+#include "helper/kernel/hooks.h"
 #include "helper/kernel/probes.h"
 #include "lib/log.h"
 
@@ -206,6 +207,10 @@ static int print_everything(struct vnfs_probes *probes)
 	for (line = strtok_r(description, "\n", &saveptr); line;
 	     line = strtok_r(NULL, "\n", &saveptr))
 		printf("hook %s\n", line);
+	/* Which operation each function counts, for scripts/probes-table. */
+	for (size_t i = 0; i < vnfs_hook_count; i++)
+		printf("hooked %s %s\n", vnfs_hooks[i].function,
+		       vnfs_operation_names[vnfs_hooks[i].operation]);
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++)
 		if (slot_in_use[slot])
 			print_slot(probes, slot);

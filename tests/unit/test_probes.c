@@ -111,8 +111,18 @@ static void test_hooks_are_consistent(void **state)
 		if (hook->flags & VNFS_HOOK_BYTES_FROM_OBJECT) {
 			assert_int_equal(hook->operation, VNFS_OP_MMAP_READ);
 			assert_true(hook->object_kind == VNFS_OBJECT_READAHEAD ||
-				    hook->object_kind == VNFS_OBJECT_FOLIO);
+				    hook->object_kind == VNFS_OBJECT_FOLIO ||
+				    hook->object_kind == VNFS_OBJECT_PAGE);
 		}
+		/* ... or in a page count argument of their own. */
+		if (hook->flags & VNFS_HOOK_BYTES_FROM_PAGES) {
+			assert_int_equal(hook->operation, VNFS_OP_MMAP_READ);
+			assert_int_not_equal(hook->fallback_file_argument,
+					     hook->fallback_object_argument);
+		}
+		/* Only inode operations take the mount's idmap first. */
+		if (hook->fallback_idmap_first)
+			assert_int_equal(hook->fallback_object_argument, 1);
 	}
 	assert_string_equal(vnfs_object_struct_name(VNFS_OBJECT_KIOCB), "kiocb");
 	assert_string_equal(vnfs_object_struct_name(VNFS_OBJECT_READAHEAD), "readahead_control");
