@@ -137,6 +137,13 @@ check_ge() {
 	_vnfs_compare "$1" "$2" ge "$3"
 }
 
+# kernel_before MAJOR MINOR: true when the guest's kernel is older.
+kernel_before() {
+	local major minor
+	IFS=. read -r major minor _ <<< "$(uname -r)"
+	[ "$major" -lt "$1" ] || { [ "$major" -eq "$1" ] && [ "${minor%%[!0-9]*}" -lt "$2" ]; }
+}
+
 # until_ok SECONDS COMMAND...: runs COMMAND (output discarded) every 0.1 s
 # until it succeeds; returns 1 if SECONDS pass first.  Records no check.
 until_ok() {

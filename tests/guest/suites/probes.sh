@@ -413,7 +413,8 @@ for mode in "${modes[@]}"; do
 		"$(awk '$1 == "hook" { sub(/:$/, "", $2); $1 = ""; print }' "$output" |
 			while read -r function method; do
 				if grep -qx -- "$function" "$kernel_functions"; then
-					[ "$method" = "$expected" ] || echo "$function: $method"
+					# ("kprobe after fentry: REASON" in mode auto without module BTF)
+					[ "${method%% *}" = "$expected" ] || echo "$function: $method"
 				else
 					[ "$method" = "skipped (not in this kernel)" ] || echo "$function: $method"
 				fi
@@ -592,8 +593,11 @@ check_eq "maps: breakdown_entries counts rows per slot (1024 x u64)" \
 check_eq "maps: unattributed_entries is one mmapable u64" \
 	"$(awk '$3 == "name" && $4 == "unattributed_en" { flags = $6; getline; print $1, $2, $3, $4, $5, $6, flags }' "$maps")" \
 	"key 4B value 8B max_entries 1 0x400"
-check_eq "maps: task_state is task storage" \
-	"$(awk '$3 == "name" && $4 == "task_state" { print $2 }' "$maps")" "task_storage"
+# Task storage is 5.11's: before, the legacy build keeps it in a hash map.
+task_state_type=task_storage
+kernel_before 5 11 && task_state_type=hash
+check_eq "maps: task_state is $task_state_type" \
+	"$(awk '$3 == "name" && $4 == "task_state" { print $2 }' "$maps")" "$task_state_type"
 mark maps
 
 # --------------------------------------------------- pinned restart, no loss
@@ -608,8 +612,18 @@ restart_write() { # N: one 4 KiB write from the restart cgroup
 check "restart: first loader counts and keeps its pins" \
 	"$driver" --pin-dir "$pins" --keep-pins --register "$cgroups/restart=10" -- $(restart_write 1) \
 	> "$VNFS_OUT/driver-restart1.txt" 2> "$VNFS_OUT/driver-restart1.err"
-check "restart: pinned maps and links exist" test -e "$pins/step_stats" -a -e "$pins/links/nfs_file_write-entry" \
-	-a -e "$pins/links/sched_process_exit-drain"
+# Kprobes (no module BTF) have perf-event links before 5.15, which cannot be
+# pinned: there the maps are, and the loss is said at start.
+links_pinnable=0
+[ -e /sys/kernel/btf/nfs ] && links_pinnable=1
+if [ $links_pinnable = 1 ]; then
+	check "restart: pinned maps and links exist" test -e "$pins/step_stats" \
+		-a -e "$pins/links/nfs_file_write-entry" -a -e "$pins/links/sched_process_exit-drain"
+else
+	check "restart: pinned maps exist" test -e "$pins/step_stats"
+	check_eq "restart: the loader says the links cannot be pinned" \
+		"$(grep -c 'hooked functions (.*) cannot be pinned' "$VNFS_OUT/driver-restart1.err")" 1
+fi
 check_eq "restart: a fresh pin directory is not taken for another ABI's" \
 	"$(grep -c 'replacing' "$VNFS_OUT/driver-restart1.err")" 0
 check "restart: a write while no loader runs" $(restart_write 2)
@@ -617,9 +631,16 @@ output=$VNFS_OUT/driver-restart2.txt
 check "restart: second loader reuses the pins" \
 	"$driver" --pin-dir "$pins" --show 10 -- $(restart_write 3) \
 	> "$output" 2> "$VNFS_OUT/driver-restart2.err"
-check_eq "restart: every write counted across the restart" "$(op_field "$output" 10 write count)" 3
-check_eq "restart: links were reused" \
-	"$(awk '$1 == "hook" && $2 == "nfs_file_write:" { print $3, $4 }' "$output")" "fentry (reused)"
+if [ $links_pinnable = 1 ]; then
+	check_eq "restart: every write counted across the restart" "$(op_field "$output" 10 write count)" 3
+	check_eq "restart: links were reused" \
+		"$(awk '$1 == "hook" && $2 == "nfs_file_write:" { print $3, $4 }' "$output")" "fentry (reused)"
+else
+	check_eq "restart: the writes while a loader ran counted, across the restart" \
+		"$(op_field "$output" 10 write count)" 2
+	check_eq "restart: links made anew" \
+		"$(awk '$1 == "hook" && $2 == "nfs_file_write:" { print $3 }' "$output")" "kprobe"
+fi
 check "restart: pins removed at the end" test ! -e "$pins"
 mark restart
 
