@@ -349,13 +349,6 @@ static __always_inline void set_other_comm(char *comm)
 	__builtin_memcpy(comm, VNFS_OTHER_COMM, sizeof(VNFS_OTHER_COMM));
 }
 
-/* The id of the nearest registered ancestor (or the cgroup itself), 0 for
- * none: the deepest level is tried first, so a registered task sub-cgroup
- * beats its registered step.  Level 0 is the root, never registered.  A
- * global function, so that the verifier checks it once on its own and its
- * caller sees one unknown id, not one path per level the walk can stop at.
- * Not unrolled: every fexit program carries a copy, and the kernel's time
- * to load them grows with their size. */
 #ifdef VNFS_LEGACY_KERNEL
 /* struct cgroup before 6.1 kept its ancestors' ids, itself included. */
 struct cgroup___with_ancestor_ids {
@@ -386,6 +379,13 @@ static __always_inline __u64 current_ancestor_cgroup_id(int level)
 #define current_ancestor_cgroup_id bpf_get_current_ancestor_cgroup_id
 #endif
 
+/* The id of the nearest registered ancestor (or the cgroup itself), 0 for
+ * none: the deepest level is tried first, so a registered task sub-cgroup
+ * beats its registered step.  Level 0 is the root, never registered.  A
+ * global function, so that the verifier checks it once on its own and its
+ * caller sees one unknown id, not one path per level the walk can stop at.
+ * Not unrolled: every fexit program carries a copy, and the kernel's time
+ * to load them grows with their size. */
 __noinline __u64 registered_ancestor_id(void)
 {
 #pragma clang loop unroll(disable)

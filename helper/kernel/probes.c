@@ -409,8 +409,9 @@ static bool attach_hook(struct vnfs_probes *probes, struct hook_state *state, si
 	return true;
 }
 
-/* What a refused program's name says of its part; unnamed, the parts that
- * may go go first, in the order of what they are worth least. */
+/* Whether the refused program belongs to the part its name starts with.
+ * When libbpf named none, each optional part (environment capture, RPC
+ * counters, fold) is taken for it in turn, as before names were read. */
 static bool refused_part(const char *prefix, bool unnamed_order)
 {
 	if (!refused_program[0])
@@ -456,8 +457,8 @@ static int refused(struct vnfs_probes *probes, int result)
 			     refused_program);
 		probes->count_wire = false;
 	} else if (probes->can_fold && refused_part("fold_unattributed", true)) {
-		/* The one program no hook needs goes first: loaded again without
-		 * it, the hooks are judged on their own. */
+		/* A program no hook needs: loaded again without it, the hooks are
+		 * judged on their own. */
 		vnfs_warning("the kernel refused the program that folds a late-identified "
 			     "cgroup's first calls into its workload (%s): they stay "
 			     "unattributed", strerror(-result));

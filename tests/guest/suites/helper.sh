@@ -351,8 +351,14 @@ for kind in kafka http; do
 	check_eq "$kind: one job record for job 600" "$(grep -c . <<< "$job_records")" 1
 	check_eq "$kind: job 600's write bytes" "$(jq '.operations.write.bytes' <<< "$job_records")" $((2 * MIB))
 	check_eq "$kind: job 600's write calls" "$(jq '.operations.write.count' <<< "$job_records")" 2
-	check_ge "$kind: job 600's record carries its WRITE RPCs, its 2 MiB sent" \
-		"$(jq '[.wire[]? | select(.procedure == "WRITE") | .bytes_sent] | add // 0' <<< "$job_records")" $((2 * MIB))
+	# RPCs are counted where the sunrpc module has BTF (5.11 on).
+	if [ -e /sys/kernel/btf/sunrpc ]; then
+		check_ge "$kind: job 600's record carries its WRITE RPCs, its 2 MiB sent" \
+			"$(jq '[.wire[]? | select(.procedure == "WRITE") | .bytes_sent] | add // 0' <<< "$job_records")" $((2 * MIB))
+	else
+		check_eq "$kind: job 600's record has no RPC rows (no BTF for sunrpc: not counted)" \
+			"$(jq '[.wire[]?] | length' <<< "$job_records")" 0
+	fi
 	check_eq "$kind: job 600's last step record has its write bytes" \
 		"$(stream_records $kind step | jq -s 'map(.operations.write.bytes) | max')" $((2 * MIB))
 	check_eq "$kind: no record dropped" \
