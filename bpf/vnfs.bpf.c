@@ -156,7 +156,8 @@ struct {
 /* The calls a task's state holds before they move to the shared maps.  In
  * the legacy build one: its subprograms are static, so the verifier walks
  * each pending call's paths anew, and 16 took it past its million
- * instructions.  There every call moves out as it ends. */
+ * instructions.  There the helper keeps pending_limit at 1, so every call
+ * moves out as it ends. */
 #ifdef VNFS_LEGACY_KERNEL
 #define PENDING_BATCH 1
 #else
@@ -540,6 +541,17 @@ static __always_inline struct vnfs_task_state *current_task_state(bool create)
 #else
 	return bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+#endif
+}
+
+/* The thread's state goes when it exits: in the legacy build's hash map by
+ * hand; task storage goes with its task by itself. */
+static __always_inline void forget_task_state(void)
+{
+#ifdef VNFS_LEGACY_KERNEL
+	__u32 thread = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&task_state, &thread);
 #endif
 }
 
@@ -939,17 +951,12 @@ static __always_inline void count_call(struct vnfs_task_state *state,
 		state->pending_since_ns = now;
 	state->pending[index] = *call;
 	state->pending_count = ++index;
-	if (index >= pending_limit || index >= PENDING_BATCH || now - state->pending_since_ns >= VNFS_PENDING_MAX_AGE_NS ||
+	if (index >= pending_limit || now - state->pending_since_ns >= VNFS_PENDING_MAX_AGE_NS ||
 	    costly_call(call) || task_exiting(task)) {
 		drain_pending(state);
-#ifdef VNFS_LEGACY_KERNEL
-		/* Past its exit drain: the entry this call made goes with it. */
-		if (task_exiting(task)) {
-			__u32 thread = (__u32)bpf_get_current_pid_tgid();
-
-			bpf_map_delete_elem(&task_state, &thread);
-		}
-#endif
+		/* Past its exit drain: the state this call made goes with it. */
+		if (task_exiting(task))
+			forget_task_state();
 	}
 }
 
@@ -1457,11 +1464,8 @@ int drain_at_exit(void *ctx)
 
 	if (state)
 		drain_pending(state);
-#ifdef VNFS_LEGACY_KERNEL
-	__u32 thread = (__u32)bpf_get_current_pid_tgid();
-
-	bpf_map_delete_elem(&task_state, &thread);
-#else
+	forget_task_state();
+#ifndef VNFS_LEGACY_KERNEL
 	leave_environment_job(bpf_get_current_task_btf());
 #endif
 	return 0;

@@ -409,14 +409,17 @@ static bool attach_hook(struct vnfs_probes *probes, struct hook_state *state, si
 	return true;
 }
 
-/* Whether the refused program belongs to the part its name starts with.
- * When libbpf named none, each optional part (environment capture, RPC
- * counters, fold) is taken for it in turn, as before names were read. */
-static bool refused_part(const char *prefix, bool unnamed_order)
+static bool refused_name_starts(const char *prefix)
 {
-	if (!refused_program[0])
-		return unnamed_order;
 	return strncmp(refused_program, prefix, strlen(prefix)) == 0;
+}
+
+/* Whether the refused program may be the part whose names start with
+ * prefix: named so, or unnamed, when each optional part (environment
+ * capture, RPC counters, fold) is taken for it in turn. */
+static bool refused_may_be(const char *prefix)
+{
+	return !refused_program[0] || refused_name_starts(prefix);
 }
 
 /* A hook slot's program refused (fentry_N, fexit_N, kprobe_N, kretprobe_N):
@@ -427,8 +430,8 @@ static bool refused_hook(struct vnfs_probes *probes, int result)
 	unsigned long hook;
 	char *end;
 
-	if (!index || !(refused_part("fentry_", false) || refused_part("fexit_", false) ||
-			refused_part("kprobe_", false) || refused_part("kretprobe_", false)))
+	if (!index || !(refused_name_starts("fentry_") || refused_name_starts("fexit_") ||
+			refused_name_starts("kprobe_") || refused_name_starts("kretprobe_")))
 		return false;
 	hook = strtoul(index + 1, &end, 10);
 	if (*end != '\0' || hook >= probes->hook_count)
@@ -447,16 +450,16 @@ static int refused(struct vnfs_probes *probes, int result)
 	bool fentry_planned = any_planned(probes, VNFS_ATTACH_FENTRY);
 
 	if (probes->capture_environment && !environment_capture_reused(probes) &&
-	    (refused_part("capture_environment", true) || refused_part("inherit_environment", true))) {
+	    (refused_may_be("capture_environment") || refused_may_be("inherit_environment"))) {
 		vnfs_warning("the kernel refused the environment capture (%s): processes are "
 			     "attributed by cgroup only", strerror(-result));
 		probes->capture_environment = false;
-	} else if (probes->count_wire && !wire_probes_reused(probes) && refused_part("wire_", true)) {
+	} else if (probes->count_wire && !wire_probes_reused(probes) && refused_may_be("wire_")) {
 		vnfs_warning("the kernel refused the RPC counters (%s%s%s): RPCs are not counted "
 			     "per workload", strerror(-result), refused_program[0] ? ", in " : "",
 			     refused_program);
 		probes->count_wire = false;
-	} else if (probes->can_fold && refused_part("fold_unattributed", true)) {
+	} else if (probes->can_fold && refused_may_be("fold_unattributed")) {
 		/* A program no hook needs: loaded again without it, the hooks are
 		 * judged on their own. */
 		vnfs_warning("the kernel refused the program that folds a late-identified "
@@ -751,7 +754,8 @@ static void attach_exit_drain(struct vnfs_probes *probes)
 			return;
 		}
 	}
-	probes->skeleton->data->pending_limit = VNFS_PENDING_CALLS;
+	/* The legacy build holds one (PENDING_BATCH in bpf/vnfs.bpf.c). */
+	probes->skeleton->data->pending_limit = probes->legacy_kernel ? 1 : VNFS_PENDING_CALLS;
 }
 
 static struct bpf_link *attach_environment_program(struct vnfs_probes *probes,
