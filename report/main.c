@@ -29,7 +29,11 @@
 #include "report/accounting.h"
 #include "report/sources.h"
 
-#define LIVE_TIMEOUT_MS 3000
+/* How long to wait for the helper's answer unless --timeout says: Slurm's
+ * MessageTimeout default.  A busy node's helper answers in milliseconds;
+ * the bound is for one that hangs (stopped, or stuck in the kernel). */
+#define HELPER_TIMEOUT_DEFAULT_SECONDS 10
+#define HELPER_TIMEOUT_MAX_SECONDS 3600
 
 /* sacct's: a command line that cannot be run is told from a run that failed. */
 enum { EXIT_REPORTED = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
@@ -57,6 +61,7 @@ struct options {
 	char report_dir[VNFS_PATH_MAX];
 	bool report_dir_given;
 	char sacct[VNFS_PATH_MAX];   /* [slurm_accounting] sacct; "": not asked */
+	int helper_timeout_ms;       /* --timeout */
 	const char *format_text;
 	const char *user_text;
 	const char *start_text;
@@ -94,6 +99,8 @@ static void usage(FILE *out)
 		"                         PostgreSQL database, postgresql://... (default\n"
 		"                         from vnfs.conf)\n"
 		"      --report-dir DIR   per-job report files (default from vnfs.conf)\n"
+		"      --timeout SECONDS  how long to wait for vnfs-helper's answer\n"
+		"                         (default %d)\n"
 		"  -h, --help             this help\n"
 		"  -V, --version          the version\n"
 		"\n"
@@ -101,7 +108,7 @@ static void usage(FILE *out)
 		"could not be, 2 on a bad option or value.\n"
 		"The numbers and findings: " VNFS_DOCDIR "/REPORT.md\n"
 		"The JSON of --json:       " VNFS_DOCDIR "/JSON.md\n",
-		VNFS_DEFAULT_CONFIG_PATH);
+		VNFS_DEFAULT_CONFIG_PATH, HELPER_TIMEOUT_DEFAULT_SECONDS);
 }
 
 __attribute__((format(printf, 1, 2))) static void complain(const char *format, ...)
@@ -231,9 +238,33 @@ static enum parsed apply_filter_options(struct options *options)
 }
 
 /* The command line into options, then vnfs.conf for the paths not given. */
+/* --timeout SECONDS: a whole number from 1 to HELPER_TIMEOUT_MAX_SECONDS. */
+static int parse_timeout(const char *text, int *timeout_ms)
+{
+	char *end;
+	long seconds;
+
+	errno = 0;
+	seconds = strtol(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || seconds < 1 ||
+	    seconds > HELPER_TIMEOUT_MAX_SECONDS) {
+		complain("invalid --timeout '%s': seconds, 1 to %d", text, HELPER_TIMEOUT_MAX_SECONDS);
+		return -1;
+	}
+	*timeout_ms = (int)seconds * 1000;
+	return 0;
+}
+
 static enum parsed parse_options(int argc, char **argv, struct options *options)
 {
-	enum { OPTION_JSON = 256, OPTION_SOCKET, OPTION_DATABASE, OPTION_REPORT_DIR, OPTION_CONFIG };
+	enum {
+		OPTION_JSON = 256,
+		OPTION_SOCKET,
+		OPTION_DATABASE,
+		OPTION_REPORT_DIR,
+		OPTION_CONFIG,
+		OPTION_TIMEOUT
+	};
 	static const struct option long_options[] = {
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "user", required_argument, NULL, 'u' },
@@ -252,6 +283,7 @@ static enum parsed parse_options(int argc, char **argv, struct options *options)
 		{ "database", required_argument, NULL, OPTION_DATABASE },
 		{ "db", required_argument, NULL, OPTION_DATABASE },
 		{ "report-dir", required_argument, NULL, OPTION_REPORT_DIR },
+		{ "timeout", required_argument, NULL, OPTION_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -262,6 +294,7 @@ static enum parsed parse_options(int argc, char **argv, struct options *options)
 	options->config_path = VNFS_DEFAULT_CONFIG_PATH;
 	options->header = true;
 	options->format_text = REPORT_DEFAULT_FORMAT;
+	options->helper_timeout_ms = HELPER_TIMEOUT_DEFAULT_SECONDS * 1000;
 	while ((c = getopt_long(argc, argv, "j:u:S:E:o:XpPnlehV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'j':
@@ -298,6 +331,10 @@ static enum parsed parse_options(int argc, char **argv, struct options *options)
 			if (copy_path(options->report_dir, optarg, "report directory") < 0)
 				return PARSED_USAGE_ERROR;
 			options->report_dir_given = true;
+			break;
+		case OPTION_TIMEOUT:
+			if (parse_timeout(optarg, &options->helper_timeout_ms) < 0)
+				return PARSED_USAGE_ERROR;
 			break;
 		case 'h': usage(stdout); return PARSED_DONE;
 		case 'V': printf("vnfs-report %s\n", PACKAGE_VERSION); return PARSED_DONE;
@@ -490,7 +527,7 @@ static enum live_status load_live(const struct options *options, struct report_s
 	if (options->socket_path[0] == '\0')
 		return LIVE_NOT_ASKED;
 	int loaded = report_load_live(live, options->socket_path, &options->filter,
-				      LIVE_TIMEOUT_MS, error, sizeof(error));
+				      options->helper_timeout_ms, error, sizeof(error));
 	/* The cluster's PostgreSQL history holds running jobs too, as of the
 	 * last interval each helper wrote: there, no helper on this node (a
 	 * login node) loses nothing but this node's last seconds. */
@@ -540,7 +577,7 @@ static void load_finished_through_helper(const struct options *options, struct r
 		if (running)
 			continue;
 		int status = report_load_queried_job(live, options->socket_path, &job,
-						     LIVE_TIMEOUT_MS, error, sizeof(error));
+						     options->helper_timeout_ms, error, sizeof(error));
 		if (status < 0)
 			complain("job %s from the helper: %s",
 				 report_workload_id(&job, id, sizeof(id)), error);
@@ -562,7 +599,7 @@ static void load_history_through_helper(const struct options *options, struct re
 	if (options->socket_path[0] == '\0')
 		return;
 	if (report_load_history_listing(live, options->socket_path, &options->filter,
-					LIVE_TIMEOUT_MS, &truncated, error, sizeof(error)) < 0)
+					options->helper_timeout_ms, &truncated, error, sizeof(error)) < 0)
 		complain("the history from the helper: %s", error);
 	if (truncated)
 		complain("note: more jobs than one answer of the helper holds (%d steps): "

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -358,6 +360,10 @@ static void test_errors(void **state)
 				    "batch, extern or interactive\n");
 	expect_usage_error("-u 'no user'", "vnfs-report: invalid user 'no user'\n");
 	expect_usage_error("-X extra", "vnfs-report: unexpected argument 'extra' (see --help)\n");
+	expect_usage_error("--timeout 0", "vnfs-report: invalid --timeout '0': seconds, 1 to 3600\n");
+	expect_usage_error("--timeout 3601",
+			   "vnfs-report: invalid --timeout '3601': seconds, 1 to 3600\n");
+	expect_usage_error("--timeout 2s", "vnfs-report: invalid --timeout '2s': seconds, 1 to 3600\n");
 	/* getopt's own message, then the usage, as vnfs-helper's bad option. */
 	report(&run, "--bogus");
 	assert_int_equal(run.status, 2);
@@ -536,6 +542,30 @@ static int live_handler(void *context, const struct vnfs_request *request,
 	}
 	vnfs_reply_fail(reply, "job %u is not running on this node", job_id);
 	return 0;
+}
+
+/* A helper that takes the connection and never answers (stopped, or stuck
+ * in the kernel): --timeout bounds the wait, and the report says so and
+ * goes on from the history. */
+static void test_helper_silent(void **state)
+{
+	(void)state;
+	struct sockaddr_un address = { .sun_family = AF_UNIX };
+	char arguments[512];
+	int listener = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	assert_true(listener >= 0);
+	snprintf(address.sun_path, sizeof(address.sun_path), "%s/silent.sock", directory);
+	assert_int_equal(bind(listener, (struct sockaddr *)&address, sizeof(address)), 0);
+	assert_int_equal(listen(listener, 4), 0);
+	snprintf(arguments, sizeof(arguments), "--socket %s --timeout 1 -X -P -n -o JobID,ReadOps",
+		 address.sun_path);
+	report(&run, arguments);
+	assert_int_equal(run.status, 0);
+	assert_string_equal(run.out, "102|10\n");
+	assert_non_null(strstr(run.err, "did not answer within 1000 ms"));
+	close(listener);
+	unlink(address.sun_path);
 }
 
 static void test_live(void **state)
@@ -1501,6 +1531,7 @@ int main(void)
 		cmocka_unit_test(test_long),           cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_helpformat),     cmocka_unit_test(test_helper_down),
 		cmocka_unit_test(test_live),
+		cmocka_unit_test(test_helper_silent),
 		cmocka_unit_test(test_non_root),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_findings),       cmocka_unit_test(test_baseline),

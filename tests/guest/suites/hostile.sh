@@ -19,6 +19,8 @@ source /vnfs/src/tests/guest/lib/guest.sh
 
 BUILD=${VNFS_BUILD:-/vnfs/src}
 HELPER=$BUILD/vnfs-helper
+# Its calls through the helper wait up to 120 s (--timeout): the bound of a
+# hang, not of a busy machine (a 3 s wait once ran out beside four guests).
 REPORT=$BUILD/vnfs-report
 SEND=$BUILD/tests/tools/vnfs-send
 RUN=/run/vnfs-hostile
@@ -400,9 +402,9 @@ process_exported() {
 }
 check "the renamed process's write is exported" until_ok 60 process_exported
 finish 730 > /dev/null
-"$REPORT" --config $RUN/vnfs.conf --database $RUN/history.db -j 730 -l > $RUN/report-730.txt 2>&1
+"$REPORT" --config $RUN/vnfs.conf --timeout 120 --database $RUN/history.db -j 730 -l > $RUN/report-730.txt 2>&1
 cp $RUN/report-730.txt "$LOCAL_REPORTS/730/$NODE.json" $RUN/metrics.txt "$VNFS_OUT/"
-"$REPORT" --config $RUN/vnfs.conf --database $RUN/history.db -j 730 -l -P > $RUN/report-730-parsable.txt 2>&1
+"$REPORT" --config $RUN/vnfs.conf --timeout 120 --database $RUN/history.db -j 730 -l -P > $RUN/report-730-parsable.txt 2>&1
 check "the long report holds no ESC byte" bash -c "! grep -q \$'\\x1b' $RUN/report-730.txt"
 check "the long report shows the name escaped" grep -qF 'a\x1b[31m\x0ab' $RUN/report-730.txt
 check "the helper's <node>.txt holds no ESC byte" bash -c "! grep -q \$'\\x1b' $LOCAL_REPORTS/730/$NODE.txt"
@@ -470,17 +472,17 @@ theirs=$(as_user "$USER_NAME" "$SEND" "$SOCKET" '{"v":1,"type":"query","job":740
 check_eq "QUERY of another's job answers as for a job not here" "${theirs/740/N}" "${mine_missing/749/N}"
 finish 740 > /dev/null
 # Finished jobs come from the helper, which reads the history for its owner only.
-mine=$(as_user "$USER_NAME" "$REPORT" --config $RUN/vnfs.conf -j 700 -X -P -n -o JobID,User 2>&1)
+mine=$(as_user "$USER_NAME" "$REPORT" --config $RUN/vnfs.conf --timeout 120 -j 700 -X -P -n -o JobID,User 2>&1)
 echo "$mine"
 check_eq "a user reads their finished job 700 through the helper" \
 	"$(grep -v '^vnfs-report: note:' <<< "$mine")" "700|$USER_NAME"
-theirs=$(as_user "$USER_NAME" "$REPORT" --config $RUN/vnfs.conf -j 740 -X -P -n -o JobID,User 2>&1)
+theirs=$(as_user "$USER_NAME" "$REPORT" --config $RUN/vnfs.conf --timeout 120 -j 740 -X -P -n -o JobID,User 2>&1)
 check_eq "but not another user's finished job 740" "$(grep -v '^vnfs-report: note:' <<< "$theirs")" ""
 # Past jobs by time, without -j: the helper lists the user's own (HISTORY),
 # exactly what root reads from the history for that user.
-listed=$(as_user "$USER_NAME" "$REPORT" --config $RUN/vnfs.conf -S now-1days -X -P -n -o JobID,User 2>&1 |
+listed=$(as_user "$USER_NAME" "$REPORT" --config $RUN/vnfs.conf --timeout 120 -S now-1days -X -P -n -o JobID,User 2>&1 |
 	grep -v '^vnfs-report: note:')
-expected=$("$REPORT" --config $RUN/vnfs.conf -S now-1days -u "$USER_NAME" -X -P -n -o JobID,User)
+expected=$("$REPORT" --config $RUN/vnfs.conf --timeout 120 -S now-1days -u "$USER_NAME" -X -P -n -o JobID,User)
 echo "the user's jobs since yesterday: $(wc -l <<< "$listed") listed"
 check_eq "a user lists their past jobs by time through the helper, as root sees them" "$listed" "$expected"
 check "the listing has the user's job 700" grep -qx "700|$USER_NAME" <<< "$listed"

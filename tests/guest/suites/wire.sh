@@ -54,7 +54,7 @@ mkdir -p $CGROUPS
 in_job() { bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUPS/$1" "${@:2}"; }
 node_rows() { "$BUILD/tests/tools/wire-rows" /sys/fs/bpf/vnfs-wire/wire_stats > "$1"; }
 # long_report JOB: vnfs-report -l of the running job (live, from the helper).
-long_report() { "$REPORT" --config $RUN/vnfs.conf -j "pbs:$1" -l; }
+long_report() { "$REPORT" --config $RUN/vnfs.conf --timeout 120 -j "pbs:$1" -l; }
 query() { "$SEND" "$SOCKET" "{\"v\":1,\"type\":\"query\",\"source\":\"pbs\",\"job\":\"$1\"}" | jq .job; }
 declare -A holders
 # start_job JOB: registered, with a task that stays in its cgroup so that
@@ -213,7 +213,7 @@ late_finished() {
 	[ "$(sqlite3 $RUN/history.db "SELECT count(*) FROM steps WHERE source = 'lsf' AND job = '7777' AND finished = 1")" = 1 ]
 }
 check "late: LSF job 7777 registered, ended and finished by the helper" until_ok 30 late_finished
-"$REPORT" --config $RUN/vnfs.conf -j lsf:7777 --json | jq '.jobs[0]' > $out/lsf-7777.json
+"$REPORT" --config $RUN/vnfs.conf --timeout 120 -j lsf:7777 --json | jq '.jobs[0]' > $out/lsf-7777.json
 check "late: a snapshot after, with no RPC ending while it was taken" after $out "$mount_dir"
 compare_to_mountstats late $out "$mount_dir" lsf-7777
 check_ge "late: the job's WRITE RPCs sent its 4 MiB, those before it was identified included" \
