@@ -35,6 +35,10 @@ _vnfs_guest_lib_loaded=1
 NFS_VERSIONS="3 4.0 4.1 4.2"
 # The server's export root (tmpfs; fsid=0, so NFSv4 sees it as "/").
 NFS_EXPORT_ROOT=/srv/export
+# NFS-Ganesha, the second server (guest_start_ganesha): the versions it is
+# mounted with, each at $(ganesha_mount_of V), and its one export.
+GANESHA_VERSIONS="3 4.1"
+GANESHA_EXPORT=/srv/ganesha
 
 # ------------------------------------------------------------------ basics
 
@@ -198,8 +202,12 @@ _vnfs_nfs_step() {
 # $NFS_EXPORT_ROOT (fsid=0: the v4 pseudo-root; the 9p root cannot be
 # exported).  nfsdcld runs before rpc.nfsd, so with no clients to reclaim
 # nfsd skips its 90 s grace period; grace and lease are cut to 10 s anyway.
+# Once per boot: suites sharing one boot (kernel.sh) find it running.
+# guest_start_nfs --with-ganesha: NFS-Ganesha too, the second server.
 guest_start_nfs() {
-	local setting
+	local setting with_ganesha=0
+	[ "${1:-}" = --with-ganesha ] && with_ganesha=1
+	[ -e "$VNFS_STATE/nfs-server" ] && return 0
 	mkdir -p "$NFS_EXPORT_ROOT" /run/rpc_pipefs /run/rpcbind \
 		/var/lib/nfs/nfsdcld /var/lib/nfs/sm /var/lib/nfs/sm.bak /var/lib/nfs/v4recovery &&
 		touch /var/lib/nfs/etab /var/lib/nfs/rmtab || { fail "NFS server: state directories"; return 1; }
@@ -212,11 +220,81 @@ guest_start_nfs() {
 	done
 	_vnfs_nfs_step "rpcbind" rpcbind -w || return 1
 	_vnfs_nfs_step "nfsdcld" nfsdcld || return 1
+	[ $with_ganesha = 1 ] && { _vnfs_start_ganesha || return 1; }
 	_vnfs_nfs_step "exportfs" exportfs -o rw,sync,no_root_squash,no_subtree_check,insecure,fsid=0 \
 		"127.0.0.1:$NFS_EXPORT_ROOT" || return 1
 	_vnfs_nfs_step "rpc.mountd" rpc.mountd || return 1
 	_vnfs_nfs_step "rpc.nfsd" rpc.nfsd 8 || return 1
+	: > "$VNFS_STATE/nfs-server"
 	mark nfs-server
+}
+
+# _vnfs_start_ganesha: NFS-Ganesha (its VFS back end), exporting the tmpfs
+# $GANESHA_EXPORT at 127.0.0.2, port 2050, its MOUNT protocol at port
+# 20049.  Not 2049: Ganesha binds the wildcard IPv6 address whatever
+# Bind_addr says, and nfsd's socket holds that port.  Its clients name both
+# ports (guest_mount_ganesha), so rpcbind is not asked; Ganesha's start
+# unregisters every NFS and MOUNT program there, hence it starts before
+# nfsd and rpc.mountd register theirs.  Graceless: no clients to reclaim.
+# Delegations are off (Ganesha's default; nfsd grants them).
+_vnfs_start_ganesha() {
+	local run=/run/vnfs-ganesha
+	mkdir -p "$run" "$GANESHA_EXPORT" /var/lib/nfs/ganesha || { fail "Ganesha: directories"; return 1; }
+	cat > "$run/ganesha.conf" <<-CONF || { fail "Ganesha: configuration"; return 1; }
+	NFS_CORE_PARAM {
+		Bind_addr = 127.0.0.2;
+		NFS_Port = 2050;
+		MNT_Port = 20049;
+		Protocols = 3, 4;
+		Enable_NLM = false;
+		Enable_RQUOTA = false;
+		Enable_UDP = false;
+		Plugins_Dir = /usr/lib/x86_64-linux-gnu/ganesha;
+	}
+	NFSv4 { Graceless = true; Lease_Lifetime = 10; }
+	EXPORT {
+		Export_Id = 1;
+		Path = $GANESHA_EXPORT;
+		Pseudo = /ganesha;
+		Access_Type = RW;
+		Squash = No_Root_Squash;
+		Protocols = 3, 4;
+		Transports = TCP;
+		SecType = sys;
+		FSAL { Name = VFS; }
+	}
+	CONF
+	_vnfs_nfs_step "ganesha.nfsd" ganesha.nfsd -f "$run/ganesha.conf" -L "$VNFS_OUT/ganesha.log" \
+		-p "$run/ganesha.pid" -N NIV_EVENT || return 1
+	until_ok 60 _vnfs_listening 127.0.0.2 2050 ||
+		{ fail "Ganesha: not listening at 127.0.0.2:2050 after 60 s (see ganesha.log)"; return 1; }
+	until_ok 60 _vnfs_listening 127.0.0.2 20049 ||
+		{ fail "Ganesha: MOUNT not listening at 127.0.0.2:20049 after 60 s (see ganesha.log)"; return 1; }
+	mark ganesha
+}
+
+# _vnfs_listening ADDRESS PORT: something accepts TCP connections there.
+_vnfs_listening() { bash -c "exec 3<> /dev/tcp/$1/$2" 2> /dev/null; }
+
+# ganesha_mount_of VERSION: where guest_mount_ganesha mounts VERSION.
+ganesha_mount_of() {
+	echo "/mnt/ganesha/v$1"
+}
+
+# guest_mount_ganesha VERSION: Ganesha's export at $(ganesha_mount_of V),
+# ports named (no rpcbind), the version checked as for nfsd.
+guest_mount_ganesha() {
+	local version=$1 mountpoint
+	mountpoint=$(ganesha_mount_of "$version")
+	mkdir -p "$mountpoint" || { fail "mkdir $mountpoint"; return 1; }
+	case $version in
+	3) mount -t nfs -o vers=3,nolock,proto=tcp,port=2050,mountport=20049,mountproto=tcp \
+		"127.0.0.2:$GANESHA_EXPORT" "$mountpoint" ;;
+	4.0|4.1|4.2) mount -t nfs4 -o "vers=$version,port=2050" 127.0.0.2:/ganesha "$mountpoint" ;;
+	*) fail "guest_mount_ganesha: unknown NFS version '$version'"; return 1 ;;
+	esac || { fail "mount Ganesha's export with NFS v$version at $mountpoint"; return 1; }
+	check_eq "Ganesha: NFS v$version at $mountpoint negotiated vers=$version" \
+		"$(nfs_negotiated_version "$mountpoint")" "$version"
 }
 
 # nfs_mount_of VERSION: where guest_mount_all_nfs mounts VERSION (3, 4.0, 4.1, 4.2).
@@ -241,9 +319,11 @@ nfs_negotiated_version() {
 # guest_mount_nfs VERSION MOUNTPOINT: mounts the export's subdirectory
 # v<VERSION> with exactly that protocol version (3 over TCP without NLM,
 # or 4.0/4.1/4.2) and checks in /proc/mounts that it was negotiated.
+# Already mounted there (an earlier suite of the same boot): nothing to do.
 guest_mount_nfs() {
 	local version=$1 mountpoint=$2 subdirectory
 	[ $# -eq 2 ] || { fail "guest_mount_nfs needs VERSION MOUNTPOINT"; return 1; }
+	[ "$(nfs_negotiated_version "$mountpoint")" = "$version" ] && return 0
 	subdirectory=v$version
 	mkdir -p "$NFS_EXPORT_ROOT/$subdirectory" "$mountpoint" || { fail "mkdir for NFS v$version"; return 1; }
 	case $version in
@@ -263,6 +343,17 @@ guest_mount_all_nfs() {
 	done
 	mark nfs-up
 	return $status
+}
+
+# guest_umount_all_nfs: unmounts every version in NFS_VERSIONS, one check
+# each; nothing when the suites share the boot (kernel.sh sets
+# VNFS_SHARED_BOOT): the next one uses the same mounts.
+guest_umount_all_nfs() {
+	local version
+	[ -n "${VNFS_SHARED_BOOT:-}" ] && return 0
+	for version in $NFS_VERSIONS; do
+		check "v$version: umount" umount "$(nfs_mount_of "$version")"
+	done
 }
 
 # guest_done: the suite's last statement.  Without it the driver counts the

@@ -36,7 +36,5 @@ for version in $NFS_VERSIONS; do
 done
 mark smoke-io
 
-for version in $NFS_VERSIONS; do
-	check "v$version: umount" umount "$(nfs_mount_of "$version")"
-done
+guest_umount_all_nfs
 guest_done
