@@ -35,8 +35,8 @@ _vnfs_guest_lib_loaded=1
 NFS_VERSIONS="3 4.0 4.1 4.2"
 # The server's export root (tmpfs; fsid=0, so NFSv4 sees it as "/").
 NFS_EXPORT_ROOT=/srv/export
-# NFS-Ganesha, the second server (guest_start_ganesha): the versions it is
-# mounted with, each at $(ganesha_mount_of V), and its one export.
+# NFS-Ganesha, the second server (guest_start_nfs --with-ganesha): the
+# versions it is mounted with, each at $(ganesha_mount_of V), and its export.
 GANESHA_VERSIONS="3 4.1"
 GANESHA_EXPORT=/srv/ganesha
 
@@ -266,10 +266,10 @@ _vnfs_start_ganesha() {
 	CONF
 	_vnfs_nfs_step "ganesha.nfsd" ganesha.nfsd -f "$run/ganesha.conf" -L "$VNFS_OUT/ganesha.log" \
 		-p "$run/ganesha.pid" -N NIV_EVENT || return 1
-	until_ok 60 _vnfs_listening 127.0.0.2 2050 ||
-		{ fail "Ganesha: not listening at 127.0.0.2:2050 after 60 s (see ganesha.log)"; return 1; }
-	until_ok 60 _vnfs_listening 127.0.0.2 20049 ||
-		{ fail "Ganesha: MOUNT not listening at 127.0.0.2:20049 after 60 s (see ganesha.log)"; return 1; }
+	until_ok 300 _vnfs_listening 127.0.0.2 2050 ||
+		{ fail "Ganesha: not listening at 127.0.0.2:2050 after 300 s (see ganesha.log)"; return 1; }
+	until_ok 300 _vnfs_listening 127.0.0.2 20049 ||
+		{ fail "Ganesha: MOUNT not listening at 127.0.0.2:20049 after 300 s (see ganesha.log)"; return 1; }
 	mark ganesha
 }
 
