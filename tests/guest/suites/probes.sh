@@ -475,9 +475,9 @@ check_op "$output" 11 "extras (slot 11)" flush count 2
 check_op "$output" 11 "extras (slot 11)" close count 2
 mark extras
 
-# The bounds (name storms) and the expiry: the same BPF code and map types on
-# every kernel with task storage, so --skip-bounds leaves them to the
-# default kernel's run (and 5.10's, whose legacy build differs).
+# The bounds (name storms) and the expiry: the same BPF code and maps on
+# every kernel and in the legacy build (which differs in a task's state and
+# its batch), so --skip-bounds leaves them to the default kernel's run.
 if [ $skip_bounds = 0 ]; then
 	# ------------------------------------------- bounded rows under a name storm
 	# Issue 13: a process renaming itself in a loop filled breakdown_stats
