@@ -12,11 +12,12 @@
 # rows of their own, beyond them "[other]" rows, and the totals add up) and
 # the expiry of unattributed rows of removed cgroups and idle ones.
 #
-# Run: tests/guest/run --timeout 900 --build BUILD_DIR tests/guest/suites/probes.sh [MODE...] [--skip-bounds]
+# Run: tests/guest/run --timeout 900 --build BUILD_DIR tests/guest/suites/probes.sh [MODE...] [--kernel-dependent]
 # (BUILD_DIR holds tests/guest/probe-driver; without --build, the in-tree one.)
 # MODEs: the probe modes the known workload runs in, auto and kprobe unless
 # given (scripts/check's other kernels run auto only: docs/TESTBED.md).
-# --skip-bounds: not the name storms and the expiry (see there).
+# --kernel-dependent: only the sections whose outcome depends on the
+# kernel; the name storms and the expiry run on the default kernel (see there).
 # It takes 6-8 minutes under TCG: the workload runs twice on four mounts, and
 # loading 56 fentry programs takes 10-25 s there (docs/PROBES.md).
 #
@@ -32,12 +33,12 @@ cgroups=$VNFS_CGROUP2_MOUNT/vnfs-probes
 workload=/tmp/probe-workload.py
 versions=($NFS_VERSIONS)
 mib=1048576
-modes=() skip_bounds=0
+modes=() kernel_dependent_only=0
 for argument in "$@"; do
 	case $argument in
 	auto|kprobe) modes+=("$argument") ;;
-	--skip-bounds) skip_bounds=1 ;;
-	*) fail "probes.sh: unknown argument '$argument' (auto, kprobe or --skip-bounds)"; exit 1 ;;
+	--kernel-dependent) kernel_dependent_only=1 ;;
+	*) fail "probes.sh: unknown argument '$argument' (auto, kprobe or --kernel-dependent)"; exit 1 ;;
 	esac
 done
 [ ${#modes[@]} -gt 0 ] || modes=(auto kprobe)
@@ -477,8 +478,8 @@ mark extras
 
 # The bounds (name storms) and the expiry: the same BPF code and maps on
 # every kernel and in the legacy build (which differs in a task's state and
-# its batch), so --skip-bounds leaves them to the default kernel's run.
-if [ $skip_bounds = 0 ]; then
+# its batch), so --kernel-dependent leaves them to the default kernel's run.
+if [ $kernel_dependent_only = 0 ]; then
 	# ------------------------------------------- bounded rows under a name storm
 	# Issue 13: a process renaming itself in a loop filled breakdown_stats
 	# (16,384 rows) and unattributed_stats (4,096).  A step makes at most
