@@ -34,6 +34,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "vnfs.h"
+#include "log2_bucket.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -43,6 +44,11 @@ char LICENSE[] SEC("license") = "GPL";
  * sees each program's configuration as constants and prunes the rest). */
 const volatile struct vnfs_hook_config hook_config[VNFS_MAX_HOOKS] = {};
 const volatile __u32 page_shift = 12;
+/* enum vnfs_cost_cut, for the benchmark.  Read-only data: the verifier knows
+ * its value and removes the tests of LEFT_OUT() with the branches they close,
+ * so at VNFS_CUT_NONE the programs are what they would be without it. */
+const volatile __u32 cost_cut = VNFS_CUT_NONE;
+#define LEFT_OUT(part) (cost_cut >= (part))
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -276,29 +282,6 @@ static __always_inline void health_add_n(__u32 counter, __u64 events)
 static __always_inline void health_add(__u32 counter)
 {
 	health_add_n(counter, 1);
-}
-
-/* floor(log2(value)), 0 for 0, clamped to the last bucket.  Without
- * branches: (limit - value) >> 63 is 1 exactly when value > limit (value
- * is below 2^62 here).  The shift is written in assembly because clang
- * turns it back into a comparison and a branch, and with a branch per step
- * the verifier knew a different bucket on every path: 64 paths through
- * every caller, which made loading the programs a third slower. */
-static __always_inline __u32 log2_bucket(__u64 value, __u32 buckets)
-{
-	__u64 bucket = 0, above, step;
-
-	if (value >= 1ull << 62) /* the last bucket anyway */
-		value = (1ull << 62) - 1;
-#pragma unroll
-	for (int shift = 32; shift > 0; shift >>= 1) {
-		above = (1ull << shift) - 1 - value;
-		asm volatile("%0 >>= 63" : "+r"(above));
-		step = above * shift;
-		value >>= step;
-		bucket += step;
-	}
-	return bucket < buckets ? bucket : buckets - 1;
 }
 
 /* New rows' first values, in .rodata rather than on the stack: the
@@ -587,6 +570,10 @@ static __always_inline void remember_call(struct vnfs_task_state *state, __u32 h
 
 	if (operation >= VNFS_OP_COUNT)
 		return;
+	if (LEFT_OUT(VNFS_CUT_ENTRY)) {
+		state->start_ns[operation] = bpf_ktime_get_ns();
+		return;
+	}
 	state->device[operation] = device;
 	if (flags & VNFS_HOOK_BYTES_FROM_OBJECT)
 		state->object[operation] = object_bytes(hook_config[hook].object_kind, object);
@@ -666,19 +653,23 @@ SUBPROGRAM int count_in_step(struct vnfs_step_stats *stats, const struct vnfs_pe
 		__sync_fetch_and_add(&operation->errors, 1);
 	if (call->bytes)
 		__sync_fetch_and_add(&operation->bytes, call->bytes);
-	if (call->timed) {
+	if (call->timed)
 		__sync_fetch_and_add(&operation->time_ns, call->duration_ns);
+	if (LEFT_OUT(VNFS_CUT_HISTOGRAMS))
+		return 0;
+	if (call->timed) {
 		bucket = log2_bucket(call->duration_ns, VNFS_LATENCY_BUCKETS);
 		__sync_fetch_and_add(&operation->latency_histogram[bucket], 1);
 	}
-	if (call->error)
+	/* Request size = bytes the call moved (a read at end of file is 0), of
+	 * reads and writes only, and its bucket computed for those only: most
+	 * calls are metadata, and a log2 costs some twenty instructions. */
+	if (call->error || (op != VNFS_OP_READ && op != VNFS_OP_WRITE))
 		return 0;
-	/* Request size = bytes the call moved (a read at end of file is 0). */
 	bucket = log2_bucket(call->bytes, VNFS_SIZE_BUCKETS);
-	if (op == VNFS_OP_READ)
-		__sync_fetch_and_add(&stats->request_size_histogram[VNFS_DIRECTION_READ][bucket], 1);
-	else if (op == VNFS_OP_WRITE)
-		__sync_fetch_and_add(&stats->request_size_histogram[VNFS_DIRECTION_WRITE][bucket], 1);
+	__sync_fetch_and_add(&stats->request_size_histogram[op == VNFS_OP_READ ? VNFS_DIRECTION_READ
+									       : VNFS_DIRECTION_WRITE][bucket],
+			     1);
 	return 0;
 }
 
@@ -777,6 +768,8 @@ SUBPROGRAM int drain_call(const struct vnfs_task_state *state, __u32 index, __u3
 	if (!stats)
 		return count_unattributed(state->counting_id, call);
 	count_in_step(stats, call);
+	if (LEFT_OUT(VNFS_CUT_BREAKDOWN))
+		return call->created;
 	if (sum->used && sum->device != call->device) {
 		flush_breakdown(state, slot, sum);
 		__builtin_memset(&sum->stats, 0, sizeof(sum->stats));
@@ -827,7 +820,7 @@ SUBPROGRAM int drain_pending(struct vnfs_task_state *state)
 		return 0;
 	count = state->pending_count;
 	state->pending_count = 0;
-	if (count == 0)
+	if (count == 0 || LEFT_OUT(VNFS_CUT_DRAIN))
 		return 0;
 	slot = pending_slot(state);
 	if (slot != VNFS_SLOT_NONE)
@@ -938,6 +931,8 @@ static __always_inline void count_call(struct vnfs_task_state *state,
 		state->slot_generation = generation;
 		bpf_get_current_comm(state->comm, sizeof(state->comm));
 	}
+	if (LEFT_OUT(VNFS_CUT_PENDING))
+		return;
 	if (state->slot == VNFS_SLOT_NONE) {
 		count_unattributed(state->counting_id, call);
 		return;
@@ -1008,6 +1003,8 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 		return;
 	}
 	state->depth[operation] = --depth;
+	if (LEFT_OUT(VNFS_CUT_EXIT))
+		return;
 
 	switch (hook_config[hook].result_kind) {
 	case VNFS_RESULT_INT:
@@ -1045,6 +1042,8 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 	 * pending call would cost each hook's program its verification. */
 	call.created = (flags & VNFS_HOOK_CREATE_IF_CREATED) && !call.error &&
 		       file_was_created(state->object[operation]);
+	if (LEFT_OUT(VNFS_CUT_ATTRIBUTION))
+		return;
 	count_call(state, &call, now);
 }
 

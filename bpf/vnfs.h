@@ -134,6 +134,25 @@ _Static_assert((VNFS_PENDING_CALLS & (VNFS_PENDING_CALLS - 1)) == 0,
 #define VNFS_PENDING_DRAIN_BYTES (1024 * 1024)
 #define VNFS_PENDING_DRAIN_NS 1000000ull
 
+/* For the benchmark only (docs/PERFORMANCE.md, "What each part of a call
+ * costs"): the parts of a counted call the programs leave out, each level
+ * one more, from the last to run back to the entry, so that the difference
+ * between two levels is one part's cost, measured on vnfs's own programs.
+ * The helper sets it (rodata cost_cut) from the environment variable
+ * VNFS_BENCH_COST_CUT; production runs VNFS_CUT_NONE.  At any level above
+ * VNFS_CUT_HISTOGRAMS the counts are incomplete. */
+enum vnfs_cost_cut {
+	VNFS_CUT_NONE,        /* everything */
+	VNFS_CUT_BREAKDOWN,   /* no process and mount breakdown rows */
+	VNFS_CUT_HISTOGRAMS,  /* nor latency and request size histograms */
+	VNFS_CUT_DRAIN,       /* nor moving pending calls to the step's counters */
+	VNFS_CUT_PENDING,     /* nor keeping the call pending: its workload looked up only */
+	VNFS_CUT_ATTRIBUTION, /* nor the workload: the exit classifies and times the call */
+	VNFS_CUT_EXIT,        /* nor that: the exit finds the task state and the depth */
+	VNFS_CUT_ENTRY,       /* and the entry keeps only the start time (no device, object) */
+	VNFS_CUT_LEVELS
+};
+
 /* The probes attached per hooked kernel function (see helper/kernel/probes.c). */
 #define VNFS_MAX_HOOKS 40
 

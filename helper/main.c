@@ -55,6 +55,7 @@ struct helper {
 	int instance_lock;      /* flock'd STATE_DIR/helper.lock, for life */
 	bool made_state_dir;    /* by this start: a failed start removes them */
 	bool made_instance_lock;
+	unsigned cost_cut;      /* enum vnfs_cost_cut: VNFS_BENCH_COST_CUT, benchmark only */
 };
 
 static void usage(FILE *out)
@@ -420,6 +421,7 @@ static int start_probes(struct helper *helper)
 		.pin = true,
 		.capture_environment = helper->config.environment.job_variable_count > 0,
 		.count_wire = helper->config.helper.count_rpcs,
+		.cost_cut = helper->cost_cut,
 	};
 	char error[1024];
 
@@ -553,6 +555,7 @@ struct command_line {
 	const char *check_config; /* --check-config FILE */
 	const char *probe_mode;   /* --probes MODE, checked */
 	bool unload, help, version;
+	unsigned cost_cut;        /* VNFS_BENCH_COST_CUT, checked */
 };
 
 static int usage_error(const char *format, const char *argument)
@@ -561,6 +564,31 @@ static int usage_error(const char *format, const char *argument)
 	fprintf(stderr, format, argument);
 	fprintf(stderr, "\nTry 'vnfs-helper --help'.\n");
 	return -1;
+}
+
+/* The benchmark's cuts of the counting path (bpf/vnfs.h, enum
+ * vnfs_cost_cut; docs/PERFORMANCE.md): an environment variable, not an
+ * option or a key, since no node should run with one. */
+#define COST_CUT_VARIABLE "VNFS_BENCH_COST_CUT"
+
+/* text: NULL or empty for none.  Returns 0, or -1 after saying what is wrong. */
+static int parse_cost_cut(const char *text, unsigned *cut)
+{
+	char *end;
+	unsigned long value;
+
+	*cut = VNFS_CUT_NONE;
+	if (!text || text[0] == '\0')
+		return 0;
+	errno = 0;
+	value = strtoul(text, &end, 10);
+	if (errno != 0 || *end != '\0' || text[0] < '0' || text[0] > '9' || value >= VNFS_CUT_LEVELS) {
+		fprintf(stderr, "vnfs-helper: %s: '%s' is not a cut level, 0 to %d\n", COST_CUT_VARIABLE,
+			text, VNFS_CUT_LEVELS - 1);
+		return -1;
+	}
+	*cut = (unsigned)value;
+	return 0;
 }
 
 /* Returns 0, or -1 after saying what is wrong (a usage error). */
@@ -602,7 +630,7 @@ static int parse_command_line(int argc, char **argv, struct command_line *comman
 		return usage_error("%s", "--check-config and --unload cannot be combined");
 	if (command->probe_mode && parse_probe_mode(command->probe_mode, &mode) != 0)
 		return usage_error("--probes: '%s' is not auto, fentry or kprobe", command->probe_mode);
-	return 0;
+	return parse_cost_cut(getenv(COST_CUT_VARIABLE), &command->cost_cut);
 }
 
 /* --unload: says whether there was anything to remove. */
@@ -660,6 +688,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (command.probe_mode)
 		parse_probe_mode(command.probe_mode, &helper.config.helper.probe_mode);
+	helper.cost_cut = command.cost_cut;
 	setup_logging(&helper.config);
 	if (command.unload)
 		return unload(&helper.config);

@@ -531,6 +531,7 @@ static int attempt(struct vnfs_probes *probes, char *error, size_t error_size)
 		return -1;
 	}
 	probes->skeleton->rodata->page_shift = page_shift();
+	probes->skeleton->rodata->cost_cut = probes->cost_cut;
 	started = milliseconds();
 	status = prepare_programs(probes);
 	vnfs_debug("attach targets set in %.0f ms", milliseconds() - started);
@@ -902,6 +903,10 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 	probes->can_fold = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1;
 	probes->mode = options->mode;
 	probes->pin = options->pin;
+	probes->cost_cut = options->cost_cut;
+	if (probes->cost_cut != VNFS_CUT_NONE)
+		vnfs_warning("benchmark cut %u of the counting path (VNFS_BENCH_COST_CUT): calls "
+			     "are not all counted", probes->cost_cut);
 	probes->legacy_kernel = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) != 1;
 	if (probes->legacy_kernel)
 		vnfs_info("this kernel has no task storage (5.11): the probes keep their "

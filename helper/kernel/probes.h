@@ -31,6 +31,7 @@ struct vnfs_probes_options {
 	bool pin;                  /* pin maps and links (survive a restart) */
 	bool capture_environment;  /* follow environment jobs (job variables listed) */
 	bool count_wire;           /* count RPCs per workload (bpf/wire.h) */
+	unsigned cost_cut;         /* enum vnfs_cost_cut: the benchmark's, else VNFS_CUT_NONE */
 };
 
 /*

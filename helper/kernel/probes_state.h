@@ -119,6 +119,7 @@ struct vnfs_probes {
 	bool cgroup_root_tried;
 	bool can_fold;                 /* fold_unattributed loaded (a syscall program) */
 	bool legacy_kernel;            /* no task storage: the legacy build (bpf/vnfs.bpf.c) */
+	unsigned cost_cut;             /* enum vnfs_cost_cut (bpf/vnfs.h) */
 	struct bpf_link *new_cgroup_link;  /* note_new_cgroup on cgroup_mkdir, not pinned */
 	struct ring_buffer *new_cgroups;   /* its ring, read by vnfs_probes_for_each_new_cgroup */
 	vnfs_new_cgroup_fn new_cgroup_fn;  /* that call's fn and context, for the ring's callback */
