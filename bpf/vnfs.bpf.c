@@ -634,7 +634,9 @@ SUBPROGRAM int count_unattributed(__u64 cgroup_id, const struct vnfs_pending_cal
 
 /* Adds one pending call to its step's counters.  Global, as
  * registered_ancestor_slot, so that its paths do not multiply the ones of
- * the breakdown sum that follows. */
+ * the breakdown sum that follows: inlined into drain_call, it saved 10 ns of
+ * 3,285 per stat and the helper's start took 46.9 s instead of 1.9 s
+ * (instruction clock, 2026-12-05). */
 SUBPROGRAM int count_in_step(struct vnfs_step_stats *stats, const struct vnfs_pending_call *call)
 {
 	struct vnfs_operation_stats *operation;
