@@ -673,30 +673,32 @@ done
 # from vnfs-no-rpcs (everything but the RPC counters) to vnfs-cut-7 (the
 # task state, the depth and the start time), and what that last one costs
 # beyond timing only (T).
+# cost_row LABEL VARIANT [BASE]: per loop, VARIANT's program time, less
+# BASE's when given (n/a where either is missing).
+cost_row() {
+	local loop
+	printf '%-34s' "$1"
+	for loop in "${LOOPS[@]}"; do
+		printf ' %12s' "$(awk -v a="$(program_ns "$2" "$loop")" \
+			-v b="$([ -n "${3:-}" ] && program_ns "$3" "$loop" || echo 0)" \
+			'BEGIN { if (a == "" || b == "") print "n/a"; else print a - b }')"
+	done
+	echo
+}
 print_cost_parts() {
-	local loop level above below
+	local level above
 	echo
 	echo "what each part of a counted call costs: program time per loop call (ns), between"
 	echo "neighbouring levels of vnfs-no-rpcs and vnfs-cut-N (bpf/vnfs.h, enum vnfs_cost_cut)"
 	printf '%-34s' part; printf ' %12s' "${LOOPS[@]}"; echo
 	for ((level = 1; level <= ${#COST_CUT_VARIANTS[@]}; level++)); do
-		above=vnfs-cut-$((level - 1)) below=vnfs-cut-$level
+		above=vnfs-cut-$((level - 1))
 		[ $level = 1 ] && above=vnfs-no-rpcs
-		printf '%-34s' "$level ${COST_CUT_PARTS[level - 1]}"
-		for loop in "${LOOPS[@]}"; do
-			printf ' %12s' "$(awk -v a="$(program_ns "$above" "$loop")" -v b="$(program_ns "$below" "$loop")" \
-				'BEGIN { if (a == "" || b == "") print "n/a"; else print a - b }')"
-		done
-		echo
+		cost_row "$level ${COST_CUT_PARTS[level - 1]}" "$above" "vnfs-cut-$level"
 	done
-	printf '%-34s' "vnfs-cut-7 beyond (T)"
-	for loop in "${LOOPS[@]}"; do
-		printf ' %12s' "$(awk -v a="$(program_ns vnfs-cut-7 "$loop")" -v b="$(program_ns timing "$loop")" \
-			'BEGIN { if (a == "" || b == "") print "n/a"; else print a - b }')"
-	done
-	echo
-	printf '%-34s' "(T) timing only"; for loop in "${LOOPS[@]}"; do printf ' %12s' "$(program_ns timing "$loop")"; done; echo
-	printf '%-34s' "vnfs-no-rpcs"; for loop in "${LOOPS[@]}"; do printf ' %12s' "$(program_ns vnfs-no-rpcs "$loop")"; done; echo
+	cost_row "vnfs-cut-7 beyond (T)" vnfs-cut-7 timing
+	cost_row "(T) timing only" timing
+	cost_row vnfs-no-rpcs vnfs-no-rpcs
 }
 if [[ " ${PROGRAM_TIME_VARIANTS[*]} " == *" vnfs-cut-7 "* ]]; then
 	print_cost_parts | tee -a "$TABLE"
