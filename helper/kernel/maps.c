@@ -291,6 +291,20 @@ static int call_wire(const void *key, const void *value, void *context)
 
 static void expire_wire_rows(struct vnfs_probes *probes);
 
+/* Whether a walk at now looks for rows to expire: at next_ms, set a
+ * VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS after the last look, or sooner, a
+ * VNFS_FULL_BOUND_EXPIRY_PERIOD_MS after it, while the rows kept under
+ * owners' ids (*entries) are at their bound: a new owner's calls then go to
+ * a shared row, so room given back soon is worth a look's cost. */
+static bool expiry_due(int64_t now, int64_t next_ms, const __u64 *entries, __u64 bound)
+{
+	bool full = entries && __atomic_load_n(entries, __ATOMIC_RELAXED) >= bound;
+
+	return now >= next_ms ||
+	       (full && now >= next_ms - VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS +
+				       VNFS_FULL_BOUND_EXPIRY_PERIOD_MS);
+}
+
 int vnfs_probes_for_each_wire(struct vnfs_probes *probes, vnfs_wire_fn fn, void *context)
 {
 	struct wire_walk *walk = calloc(1, sizeof(*walk));
@@ -313,7 +327,9 @@ int vnfs_probes_for_each_wire(struct vnfs_probes *probes, vnfs_wire_fn fn, void 
 	free(walk);
 	/* After the walk, as for the VFS rows: their RPCs show in the
 	 * expired sums from the next walk on. */
-	if (status == 0 && now >= probes->next_wire_expiry_ms) {
+	if (status == 0 && expiry_due(now, probes->next_wire_expiry_ms,
+				      probes->wire_unattributed_entries,
+				      VNFS_MAX_WIRE_UNATTRIBUTED_NAMED)) {
 		probes->next_wire_expiry_ms = now + VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS;
 		expire_wire_rows(probes);
 	}
@@ -462,7 +478,8 @@ int vnfs_probes_for_each_unattributed(struct vnfs_probes *probes, vnfs_unattribu
 				sizeof(struct vnfs_unattributed_stats), call_unattributed, &walk);
 	/* After the walk: the caller saw the rows once more as they were, and
 	 * sees their calls in the [expired] rows from the next walk on. */
-	if (status == 0 && now >= probes->next_expiry_ms) {
+	if (status == 0 && expiry_due(now, probes->next_expiry_ms, probes->unattributed_entries,
+				      VNFS_MAX_UNATTRIBUTED_NAMED_ENTRIES)) {
 		probes->next_expiry_ms = now + VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS;
 		if (vnfs_probes_expire_unattributed(probes, now, VNFS_UNATTRIBUTED_IDLE_MS,
 						    &expired) != 0)

@@ -86,13 +86,16 @@ int vnfs_probes_reset_slot(struct vnfs_probes *probes, uint32_t slot);
  * read.  This one walks breakdown_stats, in the map's order. */
 int vnfs_probes_for_each_breakdown(struct vnfs_probes *probes, vnfs_breakdown_fn fn,
 				   void *context);
-/* Calls fn per unattributed row.  Every VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS,
- * after the walk, also expires rows (vnfs_probes_expire_unattributed with
+/* Calls fn per unattributed row.  Every VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS
+ * (VNFS_FULL_BOUND_EXPIRY_PERIOD_MS while its bound is full), after the
+ * walk, also expires rows (vnfs_probes_expire_unattributed with
  * VNFS_UNATTRIBUTED_IDLE_MS). */
 int vnfs_probes_for_each_unattributed(struct vnfs_probes *probes, vnfs_unattributed_fn fn,
 				      void *context);
 
-/* Calls fn per wire_stats row, with its procedure's name. */
+/* Calls fn per wire_stats row, with its procedure's name; as often as the
+ * walk above, after the walk, deletes the unattributed rows of gone owners
+ * into the expired sums. */
 int vnfs_probes_for_each_wire(struct vnfs_probes *probes, vnfs_wire_fn fn, void *context);
 
 /* Deletes the unattributed wire rows kept under owner_id (a workload's
@@ -108,6 +111,11 @@ int vnfs_probes_forget_wire(struct vnfs_probes *probes, uint64_t owner_id);
 /* How often the walk above looks for rows to expire: each look reads the
  * whole map and asks the kernel once per row whether its cgroup exists. */
 #define VNFS_UNATTRIBUTED_EXPIRY_PERIOD_MS (60 * 1000)
+/* ... and how often while the rows kept under owners' ids are at their
+ * bound: a hostile user who holds it full costs the helper one look per 5 s
+ * (a read of the map and a question to the kernel per row), and the room
+ * gone cgroups held comes back within it. */
+#define VNFS_FULL_BOUND_EXPIRY_PERIOD_MS (5 * 1000)
 
 struct vnfs_unattributed_expiry {
 	uint32_t gone;   /* rows folded: their cgroup no longer exists */
