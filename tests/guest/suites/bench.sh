@@ -313,8 +313,12 @@ measure_resources() {
 	for ((step = 0; step < idle_steps; step++)); do idle_dirs+=("$CGROUP/idle/step_$step"); done
 	mkdir -p "${idle_dirs[@]}"
 	started=$EPOCHREALTIME ticks_before=$(cpu_ticks "$helper_pid")
+	# Jobs of 100 steps, each of its own user (uid = job id): a node's
+	# 1,000 workloads belong to several users, and one user may hold only
+	# max_steps_per_user (512) of them.
 	for ((job = 0; job < idle_steps / 100; job++)); do
-		"$STEPS" -s "$SOCKET" -j $((2000 + job)) "${idle_dirs[@]:job * 100:100}" > /dev/null || break
+		"$STEPS" -s "$SOCKET" -j $((2000 + job)) -u $((2000 + job)) \
+			"${idle_dirs[@]:job * 100:100}" > /dev/null || break
 	done
 	check "$idle_steps idle steps registered ($(elapsed_ms "$started") ms)" [ "$job" = $((idle_steps / 100)) ]
 	until [ "$(history_steps)" = "$idle_steps" ] || [ "$(elapsed_ms "$started")" -gt 60000 ]; do
