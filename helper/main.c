@@ -543,6 +543,17 @@ static void keep_memory_small(void)
 	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0)
 		vnfs_warning("cannot turn off transparent huge pages for the helper: %s",
 			     strerror(errno));
+	/* The large tables (the registry, the records, the container and
+	 * environment job tables: 1-10 MiB each) are sized for the most a node
+	 * may hold and touched as they fill: mapped on their own, their
+	 * untouched pages cost nothing.  glibc's default threshold for that
+	 * rises to the largest block ever freed, and libbpf frees the kernel's
+	 * BTF (4 MiB) after loading the probes: the tables made after it then
+	 * came from the heap, where calloc clears every page, and 6 MiB of
+	 * zeros stayed resident (massif and smaps in the guest, 2026-12-05).
+	 * A fixed threshold (the default's start) keeps them mapped. */
+	if (mallopt(M_MMAP_THRESHOLD, 128 * 1024) != 1)
+		vnfs_debug("cannot fix malloc's mmap threshold (not glibc's allocator?)");
 }
 
 /* Exit statuses (man/vnfs-helper.8, EXIT STATUS). */
