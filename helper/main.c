@@ -548,9 +548,10 @@ static void keep_memory_small(void)
 	 * may hold and touched as they fill: mapped on their own, their
 	 * untouched pages cost nothing.  glibc's default threshold for that
 	 * rises to the largest block ever freed, and libbpf frees the kernel's
-	 * BTF (4 MiB) after loading the probes: the tables made after it then
-	 * came from the heap, where calloc clears every page, and 6 MiB of
-	 * zeros stayed resident (massif and smaps in the guest, 2026-12-05).
+	 * BTF (4 MiB) after loading the probes: the tables smaller than that,
+	 * made after it, then came from the heap, where calloc clears every
+	 * page, and 6 MiB of zeros stayed resident (massif and smaps in the
+	 * guest, 2026-12-05).
 	 * A fixed threshold (the default's start) keeps them mapped. */
 	if (mallopt(M_MMAP_THRESHOLD, 128 * 1024) != 1)
 		vnfs_debug("cannot fix malloc's mmap threshold (not glibc's allocator?)");
