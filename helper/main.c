@@ -462,7 +462,7 @@ static int start(struct helper *helper)
 			       sizeof(error)) != 0 ||
 	    vnfs_registry_load(&helper->registry, error, sizeof(error)) != 0)
 		vnfs_error("%s", error);
-	if (helper->registry.steps == NULL) { /* out of memory: not even in memory */
+	if (helper->registry.slots == NULL) { /* out of memory: not even in memory */
 		take_sinks(&opened, NULL);
 		return -1;
 	}

@@ -19,11 +19,21 @@ int vnfs_mounts_init(struct vnfs_mounts *mounts, const char *mountinfo_path)
 	snprintf(mounts->mountinfo_path, sizeof(mounts->mountinfo_path), "%s",
 		 mountinfo_path ? mountinfo_path : "/proc/self/mountinfo");
 	mounts->last_read_ms = -REREAD_INTERVAL_MS;
-	return pthread_mutex_init(&mounts->lock, NULL) == 0 ? 0 : -1;
+	mounts->known = calloc(VNFS_MAX_KNOWN_MOUNTS, sizeof(*mounts->known));
+	if (mounts->known == NULL)
+		return -1;
+	if (pthread_mutex_init(&mounts->lock, NULL) != 0) {
+		free(mounts->known);
+		mounts->known = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 void vnfs_mounts_destroy(struct vnfs_mounts *mounts)
 {
+	free(mounts->known);
+	mounts->known = NULL;
 	pthread_mutex_destroy(&mounts->lock);
 }
 

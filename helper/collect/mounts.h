@@ -21,9 +21,12 @@ struct vnfs_mounts {
 	char mountinfo_path[128];
 	int64_t last_read_ms;
 	unsigned count;
-	struct vnfs_mount_record known[VNFS_MAX_KNOWN_MOUNTS]; /* stats unused */
+	/* VNFS_MAX_KNOWN_MOUNTS (stats unused), calloc'd: a node's few
+	 * mounts touch a page or two of the 144 KiB, not all of it. */
+	struct vnfs_mount_record *known;
 };
 
+/* Returns 0, or -1 (out of memory, or the lock). */
 int vnfs_mounts_init(struct vnfs_mounts *mounts, const char *mountinfo_path);
 void vnfs_mounts_destroy(struct vnfs_mounts *mounts);
 

@@ -95,6 +95,116 @@ static int text_append(struct text *text, const char *data, size_t length)
 	return 0;
 }
 
+/* ---- kept steps -------------------------------------------------------- */
+
+/*
+ * A step as its slot keeps it: what the lookups compare in fixed fields,
+ * and its names (job, part, cgroup path) and tags packed in one allocation
+ * of exactly their bytes.  A struct vnfs_step has room for the longest of
+ * each (1.9 KiB, mostly empty): a thousand steps kept so took 1.9 MiB, now
+ * about 0.2 MiB (docs/PERFORMANCE.md, "The helper's memory").
+ */
+struct vnfs_kept_step {
+	enum vnfs_step_state state;
+	enum vnfs_workload_source source;
+	uint32_t uid;
+	uint16_t tag_count;
+	uint16_t tag_bytes;
+	uint64_t cgroup_id;
+	int64_t start_time_ms;
+	int64_t end_time_ms;
+	char *names; /* "job\0part\0cgroup path\0", then tag_bytes of packed tags */
+};
+
+static const char *kept_job(const struct vnfs_kept_step *kept)
+{
+	return kept->names;
+}
+
+static const char *kept_part(const struct vnfs_kept_step *kept)
+{
+	return kept_job(kept) + strlen(kept_job(kept)) + 1;
+}
+
+static const char *kept_cgroup_path(const struct vnfs_kept_step *kept)
+{
+	return kept_part(kept) + strlen(kept_part(kept)) + 1;
+}
+
+static const char *kept_tags(const struct vnfs_kept_step *kept)
+{
+	return kept_cgroup_path(kept) + strlen(kept_cgroup_path(kept)) + 1;
+}
+
+/* The same comparisons as vnfs_workload_same_job and vnfs_workload_equal. */
+static bool kept_of_job(const struct vnfs_kept_step *kept, const struct vnfs_workload *workload)
+{
+	return kept->state != VNFS_STEP_FREE && kept->source == workload->source &&
+	       strcmp(kept_job(kept), workload->job) == 0;
+}
+
+static bool kept_is(const struct vnfs_kept_step *kept, const struct vnfs_workload *workload)
+{
+	return kept_of_job(kept, workload) && strcmp(kept_part(kept), workload->part) == 0;
+}
+
+/* step, in the bytes it takes, into *kept (whose names it does not free).
+ * Returns 0, or -1 when out of memory (*kept unchanged). */
+static int keep(struct vnfs_kept_step *kept, const struct vnfs_step *step)
+{
+	size_t job = strlen(step->workload.job) + 1, part = strlen(step->workload.part) + 1;
+	size_t path = strlen(step->cgroup_path) + 1;
+	char *names = malloc(job + part + path + step->tags.used);
+
+	if (names == NULL)
+		return -1;
+	memcpy(names, step->workload.job, job);
+	memcpy(names + job, step->workload.part, part);
+	memcpy(names + job + part, step->cgroup_path, path);
+	memcpy(names + job + part + path, step->tags.buffer, step->tags.used);
+	*kept = (struct vnfs_kept_step){
+		.state = step->state,
+		.source = step->workload.source,
+		.uid = step->uid,
+		.tag_count = (uint16_t)step->tags.count,
+		.tag_bytes = (uint16_t)step->tags.used,
+		.cgroup_id = step->cgroup_id,
+		.start_time_ms = step->start_time_ms,
+		.end_time_ms = step->end_time_ms,
+		.names = names,
+	};
+	return 0;
+}
+_Static_assert(VNFS_TAGS_BUFFER <= UINT16_MAX && VNFS_MAX_TAGS <= UINT16_MAX,
+	       "a kept step counts its tags in 16 bits");
+
+/* The step kept, whole again. */
+static void unpack(const struct vnfs_kept_step *kept, struct vnfs_step *step)
+{
+	memset(step, 0, sizeof(*step));
+	step->state = kept->state;
+	if (kept->state == VNFS_STEP_FREE)
+		return;
+	step->workload.source = kept->source;
+	snprintf(step->workload.job, sizeof(step->workload.job), "%s", kept_job(kept));
+	snprintf(step->workload.part, sizeof(step->workload.part), "%s", kept_part(kept));
+	step->uid = kept->uid;
+	step->cgroup_id = kept->cgroup_id;
+	snprintf(step->cgroup_path, sizeof(step->cgroup_path), "%s", kept_cgroup_path(kept));
+	step->tags.count = kept->tag_count;
+	step->tags.used = kept->tag_bytes;
+	memcpy(step->tags.buffer, kept_tags(kept), kept->tag_bytes);
+	step->start_time_ms = kept->start_time_ms;
+	step->end_time_ms = kept->end_time_ms;
+}
+
+/* Empties a slot. */
+static void forget(struct vnfs_kept_step *kept)
+{
+	free(kept->names);
+	memset(kept, 0, sizeof(*kept));
+}
+
 int vnfs_registry_init(struct vnfs_registry *registry, const char *state_dir, char *error,
 		       size_t error_size)
 {
@@ -102,14 +212,14 @@ int vnfs_registry_init(struct vnfs_registry *registry, const char *state_dir, ch
 	registry->journal_fd = -1;
 	registry->max_steps_per_job = VNFS_REGISTRY_DEFAULT_MAX_STEPS_PER_JOB;
 	registry->max_steps_per_user = VNFS_REGISTRY_DEFAULT_MAX_STEPS_PER_USER;
-	registry->steps = calloc(VNFS_MAX_STEPS, sizeof(*registry->steps));
-	if (registry->steps == NULL) {
+	registry->slots = calloc(VNFS_MAX_STEPS, sizeof(*registry->slots));
+	if (registry->slots == NULL) {
 		snprintf(error, error_size, "out of memory for the registry");
 		return -1;
 	}
 	if (pthread_mutex_init(&registry->lock, NULL) != 0) {
-		free(registry->steps);
-		registry->steps = NULL;
+		free(registry->slots);
+		registry->slots = NULL;
 		snprintf(error, error_size, "cannot initialise the registry lock");
 		return -1;
 	}
@@ -147,8 +257,10 @@ void vnfs_registry_destroy(struct vnfs_registry *registry)
 	if (registry->journal_fd >= 0)
 		close(registry->journal_fd);
 	registry->journal_fd = -1;
-	free(registry->steps);
-	registry->steps = NULL;
+	for (uint32_t slot = 0; registry->slots != NULL && slot < VNFS_MAX_STEPS; slot++)
+		free(registry->slots[slot].names);
+	free(registry->slots);
+	registry->slots = NULL;
 	pthread_mutex_destroy(&registry->lock);
 }
 
@@ -188,10 +300,13 @@ static struct json_object *step_to_json(const struct vnfs_step *step, uint32_t s
 /* Appends slot's record, one line, to text. */
 static int append_record(struct text *text, const struct vnfs_registry *registry, uint32_t slot)
 {
-	struct json_object *object = step_to_json(&registry->steps[slot], slot);
+	struct json_object *object;
+	struct vnfs_step step;
 	const char *line;
 	int status = -1;
 
+	unpack(&registry->slots[slot], &step);
+	object = step_to_json(&step, slot);
 	if (object == NULL)
 		return -1;
 	line = json_object_to_json_string_ext(object, JSON_C_TO_STRING_PLAIN);
@@ -293,10 +408,16 @@ bad:
 static void apply_record(struct vnfs_registry *registry, const struct vnfs_step *step,
 			 uint32_t slot)
 {
-	bool was_used = registry->steps[slot].state != VNFS_STEP_FREE;
+	bool was_used = registry->slots[slot].state != VNFS_STEP_FREE;
 	bool is_used = step->state != VNFS_STEP_FREE;
+	struct vnfs_kept_step kept = { .state = VNFS_STEP_FREE };
 
-	registry->steps[slot] = *step;
+	if (is_used && keep(&kept, step) != 0) {
+		vnfs_error("registry: out of memory: slot %u left free", slot);
+		is_used = false;
+	}
+	forget(&registry->slots[slot]);
+	registry->slots[slot] = kept;
 	registry->generation++;
 	if (is_used && !was_used)
 		registry->used++;
@@ -422,7 +543,7 @@ static int compact(struct vnfs_registry *registry)
 	int fd;
 
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++) {
-		if (registry->steps[slot].state == VNFS_STEP_FREE)
+		if (registry->slots[slot].state == VNFS_STEP_FREE)
 			continue;
 		if (append_record(&text, registry, slot) != 0) {
 			vnfs_error("cannot rewrite %s: out of memory", registry->journal_path);
@@ -627,7 +748,7 @@ static int load_legacy(struct vnfs_registry *registry, char *error, size_t error
 		if (step_from_json(json_object_array_get_idx(array, i), &step, &slot, message,
 				   sizeof(message)) != 0) {
 			vnfs_error("%s: entry %zu dropped: %s", registry->legacy_path, i, message);
-		} else if (step.state == VNFS_STEP_FREE || registry->steps[slot].state != VNFS_STEP_FREE) {
+		} else if (step.state == VNFS_STEP_FREE || registry->slots[slot].state != VNFS_STEP_FREE) {
 			vnfs_error("%s: entry %zu dropped: slot %u is %s", registry->legacy_path, i,
 				   slot, step.state == VNFS_STEP_FREE ? "free" : "taken twice");
 		} else {
@@ -677,20 +798,17 @@ out:
 
 static int find_step(const struct vnfs_registry *registry, const struct vnfs_workload *workload)
 {
-	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++) {
-		const struct vnfs_step *step = &registry->steps[slot];
-
-		if (step->state != VNFS_STEP_FREE && vnfs_workload_equal(&step->workload, workload))
+	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++)
+		if (kept_is(&registry->slots[slot], workload))
 			return (int)slot;
-	}
 	return -1;
 }
 
 /* Running or ended: a step that holds its slot for its job and owner
  * (a finished one is released after its final read, moments later). */
-static bool holds_slot(const struct vnfs_step *step)
+static bool holds_slot(const struct vnfs_kept_step *kept)
 {
-	return step->state == VNFS_STEP_RUNNING || step->state == VNFS_STEP_ENDED;
+	return kept->state == VNFS_STEP_RUNNING || kept->state == VNFS_STEP_ENDED;
 }
 
 /* 0 when step's job and uid are below their limits, else -1 with the
@@ -703,11 +821,11 @@ static int check_limits(const struct vnfs_registry *registry, const struct vnfs_
 	struct vnfs_workload job = step->workload;
 
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++) {
-		const struct vnfs_step *held = &registry->steps[slot];
+		const struct vnfs_kept_step *held = &registry->slots[slot];
 
 		if (!holds_slot(held))
 			continue;
-		of_job += vnfs_workload_same_job(&held->workload, &step->workload);
+		of_job += kept_of_job(held, &step->workload);
 		of_user += held->uid == step->uid;
 	}
 	if (of_job >= registry->max_steps_per_job) {
@@ -729,23 +847,31 @@ static int check_limits(const struct vnfs_registry *registry, const struct vnfs_
 /* Whether known, ended, is step's container restarted: the same container
  * of the same owner, in a new cgroup.  A Slurm step or a job named by its
  * environment never comes back once ended. */
-static bool container_restarted(const struct vnfs_step *known, const struct vnfs_step *step)
+static bool container_restarted(const struct vnfs_kept_step *known, const struct vnfs_step *step)
 {
 	return vnfs_workload_part_may_restart(&step->workload) &&
 	       known->state == VNFS_STEP_ENDED && known->uid == step->uid &&
 	       known->cgroup_id != step->cgroup_id;
 }
 
-/* Makes the ended step in slot run again in step's cgroup. */
-static void reopen(struct vnfs_registry *registry, uint32_t slot, const struct vnfs_step *step)
+/* Makes the ended step in slot run again in step's cgroup.  Returns 0, or
+ * -1 when out of memory (the step stays as it was). */
+static int reopen(struct vnfs_registry *registry, uint32_t slot, const struct vnfs_step *step)
 {
-	struct vnfs_step *known = &registry->steps[slot];
+	struct vnfs_kept_step reopened;
+	struct vnfs_step known;
 
-	known->state = VNFS_STEP_RUNNING;
-	known->cgroup_id = step->cgroup_id;
-	snprintf(known->cgroup_path, sizeof(known->cgroup_path), "%s", step->cgroup_path);
-	known->end_time_ms = 0;
+	unpack(&registry->slots[slot], &known);
+	known.state = VNFS_STEP_RUNNING;
+	known.cgroup_id = step->cgroup_id;
+	snprintf(known.cgroup_path, sizeof(known.cgroup_path), "%s", step->cgroup_path);
+	known.end_time_ms = 0;
+	if (keep(&reopened, &known) != 0)
+		return -1;
+	forget(&registry->slots[slot]);
+	registry->slots[slot] = reopened;
 	persist(registry, &slot, 1);
+	return 0;
 }
 
 int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *step, uint32_t *slot,
@@ -757,15 +883,17 @@ int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *st
 	pthread_mutex_lock(&registry->lock);
 	existing = find_step(registry, &step->workload);
 	if (existing >= 0) {
-		const struct vnfs_step *known = &registry->steps[existing];
+		const struct vnfs_kept_step *known = &registry->slots[existing];
 
 		if (known->cgroup_id == step->cgroup_id && known->state == VNFS_STEP_RUNNING) {
 			*slot = (uint32_t)existing;
 			result = 0;
 		} else if (container_restarted(known, step)) {
 			*slot = (uint32_t)existing;
-			reopen(registry, *slot, step);
-			result = 1;
+			if (reopen(registry, *slot, step) == 0)
+				result = 1;
+			else
+				snprintf(error, error_size, "out of memory");
 		} else {
 			snprintf(error, error_size,
 				 "%s is already registered (cgroup %" PRIu64 ", %s)",
@@ -777,10 +905,15 @@ int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *st
 	if (check_limits(registry, step, error, error_size) != 0)
 		goto out;
 	for (uint32_t free_slot = 0; free_slot < VNFS_MAX_STEPS; free_slot++) {
-		if (registry->steps[free_slot].state != VNFS_STEP_FREE)
+		struct vnfs_step running = *step;
+
+		if (registry->slots[free_slot].state != VNFS_STEP_FREE)
 			continue;
-		registry->steps[free_slot] = *step;
-		registry->steps[free_slot].state = VNFS_STEP_RUNNING;
+		running.state = VNFS_STEP_RUNNING;
+		if (keep(&registry->slots[free_slot], &running) != 0) {
+			snprintf(error, error_size, "out of memory");
+			goto out;
+		}
 		registry->used++;
 		*slot = free_slot;
 		persist(registry, slot, 1);
@@ -801,11 +934,11 @@ int vnfs_registry_end(struct vnfs_registry *registry, const struct vnfs_workload
 
 	pthread_mutex_lock(&registry->lock);
 	slot = find_step(registry, step_workload);
-	if (slot >= 0 && registry->steps[slot].state == VNFS_STEP_RUNNING) {
+	if (slot >= 0 && registry->slots[slot].state == VNFS_STEP_RUNNING) {
 		uint32_t changed = (uint32_t)slot;
 
-		registry->steps[slot].state = VNFS_STEP_ENDED;
-		registry->steps[slot].end_time_ms = now_ms;
+		registry->slots[slot].state = VNFS_STEP_ENDED;
+		registry->slots[slot].end_time_ms = now_ms;
 		persist(registry, &changed, 1);
 	}
 	pthread_mutex_unlock(&registry->lock);
@@ -820,9 +953,9 @@ int vnfs_registry_finish_job(struct vnfs_registry *registry, const struct vnfs_w
 
 	pthread_mutex_lock(&registry->lock);
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++) {
-		struct vnfs_step *step = &registry->steps[slot];
+		struct vnfs_kept_step *step = &registry->slots[slot];
 
-		if (step->state == VNFS_STEP_FREE || !vnfs_workload_same_job(&step->workload, job))
+		if (!kept_of_job(step, job))
 			continue;
 		if (step->end_time_ms == 0)
 			step->end_time_ms = now_ms;
@@ -840,8 +973,8 @@ void vnfs_registry_release(struct vnfs_registry *registry, uint32_t slot)
 	if (slot >= VNFS_MAX_STEPS)
 		return;
 	pthread_mutex_lock(&registry->lock);
-	if (registry->steps[slot].state != VNFS_STEP_FREE) {
-		memset(&registry->steps[slot], 0, sizeof(registry->steps[slot]));
+	if (registry->slots[slot].state != VNFS_STEP_FREE) {
+		forget(&registry->slots[slot]);
 		registry->used--;
 		persist(registry, &slot, 1);
 	}
@@ -851,15 +984,15 @@ void vnfs_registry_release(struct vnfs_registry *registry, uint32_t slot)
 int vnfs_registry_release_ended(struct vnfs_registry *registry, uint32_t slot,
 				const struct vnfs_workload *step_workload)
 {
-	const struct vnfs_step *step;
+	const struct vnfs_kept_step *step;
 	int result = -1;
 
 	if (slot >= VNFS_MAX_STEPS)
 		return -1;
 	pthread_mutex_lock(&registry->lock);
-	step = &registry->steps[slot];
-	if (step->state == VNFS_STEP_ENDED && vnfs_workload_equal(&step->workload, step_workload)) {
-		memset(&registry->steps[slot], 0, sizeof(registry->steps[slot]));
+	step = &registry->slots[slot];
+	if (step->state == VNFS_STEP_ENDED && kept_is(step, step_workload)) {
+		forget(&registry->slots[slot]);
 		registry->used--;
 		persist(registry, &slot, 1);
 		result = 0;
@@ -897,11 +1030,24 @@ uint32_t vnfs_registry_visit(struct vnfs_registry *registry, vnfs_step_visit_fn 
 	if (generation)
 		*generation = registry->generation;
 	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++) {
-		if (registry->steps[slot].state == VNFS_STEP_FREE)
+		struct vnfs_step step;
+
+		if (registry->slots[slot].state == VNFS_STEP_FREE)
 			continue;
-		visit(&registry->steps[slot], slot, context);
+		unpack(&registry->slots[slot], &step);
+		visit(&step, slot, context);
 		count++;
 	}
 	pthread_mutex_unlock(&registry->lock);
 	return count;
+}
+
+void vnfs_registry_get(struct vnfs_registry *registry, uint32_t slot, struct vnfs_step *step)
+{
+	memset(step, 0, sizeof(*step));
+	if (slot >= VNFS_MAX_STEPS)
+		return;
+	pthread_mutex_lock(&registry->lock);
+	unpack(&registry->slots[slot], step);
+	pthread_mutex_unlock(&registry->lock);
 }

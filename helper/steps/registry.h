@@ -51,6 +51,8 @@ struct vnfs_step {
 #define VNFS_REGISTRY_DEFAULT_MAX_STEPS_PER_JOB 256
 #define VNFS_REGISTRY_DEFAULT_MAX_STEPS_PER_USER 512
 
+struct vnfs_kept_step;
+
 struct vnfs_registry {
 	pthread_mutex_t lock;
 	char journal_path[300];    /* "" = not persisted (tests) */
@@ -62,16 +64,17 @@ struct vnfs_registry {
 	uint64_t generation;       /* bumped by every change */
 	uint32_t max_steps_per_job;  /* running + ended steps of one job */
 	uint32_t max_steps_per_user; /* running + ended steps of one uid */
-	/* VNFS_MAX_STEPS of them, index = slot: calloc'd, so that the pages of
-	 * slots never used are never touched (1.9 MiB in all; a node running
-	 * a hundred steps keeps a tenth of it resident). */
-	struct vnfs_step *steps;
+	/* VNFS_MAX_STEPS of them, index = slot, each step kept in the bytes
+	 * it takes (registry.c): a struct vnfs_step is 1.9 KiB, most of it
+	 * room for the longest names and tags, and a thousand of them were
+	 * most of the helper's memory. */
+	struct vnfs_kept_step *slots;
 };
 
 /* Empty registry persisted under state_dir (NULL: in memory only).  The
  * first change rewrites the journal whole unless vnfs_registry_load ran.
  * Returns 0, or -1 with a message: the registry then still works in memory
- * unless even its slots could not be allocated (steps NULL). */
+ * unless even its slots could not be allocated (slots NULL). */
 int vnfs_registry_init(struct vnfs_registry *registry, const char *state_dir, char *error,
 		       size_t error_size);
 /* The per-job and per-uid limits of vnfs_registry_add (the defaults above
@@ -140,6 +143,9 @@ uint32_t vnfs_registry_visit(struct vnfs_registry *registry, vnfs_step_visit_fn 
 /* Changes with every change of the registry: a reader holding a snapshot of
  * the same generation holds the registry as it is. */
 uint64_t vnfs_registry_generation(struct vnfs_registry *registry);
+/* The step in slot, copied into *step (state VNFS_STEP_FREE when the slot
+ * is free or out of range). */
+void vnfs_registry_get(struct vnfs_registry *registry, uint32_t slot, struct vnfs_step *step);
 /* Slots in use now (STATUS). */
 uint32_t vnfs_registry_used(struct vnfs_registry *registry);
 

@@ -389,6 +389,15 @@ static const struct vnfs_step_record *find_step(const struct recorded_step *step
 	return NULL;
 }
 
+/* The state of the step in slot, as the registry gives it out. */
+static enum vnfs_step_state registry_state(struct vnfs_registry *registry, uint32_t slot)
+{
+	struct vnfs_step step;
+
+	vnfs_registry_get(registry, slot, &step);
+	return step.state;
+}
+
 /* ---- the fixture -------------------------------------------------------- */
 
 struct fixture {
@@ -790,9 +799,9 @@ static void test_finish_reports_the_job_and_releases_only_its_slots(void **state
 	assert_int_equal(f->fake.reset_count, 2);
 	assert_int_equal(f->fake.resets[0], slot0);
 	assert_int_equal(f->fake.resets[1], slot1);
-	assert_int_equal(f->registry->steps[slot0].state, VNFS_STEP_FREE);
-	assert_int_equal(f->registry->steps[slot1].state, VNFS_STEP_FREE);
-	assert_int_equal(f->registry->steps[slot43].state, VNFS_STEP_RUNNING);
+	assert_int_equal(registry_state(f->registry, slot0), VNFS_STEP_FREE);
+	assert_int_equal(registry_state(f->registry, slot1), VNFS_STEP_FREE);
+	assert_int_equal(registry_state(f->registry, slot43), VNFS_STEP_RUNNING);
 	assert_int_equal(f->registry->used, 1);
 
 	/* The report file, written before FINISH returned, has the final counts. */
@@ -850,9 +859,9 @@ static void test_ended_step_with_empty_cgroup_leaves_its_slot(void **state)
 	assert_int_equal(f->fake.unregistered[0], 4200);
 	assert_int_equal(f->fake.reset_count, 1);
 	assert_int_equal(f->fake.resets[0], slot0);
-	assert_int_equal(f->registry->steps[slot0].state, VNFS_STEP_FREE);
-	assert_int_equal(f->registry->steps[slot1].state, VNFS_STEP_ENDED);
-	assert_int_equal(f->registry->steps[slot43].state, VNFS_STEP_RUNNING);
+	assert_int_equal(registry_state(f->registry, slot0), VNFS_STEP_FREE);
+	assert_int_equal(registry_state(f->registry, slot1), VNFS_STEP_ENDED);
+	assert_int_equal(registry_state(f->registry, slot43), VNFS_STEP_RUNNING);
 	assert_int_equal(f->collector.ended.count, 1);
 	snprintf(kept, sizeof(kept), "%s/ended/42.0.json", f->state_dir);
 	assert_true(file_exists(kept));
@@ -901,13 +910,13 @@ static void test_abandoned_job_is_finished_after_the_grace_period(void **state)
 	/* grace 60 s: not yet at 59.999 s after the step's end... */
 	vnfs_collector_collect(&f->collector, T0 + 5000 + 59999);
 	assert_int_equal(f->sink.jobs_finished, 0);
-	assert_int_equal(f->registry->steps[slot].state, VNFS_STEP_ENDED);
+	assert_int_equal(registry_state(f->registry, slot), VNFS_STEP_ENDED);
 	/* ...finished at 60 s, with its counts, and its slot given back. */
 	vnfs_collector_collect(&f->collector, T0 + 5000 + 60000);
 	assert_int_equal(f->sink.jobs_finished, 1);
 	assert_int_equal(f->sink.jobs[0].job_id, 42);
 	assert_writes(find_step(f->sink.jobs[0].steps, 1, 42, 0), 8, 8388608);
-	assert_int_equal(f->registry->steps[slot].state, VNFS_STEP_FREE);
+	assert_int_equal(registry_state(f->registry, slot), VNFS_STEP_FREE);
 	assert_int_equal(f->fake.unregistered_count, 1);
 	assert_int_equal(f->fake.unregistered[0], 4200);
 }

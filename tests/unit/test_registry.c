@@ -40,6 +40,15 @@ static struct vnfs_step make_step(uint32_t job, uint32_t step_id, uint64_t cgrou
 	return step;
 }
 
+/* The step in slot, as the registry gives it out. */
+static struct vnfs_step slot_step(struct vnfs_registry *registry, uint32_t slot)
+{
+	struct vnfs_step step;
+
+	vnfs_registry_get(registry, slot, &step);
+	return step;
+}
+
 static struct vnfs_registry *new_registry(const char *state_dir)
 {
 	struct vnfs_registry *registry = malloc(sizeof(*registry));
@@ -75,8 +84,9 @@ static void test_slots_are_lowest_free_first_and_reused(void **state)
 	step = make_step(43, 0, 200);
 	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
 	assert_int_equal(slot, 1);
-	assert_slurm_job_id(&registry->steps[1].workload, 43);
-	assert_int_equal(registry->steps[1].state, VNFS_STEP_RUNNING);
+	step = slot_step(registry, 1);
+	assert_slurm_job_id(&step.workload, 43);
+	assert_int_equal(slot_step(registry, 1).state, VNFS_STEP_RUNNING);
 	free_registry(registry);
 }
 
@@ -125,11 +135,11 @@ static void test_restarted_container_runs_again(void **state)
 	assert_int_equal(vnfs_registry_add(registry, &step, &again, error, sizeof(error)), 1);
 	assert_int_equal(again, slot);
 	assert_int_equal(registry->used, 1);
-	assert_int_equal(registry->steps[slot].state, VNFS_STEP_RUNNING);
-	assert_int_equal(registry->steps[slot].cgroup_id, 101);
-	assert_string_equal(registry->steps[slot].cgroup_path, "/kubepods/besteffort/pod1/c2");
-	assert_int_equal(registry->steps[slot].end_time_ms, 0);
-	assert_int_equal(registry->steps[slot].start_time_ms, 1700000000000);
+	assert_int_equal(slot_step(registry, slot).state, VNFS_STEP_RUNNING);
+	assert_int_equal(slot_step(registry, slot).cgroup_id, 101);
+	assert_string_equal(slot_step(registry, slot).cgroup_path, "/kubepods/besteffort/pod1/c2");
+	assert_int_equal(slot_step(registry, slot).end_time_ms, 0);
+	assert_int_equal(slot_step(registry, slot).start_time_ms, 1700000000000);
 
 	assert_int_equal(vnfs_registry_add(registry, &slurm, &slot, error, sizeof(error)), 0);
 	assert_int_equal(vnfs_registry_end(registry, &slurm.workload, 1700000005000), (int)slot);
@@ -227,10 +237,10 @@ static void test_steps_per_job_are_limited(void **state)
 	assert_int_equal(vnfs_registry_release_ended(registry, VNFS_MAX_STEPS, slurm_step(42, 7)), -1);
 	assert_int_equal(registry->used, 257);
 	assert_int_equal(vnfs_registry_release_ended(registry, 7, slurm_step(42, 7)), 0);
-	assert_int_equal(registry->steps[7].state, VNFS_STEP_FREE);
+	assert_int_equal(slot_step(registry, 7).state, VNFS_STEP_FREE);
 	assert_int_equal(registry->used, 256);
 	add_steps(registry, 42, 1042, 256, 1);
-	assert_string_equal(registry->steps[7].workload.part, "256");
+	assert_string_equal(slot_step(registry, 7).workload.part, "256");
 	assert_refused(registry, 42, 1042, 257,
 		       "job 42 already holds 256 steps on this node (max_steps_per_job)");
 
@@ -285,15 +295,15 @@ static void test_end_and_finish_move_states(void **state)
 	assert_int_equal(vnfs_registry_add(registry, &step, &slot, error, sizeof(error)), 0);
 
 	assert_int_equal(vnfs_registry_end(registry, slurm_step(42, 1), 5000), 1);
-	assert_int_equal(registry->steps[1].state, VNFS_STEP_ENDED);
-	assert_int_equal(registry->steps[1].end_time_ms, 5000);
+	assert_int_equal(slot_step(registry, 1).state, VNFS_STEP_ENDED);
+	assert_int_equal(slot_step(registry, 1).end_time_ms, 5000);
 	assert_int_equal(vnfs_registry_end(registry, slurm_step(42, 7), 5000), -1);
 
 	assert_int_equal(vnfs_registry_finish_job(registry, slurm_job(42), 6000), 2);
-	assert_int_equal(registry->steps[0].state, VNFS_STEP_FINISHED);
-	assert_int_equal(registry->steps[0].end_time_ms, 6000);
-	assert_int_equal(registry->steps[1].end_time_ms, 5000); /* its own end kept */
-	assert_int_equal(registry->steps[2].state, VNFS_STEP_RUNNING);
+	assert_int_equal(slot_step(registry, 0).state, VNFS_STEP_FINISHED);
+	assert_int_equal(slot_step(registry, 0).end_time_ms, 6000);
+	assert_int_equal(slot_step(registry, 1).end_time_ms, 5000); /* its own end kept */
+	assert_int_equal(slot_step(registry, 2).state, VNFS_STEP_RUNNING);
 	assert_int_equal(vnfs_registry_finish_job(registry, slurm_job(44), 6000), 0);
 	free_registry(registry);
 }
@@ -409,11 +419,71 @@ static void add_tagged_step(struct vnfs_registry *registry, uint32_t job, uint32
 	assert_int_equal(slot, expected_slot);
 }
 
+/* A step at every bound: the longest job, part and cgroup path, and tags
+ * filling their whole buffer. */
+static struct vnfs_step largest_step(void)
+{
+	struct vnfs_step step = make_step(1, 0, 77);
+	char name[VNFS_TAG_NAME_MAX + 1], value[VNFS_TAG_VALUE_MAX + 1], error[256];
+
+	char job[VNFS_WORKLOAD_JOB_MAX] = { 0 }, part[VNFS_WORKLOAD_PART_MAX] = { 0 };
+
+	memset(job, 'j', sizeof(job) - 1);
+	memset(part, 'p', sizeof(part) - 1);
+	assert_int_equal(vnfs_workload_set(&step.workload, VNFS_SOURCE_ENVIRONMENT, job, part, error,
+					   sizeof(error)), 0);
+	memset(step.cgroup_path, 'c', sizeof(step.cgroup_path) - 1);
+	step.cgroup_path[0] = '/';
+	for (unsigned i = 0; step.tags.used < VNFS_TAGS_BUFFER; i++) {
+		size_t room = VNFS_TAGS_BUFFER - step.tags.used;
+
+		snprintf(name, sizeof(name), "T%u", i);
+		if (room < strlen(name) + 2)
+			break;
+		room -= strlen(name) + 2; /* the name's and the value's terminators */
+		memset(value, 'a' + i % 26, sizeof(value));
+		value[room < VNFS_TAG_VALUE_MAX ? room : VNFS_TAG_VALUE_MAX] = '\0';
+		assert_int_equal(vnfs_tags_set(&step.tags, name, value, error, sizeof(error)), 0);
+	}
+	return step;
+}
+
+/* The registry keeps each step in the bytes it takes: one at every bound
+ * comes back byte for byte, from memory and from its journal. */
+static void test_largest_step_kept_whole(void **state)
+{
+	char directory[64], error[256];
+	struct vnfs_step step = largest_step(), kept;
+	struct vnfs_registry *registry;
+	uint32_t slot;
+
+	(void)state;
+	assert_int_equal(step.tags.used, VNFS_TAGS_BUFFER);
+	make_directory(directory);
+	for (int reopened = 0; reopened < 2; reopened++) {
+		registry = open_registry(directory);
+		if (!reopened)
+			assert_int_equal(vnfs_registry_add(registry, &step, &slot, error,
+							   sizeof(error)), 0);
+		kept = slot_step(registry, 0);
+		assert_int_equal(kept.state, VNFS_STEP_RUNNING);
+		assert_true(vnfs_workload_equal(&kept.workload, &step.workload));
+		assert_int_equal(kept.workload.source, VNFS_SOURCE_ENVIRONMENT);
+		assert_string_equal(kept.cgroup_path, step.cgroup_path);
+		assert_int_equal(kept.tags.count, step.tags.count);
+		assert_int_equal(kept.tags.used, VNFS_TAGS_BUFFER);
+		assert_memory_equal(kept.tags.buffer, step.tags.buffer, VNFS_TAGS_BUFFER);
+		assert_true(kept.cgroup_id == 77 && kept.uid == 1001);
+		free_registry(registry);
+	}
+	remove_directory(directory);
+}
+
 /* The step add_tagged_step put in slot is there, in state. */
-static void assert_tagged_step(const struct vnfs_registry *registry, uint32_t slot, uint32_t job,
+static void assert_tagged_step(struct vnfs_registry *registry, uint32_t slot, uint32_t job,
 			       uint32_t step_id, enum vnfs_step_state state)
 {
-	const struct vnfs_step *step = &registry->steps[slot];
+	const struct vnfs_step kept = slot_step(registry, slot), *step = &kept;
 	char value[32], path[64];
 
 	snprintf(value, sizeof(value), "p%u-%u", job, step_id);
@@ -539,10 +609,10 @@ static void test_acknowledged_changes_survive_kill_9(void **state)
 				   : job == 7 && step_id == 3 ? VNFS_STEP_ENDED : VNFS_STEP_RUNNING;
 
 		assert_tagged_step(restarted, i, job, step_id, expected);
-		assert_true(restarted->steps[i].end_time_ms ==
+		assert_true(slot_step(restarted, i).end_time_ms ==
 			    (job == 8 ? 9500 : expected == VNFS_STEP_ENDED ? 9000 : 0));
 	}
-	assert_int_equal(restarted->steps[59].state, VNFS_STEP_FREE);
+	assert_int_equal(slot_step(restarted, 59).state, VNFS_STEP_FREE);
 	free_registry(restarted);
 	remove_directory(directory);
 }
@@ -590,9 +660,9 @@ static void test_each_change_appends_its_lines(void **state)
 
 	restarted = open_registry(directory);
 	assert_int_equal(restarted->used, 2);
-	assert_int_equal(restarted->steps[0].state, VNFS_STEP_FREE);
+	assert_int_equal(slot_step(restarted, 0).state, VNFS_STEP_FREE);
 	assert_tagged_step(restarted, 1, 42, 1, VNFS_STEP_FINISHED);
-	assert_int_equal(restarted->steps[1].end_time_ms, 5000);
+	assert_int_equal(slot_step(restarted, 1).end_time_ms, 5000);
 	assert_tagged_step(restarted, 2, 43, 0, VNFS_STEP_RUNNING);
 	/* Loading rewrote it compact: one line per step in use. */
 	assert_int_equal(count_lines(journal), 2);
@@ -754,7 +824,7 @@ static void test_journal_tail_cut_short(void **state)
 	assert_int_equal(restarted->used, 3);
 	for (uint32_t i = 0; i < 3; i++)
 		assert_tagged_step(restarted, i, 42, i, VNFS_STEP_RUNNING);
-	assert_int_equal(restarted->steps[3].state, VNFS_STEP_FREE);
+	assert_int_equal(slot_step(restarted, 3).state, VNFS_STEP_FREE);
 	/* Rewritten without the partial line, so the next record is whole. */
 	text = read_text(journal);
 	assert_null(strstr(text, "\"st{"));
@@ -775,7 +845,7 @@ static void test_journal_tail_cut_short(void **state)
 	vnfs_log_set_sink(NULL);
 	assert_int_equal(logged_count, 0);
 	assert_int_equal(restarted->used, 3);
-	assert_int_equal(restarted->steps[3].state, VNFS_STEP_FREE);
+	assert_int_equal(slot_step(restarted, 3).state, VNFS_STEP_FREE);
 	free_registry(restarted);
 	remove_directory(directory);
 }
@@ -853,6 +923,7 @@ static void test_general_form_journal_lines(void **state)
 {
 	char directory[64], journal[320];
 	struct vnfs_registry *registry;
+	struct vnfs_step kept;
 
 	(void)state;
 	make_directory(directory);
@@ -872,10 +943,11 @@ static void test_general_form_journal_lines(void **state)
 	vnfs_log_set_sink(NULL);
 	assert_int_equal(logged_count, 3);
 	assert_int_equal(registry->used, 1);
-	assert_slurm_step(&registry->steps[0].workload, 42, 0xfffffffbu);
+	kept = slot_step(registry, 0);
+	assert_slurm_step(&kept.workload, 42, 0xfffffffbu);
 	/* The same step in Slurm's numbers is the one already there. */
 	assert_int_equal(vnfs_registry_end(registry, slurm_step(42, 0xfffffffbu), 9), 0);
-	assert_int_equal(registry->steps[0].state, VNFS_STEP_ENDED);
+	assert_int_equal(slot_step(registry, 0).state, VNFS_STEP_ENDED);
 	free_registry(registry);
 	remove_directory(directory);
 }
@@ -886,7 +958,7 @@ static void test_kubernetes_step_persists(void **state)
 {
 	char directory[64], journal[320], error[256], *text;
 	struct vnfs_registry *registry;
-	struct vnfs_step step = make_step(42, 0, 4242);
+	struct vnfs_step step = make_step(42, 0, 4242), kept;
 	uint32_t slot;
 
 	(void)state;
@@ -907,11 +979,13 @@ static void test_kubernetes_step_persists(void **state)
 	free(text);
 	registry = open_registry(directory);
 	assert_int_equal(registry->used, 2);
-	assert_true(vnfs_workload_equal(&registry->steps[1].workload, &step.workload));
-	assert_slurm_step(&registry->steps[0].workload, 42, 0);
+	kept = slot_step(registry, 1);
+	assert_true(vnfs_workload_equal(&kept.workload, &step.workload));
+	kept = slot_step(registry, 0);
+	assert_slurm_step(&kept.workload, 42, 0);
 	/* Finishing Slurm's job 42 leaves the pod's container running. */
 	assert_int_equal(vnfs_registry_finish_job(registry, slurm_job(42), 9000), 1);
-	assert_int_equal(registry->steps[1].state, VNFS_STEP_RUNNING);
+	assert_int_equal(slot_step(registry, 1).state, VNFS_STEP_RUNNING);
 	free_registry(registry);
 	remove_directory(directory);
 }
@@ -992,8 +1066,10 @@ static void test_failed_append_rewrites_next_time(void **state)
 	restarted = open_registry(directory);
 	assert_int_equal(restarted->used, 4);
 	for (uint32_t i = 0; i < 4; i++) {
-		assert_slurm_step(&restarted->steps[i].workload, 42, i);
-		assert_true(restarted->steps[i].cgroup_id == 10000 + 4200 + i);
+		struct vnfs_step kept = slot_step(restarted, i);
+
+		assert_slurm_step(&kept.workload, 42, i);
+		assert_true(kept.cgroup_id == 10000 + 4200 + i);
 	}
 	free_registry(restarted);
 	remove_directory(directory);
@@ -1028,10 +1104,10 @@ static void test_legacy_registry_json_is_migrated(void **state)
 	assert_string_equal(logged[0], expected);
 	assert_int_equal(registry->used, 2);
 	assert_tagged_step(registry, 0, 42, 0, VNFS_STEP_RUNNING);
-	assert_int_equal(registry->steps[5].state, VNFS_STEP_ENDED);
-	assert_string_equal(registry->steps[5].workload.part, "batch");
-	assert_int_equal(registry->steps[5].end_time_ms, 7000);
-	assert_int_equal(registry->steps[5].tags.count, 0);
+	assert_int_equal(slot_step(registry, 5).state, VNFS_STEP_ENDED);
+	assert_string_equal(slot_step(registry, 5).workload.part, "batch");
+	assert_int_equal(slot_step(registry, 5).end_time_ms, 7000);
+	assert_int_equal(slot_step(registry, 5).tags.count, 0);
 	assert_int_equal(access(legacy, F_OK), -1);
 	assert_int_equal(count_lines(journal), 2);
 	add_tagged_step(registry, 44, 0, 1);
@@ -1050,7 +1126,11 @@ static void test_legacy_registry_json_is_migrated(void **state)
 	assert_int_equal(restarted->used, 3);
 	assert_tagged_step(restarted, 0, 42, 0, VNFS_STEP_RUNNING);
 	assert_tagged_step(restarted, 1, 44, 0, VNFS_STEP_RUNNING);
-	assert_slurm_job_id(&restarted->steps[5].workload, 43);
+	{
+		struct vnfs_step kept = slot_step(restarted, 5);
+
+		assert_slurm_job_id(&kept.workload, 43);
+	}
 	assert_int_equal(access(legacy, F_OK), -1);
 	free_registry(restarted);
 	remove_directory(directory);
@@ -1108,6 +1188,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slots_are_lowest_free_first_and_reused),
+		cmocka_unit_test(test_largest_step_kept_whole),
 		cmocka_unit_test(test_same_step_again_is_idempotent_other_cgroup_conflicts),
 		cmocka_unit_test(test_restarted_container_runs_again),
 		cmocka_unit_test(test_full_registry_refuses_with_message),
