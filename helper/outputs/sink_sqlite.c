@@ -163,7 +163,9 @@ struct fingerprint_entry {
 	struct fingerprint_entry *next;
 	uint64_t generation;        /* last interval that saw the step */
 	struct fingerprint written;
-	uint64_t operation_counts[VNFS_OP_COUNT]; /* as last written */
+	/* Each operation's count as last written; NULL until one was not 0,
+	 * so that a thousand idle steps do not hold 176 zeros each. */
+	uint64_t *operation_counts;
 	/* The step's workload, as its source and "job\0part\0": a thousand
 	 * steps of a few bytes each, not of VNFS_WORKLOAD_*_MAX. */
 	enum vnfs_workload_source source;
@@ -321,6 +323,12 @@ static struct fingerprint_entry *new_fingerprint(const struct vnfs_workload *wor
 	return entry;
 }
 
+static void free_fingerprint(struct fingerprint_entry *entry)
+{
+	free(entry->operation_counts);
+	free(entry);
+}
+
 /* Forgets steps that no interval mentions any more (their slots are gone). */
 static void forget_stale_fingerprints(struct sqlite_sink *sink)
 {
@@ -330,12 +338,29 @@ static void forget_stale_fingerprints(struct sqlite_sink *sink)
 			struct fingerprint_entry *entry = *link;
 			if (entry->generation != sink->generation) {
 				*link = entry->next;
-				free(entry);
+				free_fingerprint(entry);
 			} else {
 				link = &entry->next;
 			}
 		}
 	}
+}
+
+/* Notes each operation's count as written for record, its fingerprint
+ * noted already, once any is not 0 (out of memory: none noted, and the next
+ * write writes every operation again). */
+static void remember_operation_counts(struct fingerprint_entry *entry,
+				      const struct vnfs_step_record *record)
+{
+	if (entry->operation_counts == NULL) {
+		if (record->stats == NULL || entry->written.count == 0)
+			return;
+		entry->operation_counts = calloc(VNFS_OP_COUNT, sizeof(*entry->operation_counts));
+		if (entry->operation_counts == NULL)
+			return;
+	}
+	for (int op = 0; op < VNFS_OP_COUNT && record->stats != NULL; op++)
+		entry->operation_counts[op] = record->stats->operations[op].count;
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -894,9 +919,7 @@ static void publish_locked(struct sqlite_sink *sink, const struct vnfs_interval 
 		note_success(sink);
 		for (size_t i = 0; i < changed_count; i++) {
 			changed[i]->written = fingerprints[i];
-			for (int op = 0; op < VNFS_OP_COUNT && records[i]->stats != NULL; op++)
-				changed[i]->operation_counts[op] =
-					records[i]->stats->operations[op].count;
+			remember_operation_counts(changed[i], records[i]);
 		}
 	}
 	free(records);
@@ -963,7 +986,7 @@ static void sqlite_close(void *state)
 	for (size_t b = 0; b < FINGERPRINT_BUCKETS; b++) {
 		while (sink->fingerprints[b] != NULL) {
 			struct fingerprint_entry *next = sink->fingerprints[b]->next;
-			free(sink->fingerprints[b]);
+			free_fingerprint(sink->fingerprints[b]);
 			sink->fingerprints[b] = next;
 		}
 	}
