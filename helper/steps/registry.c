@@ -126,16 +126,6 @@ static const char *kept_part(const struct vnfs_kept_step *kept)
 	return kept_job(kept) + strlen(kept_job(kept)) + 1;
 }
 
-static const char *kept_cgroup_path(const struct vnfs_kept_step *kept)
-{
-	return kept_part(kept) + strlen(kept_part(kept)) + 1;
-}
-
-static const char *kept_tags(const struct vnfs_kept_step *kept)
-{
-	return kept_cgroup_path(kept) + strlen(kept_cgroup_path(kept)) + 1;
-}
-
 /* The same comparisons as vnfs_workload_same_job and vnfs_workload_equal. */
 static bool kept_of_job(const struct vnfs_kept_step *kept, const struct vnfs_workload *workload)
 {
@@ -178,22 +168,32 @@ static int keep(struct vnfs_kept_step *kept, const struct vnfs_step *step)
 _Static_assert(VNFS_TAGS_BUFFER <= UINT16_MAX && VNFS_MAX_TAGS <= UINT16_MAX,
 	       "a kept step counts its tags in 16 bits");
 
-/* The step kept, whole again. */
+/* The step kept, whole again.  Every visit of the registry does this for
+ * each step, so the names are copied as the lengths keep() measured them
+ * (they came from a struct vnfs_step, so they fit), not formatted. */
 static void unpack(const struct vnfs_kept_step *kept, struct vnfs_step *step)
 {
+	const char *job = kept_job(kept), *part, *path;
+	size_t job_size, part_size, path_size;
+
 	memset(step, 0, sizeof(*step));
 	step->state = kept->state;
 	if (kept->state == VNFS_STEP_FREE)
 		return;
+	job_size = strlen(job) + 1;
+	part = job + job_size;
+	part_size = strlen(part) + 1;
+	path = part + part_size;
+	path_size = strlen(path) + 1;
 	step->workload.source = kept->source;
-	snprintf(step->workload.job, sizeof(step->workload.job), "%s", kept_job(kept));
-	snprintf(step->workload.part, sizeof(step->workload.part), "%s", kept_part(kept));
+	memcpy(step->workload.job, job, job_size);
+	memcpy(step->workload.part, part, part_size);
 	step->uid = kept->uid;
 	step->cgroup_id = kept->cgroup_id;
-	snprintf(step->cgroup_path, sizeof(step->cgroup_path), "%s", kept_cgroup_path(kept));
+	memcpy(step->cgroup_path, path, path_size);
 	step->tags.count = kept->tag_count;
 	step->tags.used = kept->tag_bytes;
-	memcpy(step->tags.buffer, kept_tags(kept), kept->tag_bytes);
+	memcpy(step->tags.buffer, path + path_size, kept->tag_bytes);
 	step->start_time_ms = kept->start_time_ms;
 	step->end_time_ms = kept->end_time_ms;
 }
@@ -905,15 +905,13 @@ int vnfs_registry_add(struct vnfs_registry *registry, const struct vnfs_step *st
 	if (check_limits(registry, step, error, error_size) != 0)
 		goto out;
 	for (uint32_t free_slot = 0; free_slot < VNFS_MAX_STEPS; free_slot++) {
-		struct vnfs_step running = *step;
-
 		if (registry->slots[free_slot].state != VNFS_STEP_FREE)
 			continue;
-		running.state = VNFS_STEP_RUNNING;
-		if (keep(&registry->slots[free_slot], &running) != 0) {
+		if (keep(&registry->slots[free_slot], step) != 0) {
 			snprintf(error, error_size, "out of memory");
 			goto out;
 		}
+		registry->slots[free_slot].state = VNFS_STEP_RUNNING;
 		registry->used++;
 		*slot = free_slot;
 		persist(registry, slot, 1);

@@ -65,7 +65,8 @@ static struct vnfs_step make_step(uint32_t job, uint32_t step_id)
 	char error[256];
 
 	vnfs_workload_of_slurm_step(&step.workload, job, step_id);
-	step.uid = 1000;
+	/* Each job its own user's: one user may hold max_steps_per_user (512). */
+	step.uid = job;
 	step.cgroup_id = 100000 + (uint64_t)job * 1000 + step_id;
 	step.start_time_ms = 1700000000000;
 	snprintf(step.cgroup_path, sizeof(step.cgroup_path),
