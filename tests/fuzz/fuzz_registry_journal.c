@@ -73,29 +73,28 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void check_registry(const struct vnfs_registry *registry)
+/* Each step loaded is one the helper could have written. */
+static void check_step(const struct vnfs_step *step, uint32_t slot, void *context)
 {
-	uint32_t used = 0;
+	const char *name, *value;
+	unsigned count = 0;
 
-	for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++) {
-		const struct vnfs_step *step = &registry->steps[slot];
-		const char *name, *value;
-		unsigned count = 0;
+	(void)slot;
+	(void)context;
+	if (step->state == VNFS_STEP_FREE || step->state > VNFS_STEP_FINISHED ||
+	    memchr(step->cgroup_path, '\0', sizeof(step->cgroup_path)) == NULL ||
+	    step->tags.count > VNFS_MAX_TAGS || step->tags.used > VNFS_TAGS_BUFFER)
+		abort();
+	for (unsigned i = 0; vnfs_tags_get(&step->tags, i, &name, &value); i++, count++)
+		if (!vnfs_tag_name_valid(name) || !vnfs_tag_value_valid(value))
+			abort();
+	if (count != step->tags.count)
+		abort();
+}
 
-		if (step->state == VNFS_STEP_FREE)
-			continue;
-		used++;
-		if (step->state > VNFS_STEP_FINISHED ||
-		    memchr(step->cgroup_path, '\0', sizeof(step->cgroup_path)) == NULL ||
-		    step->tags.count > VNFS_MAX_TAGS || step->tags.used > VNFS_TAGS_BUFFER)
-			abort();
-		for (unsigned i = 0; vnfs_tags_get(&step->tags, i, &name, &value); i++, count++)
-			if (!vnfs_tag_name_valid(name) || !vnfs_tag_value_valid(value))
-				abort();
-		if (count != step->tags.count)
-			abort();
-	}
-	if (used != registry->used)
+static void check_registry(struct vnfs_registry *registry)
+{
+	if (vnfs_registry_visit(registry, check_step, NULL, NULL) != vnfs_registry_used(registry))
 		abort();
 }
 
@@ -112,14 +111,21 @@ static bool same_step(const struct vnfs_step *a, const struct vnfs_step *b)
 	       memcmp(a->tags.buffer, b->tags.buffer, a->tags.used) == 0;
 }
 
+/* The reloaded registry holds each step of the first in the same slot. */
+static void check_reloaded(const struct vnfs_step *step, uint32_t slot, void *context)
+{
+	struct vnfs_step reloaded;
+
+	vnfs_registry_get(context, slot, &reloaded);
+	if (!same_step(step, &reloaded))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* About 1.4 MB each, twice for the reload: static, because fresh pages
-	 * for them every run were most of its time (init clears them anyway,
-	 * and ASan guards globals with redzones as it does heap blocks). */
-	static struct vnfs_registry registry_storage, reloaded_storage;
+	struct vnfs_registry registry_storage, reloaded_storage;
 	struct vnfs_registry *registry = &registry_storage;
 	struct vnfs_registry *reloaded = &reloaded_storage;
 	char journal[sizeof(directory) + 32];
@@ -145,9 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (reloaded->used != registry->used)
 			abort();
-		for (uint32_t slot = 0; slot < VNFS_MAX_STEPS; slot++)
-			if (!same_step(&registry->steps[slot], &reloaded->steps[slot]))
-				abort();
+		vnfs_registry_visit(registry, check_reloaded, reloaded, NULL);
 		vnfs_registry_destroy(reloaded);
 	}
 	vnfs_registry_destroy(registry);
