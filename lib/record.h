@@ -7,10 +7,11 @@
  * Counters are cumulative since the step was registered; a reader that
  * wants rates computes them.
  *
- * A record does not own what it points to (stats, processes, mounts): the
- * collector's records are valid during the call that hands them over, and a
- * sink that keeps anything copies it; vnfs_step_record_from_json allocates
- * them and vnfs_step_record_free_arrays frees them.
+ * A record does not own what it points to (tags, stats, processes, mounts,
+ * RPC rows): the collector's records are valid during the call that hands
+ * them over, and a sink that keeps anything copies it (vnfs_tags_copy for
+ * the tags); vnfs_step_record_from_json allocates them and
+ * vnfs_step_record_free_arrays frees them.
  */
 #ifndef VNFS_RECORD_H
 #define VNFS_RECORD_H
@@ -129,7 +130,12 @@ struct vnfs_step_record {
 	char node[65];
 	uint64_t cgroup_id;
 	char cgroup_path[256];
-	struct vnfs_tag_list tags;
+	/* vnfs_tags_none() when it has none (NULL reads the same to every
+	 * reader of lib/tags.h): a record holding its list by value was 1 KiB
+	 * larger (the longest list's room), and the helper holds a record per
+	 * workload, pointing to one copy of each distinct list
+	 * (helper/collect/kept_tags.h). */
+	const struct vnfs_tag_list *tags;
 	int64_t start_time_ms;     /* registration, unix epoch ms */
 	int64_t end_time_ms;       /* unregistration, 0 while running */
 	int64_t sample_time_ms;    /* when these counters were read */

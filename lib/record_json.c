@@ -221,7 +221,7 @@ struct json_object *vnfs_step_record_to_json(const struct vnfs_step_record *reco
 
 	struct json_object *tags = json_object_new_object();
 	const char *name, *value;
-	for (unsigned i = 0; vnfs_tags_get(&record->tags, i, &name, &value); i++)
+	for (unsigned i = 0; vnfs_tags_get(record->tags, i, &name, &value); i++)
 		add_string(tags, name, value);
 	json_object_object_add(object, "tags", tags);
 
@@ -893,6 +893,18 @@ static int read_job_identity(struct reader *reader, const struct json_object *ob
 	return 0;
 }
 
+/* The record's tags, into a list it owns (vnfs_step_record_free_arrays). */
+static int read_owned_tags(struct reader *reader, const struct json_object *object,
+			   struct vnfs_step_record *record)
+{
+	struct vnfs_tag_list tags;
+
+	if (read_tags(reader, object, &tags) < 0)
+		return -1;
+	record->tags = vnfs_tags_copy(&tags);
+	return record->tags != NULL ? 0 : fail(reader, "out of memory");
+}
+
 static int read_step(struct reader *reader, const struct json_object *object,
 		     struct vnfs_step_record *record)
 {
@@ -910,7 +922,7 @@ static int read_step(struct reader *reader, const struct json_object *object,
 	    read_u64(reader, object, "cgroup_id", UINT64_MAX, &record->cgroup_id) < 0 ||
 	    read_string(reader, object, "cgroup_path", record->cgroup_path,
 			sizeof(record->cgroup_path)) < 0 ||
-	    read_tags(reader, object, &record->tags) < 0 ||
+	    read_owned_tags(reader, object, record) < 0 ||
 	    read_time(reader, object, "start_time", false, &record->start_time_ms) < 0 ||
 	    read_time(reader, object, "end_time", true, &record->end_time_ms) < 0 ||
 	    read_time(reader, object, "sample_time", false, &record->sample_time_ms) < 0)
@@ -948,6 +960,8 @@ int vnfs_step_record_from_json(const struct json_object *object, struct vnfs_ste
 
 void vnfs_step_record_free_arrays(struct vnfs_step_record *record)
 {
+	vnfs_tags_free(record->tags);
+	record->tags = vnfs_tags_none();
 	free((void *)record->stats);
 	free((void *)record->processes);
 	free((void *)record->mounts);
@@ -981,11 +995,17 @@ void vnfs_owned_job_view(const struct vnfs_owned_job *owned, struct vnfs_job *vi
 /* Copies whatever of from's arrays it has into to (a struct copy of from). */
 static int copy_step_arrays(struct vnfs_step_record *to, const struct vnfs_step_record *from)
 {
+	to->tags = vnfs_tags_none();
 	to->stats = NULL;
 	to->processes = NULL;
 	to->mounts = NULL;
 	to->wire = NULL;
 	to->process_count = to->mount_count = to->wire_count = 0;
+	to->tags = vnfs_tags_copy(from->tags);
+	if (to->tags == NULL) {
+		to->tags = vnfs_tags_none();
+		return -1;
+	}
 	if (from->stats != NULL) {
 		struct vnfs_step_stats *stats = malloc(sizeof(*stats));
 

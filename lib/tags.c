@@ -10,6 +10,7 @@
 #include "lib/tags.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NAME_RULE "a name is letters, digits and '_' (not starting with a digit)"
@@ -41,6 +42,43 @@ void vnfs_tags_init(struct vnfs_tag_list *list)
 	list->count = 0;
 	list->used = 0;
 	list->buffer[0] = '\0';
+}
+
+const struct vnfs_tag_list *vnfs_tags_none(void)
+{
+	static const struct vnfs_tag_list none;
+
+	return &none;
+}
+
+unsigned vnfs_tags_count(const struct vnfs_tag_list *list)
+{
+	return list != NULL ? list->count : 0;
+}
+
+bool vnfs_tags_equal(const struct vnfs_tag_list *a, const struct vnfs_tag_list *b)
+{
+	return vnfs_tags_count(a) == vnfs_tags_count(b) &&
+	       (vnfs_tags_count(a) == 0 ||
+		(a->used == b->used && memcmp(a->buffer, b->buffer, a->used) == 0));
+}
+
+const struct vnfs_tag_list *vnfs_tags_copy(const struct vnfs_tag_list *list)
+{
+	struct vnfs_tag_list *copy;
+
+	if (vnfs_tags_count(list) == 0)
+		return vnfs_tags_none();
+	copy = malloc(sizeof(*copy));
+	if (copy != NULL)
+		*copy = *list;
+	return copy;
+}
+
+void vnfs_tags_free(const struct vnfs_tag_list *list)
+{
+	if (list != vnfs_tags_none())
+		free((void *)list);
 }
 
 static bool name_chars_valid(const char *name, size_t length)
@@ -318,7 +356,7 @@ bool vnfs_tags_get(const struct vnfs_tag_list *list, unsigned index, const char 
 {
 	unsigned offset = 0;
 
-	if (index >= list->count)
+	if (list == NULL || index >= list->count)
 		return false;
 	for (unsigned i = 0; i < index; i++) {
 		offset += (unsigned)strlen(list->buffer + offset) + 1;
@@ -331,7 +369,7 @@ bool vnfs_tags_get(const struct vnfs_tag_list *list, unsigned index, const char 
 
 const char *vnfs_tags_find(const struct vnfs_tag_list *list, const char *name)
 {
-	long offset = find_entry(list, name);
+	long offset = list != NULL ? find_entry(list, name) : -1;
 
 	if (offset < 0)
 		return NULL;

@@ -32,6 +32,18 @@ struct vnfs_tag_list {
 typedef const char *(*vnfs_tag_lookup_fn)(const char *name, void *context);
 
 void vnfs_tags_init(struct vnfs_tag_list *list);
+/* An empty list that lives for the whole program. */
+const struct vnfs_tag_list *vnfs_tags_none(void);
+/* How many tags list holds (NULL, as every reader here, reads as none). */
+unsigned vnfs_tags_count(const struct vnfs_tag_list *list);
+/* Whether a and b hold the same tags in the same order. */
+bool vnfs_tags_equal(const struct vnfs_tag_list *a, const struct vnfs_tag_list *b);
+/* A copy of list for a record that owns its tags (lib/record.h), freed with
+ * vnfs_tags_free: vnfs_tags_none() when list is empty, nothing allocated;
+ * NULL when out of memory. */
+const struct vnfs_tag_list *vnfs_tags_copy(const struct vnfs_tag_list *list);
+/* Frees what vnfs_tags_copy made; vnfs_tags_none() and NULL are let be. */
+void vnfs_tags_free(const struct vnfs_tag_list *list);
 bool vnfs_tag_name_valid(const char *name);
 bool vnfs_tag_value_valid(const char *value);
 

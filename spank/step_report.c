@@ -82,9 +82,9 @@ static void format_full(const struct vnfs_step_record *record, struct text *text
 	const char *name, *value;
 
 	format_brief(record, text);
-	if (record->tags.count) {
+	if (vnfs_tags_count(record->tags)) {
 		append(text, "vnfs: tags:");
-		for (unsigned i = 0; vnfs_tags_get(&record->tags, i, &name, &value); i++)
+		for (unsigned i = 0; vnfs_tags_get(record->tags, i, &name, &value); i++)
 			append(text, " %s=%s", name, value);
 		append(text, "\n");
 	}

@@ -108,6 +108,7 @@ void vnfs_collector_destroy(struct vnfs_collector *collector)
 	vnfs_mounts_destroy(&collector->mounts);
 	pthread_mutex_destroy(&collector->lock);
 	vnfs_ended_steps_close(&collector->ended);
+	vnfs_kept_tags_destroy(&collector->kept_tags);
 	free(collector->snapshot);
 	free(collector->records);
 	/* Also called for a collector never initialised (a failed start). */
@@ -570,7 +571,12 @@ static void snapshot_step(const struct vnfs_step *step, uint32_t slot, void *con
 	snprintf(record->node, sizeof(record->node), "%s", collector->node);
 	record->cgroup_id = step->cgroup_id;
 	snprintf(record->cgroup_path, sizeof(record->cgroup_path), "%s", step->cgroup_path);
-	record->tags = step->tags;
+	record->tags = vnfs_kept_tags_use(&collector->kept_tags, &step->tags);
+	if (record->tags == NULL) {
+		vnfs_warning("out of memory for the tags of cgroup %s: published without them",
+			     step->cgroup_path);
+		record->tags = vnfs_tags_none();
+	}
 	record->start_time_ms = step->start_time_ms;
 	record->end_time_ms = step->end_time_ms;
 	record->finished = step->state == VNFS_STEP_FINISHED;
@@ -610,8 +616,10 @@ static uint32_t refresh_snapshot(struct vnfs_collector *collector)
 	    vnfs_registry_generation(collector->steps->registry) == collector->snapshot_generation)
 		return collector->step_count;
 	collector->step_count = 0;
+	vnfs_kept_tags_begin(&collector->kept_tags);
 	vnfs_registry_visit(collector->steps->registry, snapshot_step, collector,
 			    &collector->snapshot_generation);
+	vnfs_kept_tags_sweep(&collector->kept_tags);
 	for (uint32_t i = 0; i < collector->step_count; i++)
 		user_name(collector, collector->records[i].uid, collector->records[i].user,
 			  sizeof(collector->records[i].user));

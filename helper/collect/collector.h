@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "helper/collect/kept_tags.h"
 #include "helper/collect/mounts.h"
 #include "helper/outputs/sink.h"
 #include "helper/steps/ended_steps.h"
@@ -70,6 +71,7 @@ struct vnfs_collector {
 		enum vnfs_step_state state;
 	} *snapshot;
 	struct vnfs_step_record *records;
+	struct vnfs_kept_tags kept_tags; /* what the live steps' records point to */
 	uint32_t step_count;
 	uint32_t live_count;
 	uint64_t snapshot_generation;

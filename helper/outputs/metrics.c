@@ -280,6 +280,8 @@ static int64_t step_end_ms(const struct vnfs_step_record *record)
 
 static void retained_release(struct retained_step *step)
 {
+	vnfs_tags_free(step->record.tags);
+	step->record.tags = vnfs_tags_none();
 	free(step->stats);
 	free(step->processes);
 	free(step->mounts);
@@ -327,8 +329,17 @@ static int retained_copy(struct retained_step *step, const struct vnfs_step_reco
 		}
 		memcpy(wire, record->wire, record->wire_count * sizeof(*wire));
 	}
+	const struct vnfs_tag_list *tags = vnfs_tags_copy(record->tags);
+	if (!tags) {
+		free(stats);
+		free(processes);
+		free(mounts);
+		free(wire);
+		return -1;
+	}
 	retained_release(step);
 	step->record = *record;
+	step->record.tags = tags;
 	step->stats = stats;
 	step->record.stats = stats;
 	step->processes = processes;
@@ -526,7 +537,7 @@ static void append_step_labels(const struct vnfs_metrics *metrics, struct text *
 	append_label_value(text, record->user, sizeof(record->user));
 	append(text, "\"", 1);
 	for (size_t i = 0; i < metrics->tag_label_count; i++) {
-		const char *value = vnfs_tags_find(&record->tags, metrics->tag_names[i]);
+		const char *value = vnfs_tags_find(record->tags, metrics->tag_names[i]);
 
 		append(text, ",", 1);
 		append_string(text, metrics->tag_label_names[i]);

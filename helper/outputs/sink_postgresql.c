@@ -406,7 +406,7 @@ static int write_tags(struct postgresql *postgresql, const char *step,
 {
 	const char *name, *value;
 
-	for (unsigned i = 0; vnfs_tags_get(&record->tags, i, &name, &value); i++) {
+	for (unsigned i = 0; vnfs_tags_get(record->tags, i, &name, &value); i++) {
 		struct parameters parameters = { 0 };
 		add_text(&parameters, step);
 		add_text(&parameters, name);

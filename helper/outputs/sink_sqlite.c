@@ -257,7 +257,7 @@ static struct fingerprint fingerprint_of(const struct vnfs_step_record *record)
 {
 	struct fingerprint f = { .process_count = record->process_count,
 				 .mount_count = record->mount_count,
-				 .tag_count = record->tags.count,
+				 .tag_count = vnfs_tags_count(record->tags),
 				 .wire_count = record->wire_count,
 				 .end_time_ms = record->end_time_ms,
 				 .finished = record->finished };
@@ -450,7 +450,7 @@ static int write_tags(struct sqlite_sink *sink, sqlite3_int64 step,
 	if ((rc = run(sink, DELETE_TAGS)) != SQLITE_OK)
 		return rc;
 	const char *name, *value;
-	for (unsigned i = 0; vnfs_tags_get(&record->tags, i, &name, &value); i++) {
+	for (unsigned i = 0; vnfs_tags_get(record->tags, i, &name, &value); i++) {
 		sqlite3_stmt *s = sink->statements[INSERT_TAG];
 		sqlite3_bind_int64(s, 1, step);
 		bind_text(s, 2, name);
@@ -656,6 +656,7 @@ static void pending_free(struct pending_job *pending)
 	if (pending == NULL)
 		return;
 	for (size_t i = 0; i < pending->job.step_count; i++) {
+		vnfs_tags_free(pending->steps[i].tags);
 		free((void *)pending->steps[i].stats);
 		free((void *)pending->steps[i].processes);
 		free((void *)pending->steps[i].mounts);
@@ -684,11 +685,15 @@ static struct pending_job *pending_copy(const struct vnfs_job *job)
 		const struct vnfs_step_record *from = &job->steps[i];
 		struct vnfs_step_record *to = &pending->steps[i];
 		*to = *from;
+		to->tags = vnfs_tags_none();
 		to->stats = NULL;
 		to->processes = NULL;
 		to->mounts = NULL;
 		to->wire = NULL;
 		pending->job.step_count = i + 1;
+		to->tags = vnfs_tags_copy(from->tags);
+		if (to->tags == NULL)
+			goto fail;
 		struct vnfs_step_stats *stats = calloc(1, sizeof(*stats));
 		if (stats == NULL)
 			goto fail;

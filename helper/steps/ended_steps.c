@@ -64,12 +64,14 @@ static int copy_record(const struct vnfs_step_record *record, struct vnfs_step_r
 		malloc((record->process_count + 1) * sizeof(*processes));
 	struct vnfs_mount_record *mounts = malloc((record->mount_count + 1) * sizeof(*mounts));
 	struct vnfs_wire_record *wire = malloc((record->wire_count + 1) * sizeof(*wire));
+	const struct vnfs_tag_list *tags = vnfs_tags_copy(record->tags);
 
-	if (stats == NULL || processes == NULL || mounts == NULL || wire == NULL) {
+	if (stats == NULL || processes == NULL || mounts == NULL || wire == NULL || tags == NULL) {
 		free(stats);
 		free(processes);
 		free(mounts);
 		free(wire);
+		vnfs_tags_free(tags);
 		return -1;
 	}
 	*copy = *record;
@@ -83,6 +85,7 @@ static int copy_record(const struct vnfs_step_record *record, struct vnfs_step_r
 		memcpy(mounts, record->mounts, record->mount_count * sizeof(*mounts));
 	if (record->wire_count > 0)
 		memcpy(wire, record->wire, record->wire_count * sizeof(*wire));
+	copy->tags = tags;
 	copy->stats = stats;
 	copy->processes = processes;
 	copy->mounts = mounts;

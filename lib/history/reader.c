@@ -375,13 +375,13 @@ static int take_wire_row(struct reader *reader, struct history_statement *s, int
 
 static int take_tag(struct reader *reader, struct history_statement *s, int64_t step, void *into)
 {
-	struct vnfs_step_record *record = into;
+	struct vnfs_tag_list *tags = into;
 	const char *name = history_column_text(s, 0), *value = history_column_text(s, 1);
 	char ignored[160];
 	(void)reader;
 	(void)step;
 	if (name != NULL && value != NULL)
-		vnfs_tags_set(&record->tags, name, value, ignored, sizeof(ignored));
+		vnfs_tags_set(tags, name, value, ignored, sizeof(ignored));
 	return 0;
 }
 
@@ -420,13 +420,15 @@ static int read_step(struct reader *reader, struct history_statement *s, uint32_
 {
 	int64_t step = history_column_int64(s, 0);
 	struct vnfs_step_stats *stats = calloc(1, sizeof(*stats));
+	struct vnfs_tag_list tags;
 
 	if (stats == NULL) {
 		snprintf(reader->error, reader->error_size, "out of memory");
 		return -1;
 	}
 	record->stats = stats;
-	vnfs_tags_init(&record->tags);
+	record->tags = vnfs_tags_none();
+	vnfs_tags_init(&tags);
 	if (reader->queries->numbered_jobs) {
 		vnfs_record_identify_slurm(record, job_id, (uint32_t)history_column_int64(s, 1));
 	} else if (read_identity(reader, s, step, record) < 0) {
@@ -463,8 +465,14 @@ static int read_step(struct reader *reader, struct history_statement *s, uint32_
 	    for_each_row(reader, reader->mounts, step, "reading mounts", take_mount, record) < 0 ||
 	    (reader->wire != NULL && for_each_row(reader, reader->wire, step, "reading RPCs",
 						  take_wire_row, record) < 0) ||
-	    for_each_row(reader, reader->tags, step, "reading tags", take_tag, record) < 0)
+	    for_each_row(reader, reader->tags, step, "reading tags", take_tag, &tags) < 0)
 		return -1;
+	record->tags = vnfs_tags_copy(&tags);
+	if (record->tags == NULL) {
+		record->tags = vnfs_tags_none();
+		snprintf(reader->error, reader->error_size, "out of memory");
+		return -1;
+	}
 	return 0;
 }
 

@@ -19,6 +19,8 @@ void report_set_init(struct report_set *set)
 
 static void free_record_arrays(struct vnfs_step_record *record)
 {
+	vnfs_tags_free(record->tags);
+	record->tags = vnfs_tags_none();
 	free((void *)record->stats);
 	free((void *)record->processes);
 	free((void *)record->mounts);
@@ -70,6 +72,7 @@ int report_set_take(struct report_set *set, struct vnfs_step_record *record)
 	if (record->workload.job[0] == '\0')
 		vnfs_workload_of_slurm_step(&record->workload, record->job_id, record->step_id);
 	set->records[set->count++] = *record;
+	record->tags = vnfs_tags_none();
 	record->stats = NULL;
 	record->processes = NULL;
 	record->mounts = NULL;
@@ -93,13 +96,14 @@ static void *copy_array(const void *from, size_t count, size_t size)
 int report_set_add(struct report_set *set, const struct vnfs_step_record *record)
 {
 	struct vnfs_step_record copy = *record;
+	copy.tags = vnfs_tags_copy(record->tags);
 	copy.stats = copy_array(record->stats, record->stats != NULL ? 1 : 0,
 				sizeof(*record->stats));
 	copy.processes = copy_array(record->processes, record->process_count,
 				    sizeof(*record->processes));
 	copy.mounts = copy_array(record->mounts, record->mount_count, sizeof(*record->mounts));
 	copy.wire = copy_array(record->wire, record->wire_count, sizeof(*record->wire));
-	if ((record->stats != NULL && copy.stats == NULL) ||
+	if (copy.tags == NULL || (record->stats != NULL && copy.stats == NULL) ||
 	    (record->process_count > 0 && copy.processes == NULL) ||
 	    (record->mount_count > 0 && copy.mounts == NULL) ||
 	    (record->wire_count > 0 && copy.wire == NULL)) {
@@ -297,7 +301,7 @@ static int add_record(struct report_row *row, const struct vnfs_step_record *rec
 	add_node(row, record->node);
 	const char *name, *value;
 	char ignored[160];
-	for (unsigned i = 0; vnfs_tags_get(&record->tags, i, &name, &value); i++)
+	for (unsigned i = 0; vnfs_tags_get(record->tags, i, &name, &value); i++)
 		if (vnfs_tags_find(&row->tags, name) == NULL)
 			vnfs_tags_set(&row->tags, name, value, ignored, sizeof(ignored));
 	if (record->start_time_ms < row->start_time_ms)

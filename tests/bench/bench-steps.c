@@ -4,10 +4,11 @@
  * in a registered cgroup (the attributed path), and the resource measurement
  * needs 1,000 registered steps.
  *
- *   bench_steps [-s SOCKET] [-j JOB] [-f FIRST_STEP] [-u UID] CGROUP_DIR...
+ *   bench_steps [-s SOCKET] [-j JOB] [-f FIRST_STEP] [-u UID] [-t TAGS] CGROUP_DIR...
  *
  * Each directory (which must exist on the cgroup2 mount) becomes step
- * FIRST_STEP + its position of job JOB.  The cgroup id is the directory's
+ * FIRST_STEP + its position of job JOB, tagged with TAGS ("NAME=VALUE,...",
+ * as --vnfs-tags takes them) if given.  The cgroup id is the directory's
  * inode number.  Stops at the first refusal, naming the directory and the
  * helper's answer; prints "registered N steps" on success.
  */
@@ -39,11 +40,12 @@ static int parse_u32(const char *text, uint32_t *value)
 }
 
 static int register_step(const char *socket_path, uint32_t job, uint32_t step, uint32_t uid,
-			 const char *directory)
+			 const struct vnfs_tag_list *tags, const char *directory)
 {
 	struct vnfs_request request = {
 		.type = VNFS_REQUEST_REGISTER,
 		.uid = uid,
+		.tags = *tags,
 	};
 	struct vnfs_reply reply;
 	struct stat status;
@@ -73,9 +75,11 @@ static int register_step(const char *socket_path, uint32_t job, uint32_t step, u
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: bench_steps [-s SOCKET] [-j JOB] [-f FIRST_STEP] [-u UID] CGROUP_DIR...\n"
+	fprintf(out, "usage: bench_steps [-s SOCKET] [-j JOB] [-f FIRST_STEP] [-u UID] [-t TAGS] "
+		     "CGROUP_DIR...\n"
 		     "Registers each cgroup directory with vnfs-helper as step FIRST_STEP + i of\n"
-		     "JOB (defaults: socket %s, job 1, first step 0, uid 0).\n",
+		     "JOB, tagged NAME=VALUE,... (defaults: socket %s, job 1, first step 0, uid 0,\n"
+		     "no tags).\n",
 		     DEFAULT_SOCKET);
 }
 
@@ -83,12 +87,21 @@ int main(int argc, char **argv)
 {
 	const char *socket_path = DEFAULT_SOCKET;
 	uint32_t job = 1, first_step = 0, uid = 0;
+	struct vnfs_tag_list tags;
+	char error[256];
 	int option;
 
-	while ((option = getopt(argc, argv, "s:j:f:u:h")) != -1) {
+	vnfs_tags_init(&tags);
+	while ((option = getopt(argc, argv, "s:j:f:u:t:h")) != -1) {
 		switch (option) {
 		case 's':
 			socket_path = optarg;
+			break;
+		case 't':
+			if (vnfs_tags_parse(&tags, optarg, NULL, NULL, error, sizeof(error)) != 0) {
+				fprintf(stderr, "bench_steps: -t: %s\n", error);
+				return 2;
+			}
 			break;
 		case 'j':
 		case 'f':
@@ -116,7 +129,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (int i = optind; i < argc; i++)
-		if (register_step(socket_path, job, first_step + (uint32_t)(i - optind), uid,
+		if (register_step(socket_path, job, first_step + (uint32_t)(i - optind), uid, &tags,
 				  argv[i]) != 0)
 			return 1;
 	printf("registered %d steps\n", argc - optind);

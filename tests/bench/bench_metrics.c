@@ -39,11 +39,14 @@ static void fill_step(struct vnfs_step_record *step, struct vnfs_step_stats *sta
 	vnfs_record_identify_slurm(step, 1000000 + index, index % 4);
 	step->uid = 1000 + index % 50;
 	snprintf(step->user, sizeof(step->user), "user%u", index % 50);
-	vnfs_tags_init(&step->tags);
-	if (vnfs_tags_set(&step->tags, "PROJECT", "climate-model", error, sizeof(error)) != 0) {
+	static struct vnfs_tag_list tags; /* the same for every step */
+
+	vnfs_tags_init(&tags);
+	if (vnfs_tags_set(&tags, "PROJECT", "climate-model", error, sizeof(error)) != 0) {
 		fprintf(stderr, "%s\n", error);
 		exit(1);
 	}
+	step->tags = &tags;
 	step->start_time_ms = 1;
 	step->sample_time_ms = 2;
 	step->stats = stats_storage;

@@ -35,10 +35,11 @@ void history_step_init(struct history_step *step, uint32_t job_id, uint32_t step
 	snprintf(r->cgroup_path, sizeof(r->cgroup_path),
 		 "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_%u/step_%s", job_id,
 		 vnfs_step_name(step_id, step_name, sizeof(step_name)));
-	vnfs_tags_init(&r->tags);
+	vnfs_tags_init(&step->tags);
 	char error[128];
-	if (vnfs_tags_set(&r->tags, "PROJECT_NAME", "alpha", error, sizeof(error)) < 0)
+	if (vnfs_tags_set(&step->tags, "PROJECT_NAME", "alpha", error, sizeof(error)) < 0)
 		fprintf(stderr, "fixture: %s\n", error);
+	r->tags = &step->tags;
 	r->start_time_ms = start_ms;
 	r->end_time_ms = 0;
 	r->sample_time_ms = start_ms + 60000;

@@ -11,6 +11,7 @@
 struct history_step {
 	struct vnfs_step_record record;
 	struct vnfs_step_stats stats;   /* record.stats points here */
+	struct vnfs_tag_list tags;      /* and record.tags here */
 	struct vnfs_process_record processes[2];
 	struct vnfs_mount_record mounts[1];
 };

@@ -23,9 +23,7 @@ static inline void assert_same_record(const struct vnfs_step_record *a,
 	assert_string_equal(a->node, b->node);
 	assert_int_equal(a->cgroup_id, b->cgroup_id);
 	assert_string_equal(a->cgroup_path, b->cgroup_path);
-	assert_int_equal(a->tags.count, b->tags.count);
-	assert_int_equal(a->tags.used, b->tags.used);
-	assert_memory_equal(a->tags.buffer, b->tags.buffer, a->tags.used);
+	assert_true(vnfs_tags_equal(a->tags, b->tags));
 	assert_int_equal(a->start_time_ms, b->start_time_ms);
 	assert_int_equal(a->end_time_ms, b->end_time_ms);
 	assert_int_equal(a->sample_time_ms, b->sample_time_ms);

@@ -15,7 +15,7 @@ void stream_step_init(struct vnfs_step_record *step, struct vnfs_step_stats *sta
 	vnfs_record_identify_slurm(step, job_id, step_id);
 	step->uid = 1000;
 	snprintf(step->user, sizeof(step->user), "alice");
-	vnfs_tags_init(&step->tags);
+	step->tags = vnfs_tags_none();
 	step->start_time_ms = 1700000000000;
 	step->sample_time_ms = 1700000001000;
 	step->stats = stats;

@@ -280,6 +280,7 @@ static void fake_add_row(struct fake_source *fake, uint32_t slot, uint32_t devic
 /* A step record copied whole: a record is valid only during the call. */
 struct recorded_step {
 	struct vnfs_step_record record; /* its pointers point below */
+	struct vnfs_tag_list tags;
 	struct vnfs_step_stats stats;
 	struct vnfs_process_record processes[FAKE_ROWS];
 	struct vnfs_mount_record mounts[FAKE_ROWS];
@@ -316,6 +317,10 @@ static void copy_step(struct recorded_step *copy, const struct vnfs_step_record 
 	assert_true(record->process_count <= FAKE_ROWS && record->mount_count <= FAKE_ROWS);
 	assert_non_null(record->stats);
 	copy->record = *record;
+	vnfs_tags_init(&copy->tags);
+	if (record->tags != NULL)
+		copy->tags = *record->tags;
+	copy->record.tags = &copy->tags;
 	copy->stats = *record->stats;
 	copy->record.stats = &copy->stats;
 	if (record->process_count > 0)
@@ -492,8 +497,8 @@ static void make_cgroup(struct fixture *f, const char *name, int populated, char
 /* Registers a step as the helper's REGISTER does (helper/steps/steps.c: the
  * registry, then the counting side); returns its slot.  Owner uid
  * 1000 + job. */
-static uint32_t register_step(struct fixture *f, uint32_t job_id, uint32_t step_id,
-			      uint64_t cgroup_id, const char *cgroup_path)
+static uint32_t register_tagged_step(struct fixture *f, uint32_t job_id, uint32_t step_id,
+				     uint64_t cgroup_id, const char *cgroup_path, const char *tags)
 {
 	struct vnfs_step step = {
 		.workload = *slurm_step(job_id, step_id),
@@ -506,10 +511,19 @@ static uint32_t register_step(struct fixture *f, uint32_t job_id, uint32_t step_
 
 	snprintf(step.cgroup_path, sizeof(step.cgroup_path), "%s", cgroup_path);
 	vnfs_tags_init(&step.tags);
+	if (tags[0] != '\0')
+		assert_int_equal(vnfs_tags_parse(&step.tags, tags, NULL, NULL, error, sizeof(error)),
+				 0);
 	assert_int_equal(vnfs_steps_register(&f->steps, &step, &slot, error, sizeof(error)), 0);
 	assert_true(slot < FAKE_SLOTS);
 	assert_int_equal(f->fake.registered[slot], cgroup_id);
 	return slot;
+}
+
+static uint32_t register_step(struct fixture *f, uint32_t job_id, uint32_t step_id,
+			      uint64_t cgroup_id, const char *cgroup_path)
+{
+	return register_tagged_step(f, job_id, step_id, cgroup_id, cgroup_path, "");
 }
 
 static void assert_writes(const struct vnfs_step_record *record, uint64_t calls, uint64_t bytes)
@@ -565,6 +579,47 @@ static void test_interval_holds_each_steps_own_counts(void **state)
 	assert_int_equal(f->sink.health.sink_count, 1);
 	assert_string_equal(f->sink.health.sink_names[0], "recording");
 	assert_int_equal(f->sink.jobs_finished, 0);
+}
+
+/* Each record points to its tags, one copy per distinct list: the two
+ * steps of job 42 share theirs, job 43 has its own, job 44 none; a list
+ * no step holds any more is freed, and the finished job's tags reach the
+ * sinks. */
+static void test_records_carry_their_tags_one_copy_per_list(void **state)
+{
+	struct fixture *f = *state;
+	const struct vnfs_step_record *record;
+	struct vnfs_owned_job answer;
+	char error[256];
+
+	register_tagged_step(f, 42, 0, 4200, "/sys/fs/cgroup/job_42/step_0", "PROJECT_NAME=alpha");
+	register_tagged_step(f, 42, 1, 4201, "/sys/fs/cgroup/job_42/step_1", "PROJECT_NAME=alpha");
+	register_tagged_step(f, 43, 0, 4300, "/sys/fs/cgroup/job_43/step_0",
+			     "PROJECT_NAME=beta,QUEUE=gpu");
+	register_step(f, 44, 0, 4400, "/sys/fs/cgroup/job_44/step_0");
+	vnfs_collector_collect(&f->collector, T0 + 1000);
+	assert_int_equal(f->sink.step_count, 4);
+	assert_int_equal(f->collector.kept_tags.count, 2);
+	record = find_step(f->sink.steps, f->sink.step_count, 42, 1);
+	assert_string_equal(vnfs_tags_find(record->tags, "PROJECT_NAME"), "alpha");
+	record = find_step(f->sink.steps, f->sink.step_count, 43, 0);
+	assert_int_equal(vnfs_tags_count(record->tags), 2);
+	assert_string_equal(vnfs_tags_find(record->tags, "QUEUE"), "gpu");
+	record = find_step(f->sink.steps, f->sink.step_count, 44, 0);
+	assert_int_equal(vnfs_tags_count(record->tags), 0);
+
+	assert_int_equal(vnfs_collector_finish_job(&f->collector, slurm_job(43), "", T0 + 2000,
+						   &answer, error, sizeof(error)),
+			 0);
+	assert_int_equal(f->sink.jobs_finished, 1);
+	assert_string_equal(vnfs_tags_find(f->sink.jobs[0].steps[0].record.tags, "PROJECT_NAME"),
+			    "beta");
+	assert_int_equal(answer.step_count, 1);
+	assert_string_equal(vnfs_tags_find(answer.steps[0].tags, "QUEUE"), "gpu");
+	vnfs_owned_job_free(&answer);
+	vnfs_collector_collect(&f->collector, T0 + 3000);
+	assert_int_equal(f->sink.step_count, 3);
+	assert_int_equal(f->collector.kept_tags.count, 1);
 }
 
 static void test_slot_is_copied_only_when_its_activity_moved(void **state)
@@ -926,6 +981,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_interval_holds_each_steps_own_counts, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_records_carry_their_tags_one_copy_per_list,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slot_is_copied_only_when_its_activity_moved,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wire_rows_go_to_their_steps, setup, teardown),

@@ -65,7 +65,7 @@ static void make_step(struct vnfs_step_record *step, struct vnfs_step_stats *sta
 	step->uid = 1000;
 	snprintf(step->user, sizeof(step->user), "alice");
 	snprintf(step->node, sizeof(step->node), "n1");
-	vnfs_tags_init(&step->tags);
+	step->tags = vnfs_tags_none();
 	step->start_time_ms = 1700000000000;
 	step->sample_time_ms = 1700000001000;
 	step->stats = stats;

@@ -281,6 +281,7 @@ static void log_reset(void)
 struct step_fixture {
 	struct vnfs_step_record record;
 	struct vnfs_step_stats stats;
+	struct vnfs_tag_list tags;
 	struct vnfs_process_record process;
 	struct vnfs_mount_record mount;
 	struct vnfs_wire_record wire;
@@ -302,9 +303,11 @@ static void step_fixture(struct step_fixture *fixture, uint32_t job_id, uint32_t
 	snprintf(record->node, sizeof(record->node), "%s", node);
 	record->cgroup_id = 4242;
 	snprintf(record->cgroup_path, sizeof(record->cgroup_path), "/slurm/job_%u", job_id);
-	vnfs_tags_init(&record->tags);
-	assert_int_equal(vnfs_tags_set(&record->tags, "project", "nfs-study", error, sizeof(error)),
+	vnfs_tags_init(&fixture->tags);
+	assert_int_equal(vnfs_tags_set(&fixture->tags, "project", "nfs-study", error,
+				       sizeof(error)),
 			 0);
+	record->tags = &fixture->tags;
 	record->start_time_ms = 1700000000000;
 	record->sample_time_ms = sample_time_ms;
 	fixture->stats.operations[VNFS_OP_READ].count = 10 * sample;
@@ -898,7 +901,7 @@ static void test_spool_reader(void **state)
 			 0);
 	assert_int_equal(record.type, VNFS_SPOOL_STEP);
 	assert_string_equal(record.step.workload.job, "7");
-	assert_string_equal(vnfs_tags_find(&record.step.tags, "project"), "nfs-study");
+	assert_string_equal(vnfs_tags_find(record.step.tags, "project"), "nfs-study");
 	assert_string_equal(record.step.processes[0].comm, HOSTILE_NAME);
 	assert_int_equal(record.step.stats->operations[VNFS_OP_READ].bytes, 40960);
 	vnfs_spool_record_free(&record);
@@ -1192,12 +1195,12 @@ static void write_dashboard_cluster(const char *database)
 	step_fixture(&a, 201, 0, "node-a", "alice", 1000, 3, SAMPLE_1);
 	publish_steps(&node_a, &a, 1, SAMPLE_1);
 	step_fixture(&b[0], 202, 0, "node-b", "bob", 1001, 3, SAMPLE_1);
-	vnfs_tags_init(&b[0].record.tags);
-	assert_int_equal(vnfs_tags_set(&b[0].record.tags, "project", "other", message,
+	vnfs_tags_init(&b[0].tags);
+	assert_int_equal(vnfs_tags_set(&b[0].tags, "project", "other", message,
 				       sizeof(message)),
 			 0);
 	step_fixture(&b[1], 0, 0, "node-b", "alice", 1000, 1, SAMPLE_1);
-	vnfs_tags_init(&b[1].record.tags);
+	vnfs_tags_init(&b[1].tags);
 	assert_int_equal(vnfs_workload_set(&b[1].record.workload, VNFS_SOURCE_KUBERNETES,
 					   "ml/trainer", "main", message, sizeof(message)),
 			 0);

@@ -53,8 +53,11 @@ static void reading_step(struct vnfs_step_record *step, struct vnfs_step_stats *
 	vnfs_record_identify_slurm(step, job_id, step_id);
 	step->uid = 1000;
 	snprintf(step->user, sizeof(step->user), "alice");
-	vnfs_tags_init(&step->tags);
-	assert_int_equal(vnfs_tags_set(&step->tags, "PROJECT", "p1", error, sizeof(error)), 0);
+	static struct vnfs_tag_list project_p1; /* every reading step's */
+
+	vnfs_tags_init(&project_p1);
+	assert_int_equal(vnfs_tags_set(&project_p1, "PROJECT", "p1", error, sizeof(error)), 0);
+	step->tags = &project_p1;
 	step->start_time_ms = 1000;
 	step->sample_time_ms = 2000;
 

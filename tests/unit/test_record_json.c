@@ -235,7 +235,7 @@ static void test_round_trip(void **state)
 	step.stats.operations[VNFS_OP_READ].bytes = UINT64_MAX;
 	step.stats.request_size_histogram[VNFS_DIRECTION_WRITE][VNFS_SIZE_BUCKETS - 1] = 7;
 	char error[128];
-	assert_int_equal(vnfs_tags_set(&step.record.tags, "EMPTY", "", error, sizeof(error)), 0);
+	assert_int_equal(vnfs_tags_set(&step.tags, "EMPTY", "", error, sizeof(error)), 0);
 	round_trip(&step.record);
 
 	/* No processes, no mounts, no tags. */
@@ -243,7 +243,7 @@ static void test_round_trip(void **state)
 	step.record.processes = NULL;
 	step.record.mount_count = 0;
 	step.record.mounts = NULL;
-	vnfs_tags_init(&step.record.tags);
+	vnfs_tags_init(&step.tags);
 	round_trip(&step.record);
 }
 

@@ -22,6 +22,7 @@
 
 struct sample {
 	struct vnfs_step_stats stats[2];
+	struct vnfs_tag_list tags[2];
 	struct vnfs_process_record processes[2];
 	struct vnfs_mount_record mount;
 	struct vnfs_step_record steps[2];
@@ -43,9 +44,11 @@ static struct sample *new_sample(void)
 		snprintf(step->node, sizeof(step->node), "node7");
 		step->cgroup_id = 9000 + (uint64_t)i;
 		snprintf(step->cgroup_path, sizeof(step->cgroup_path), "/slurm/job_4242/step_%d", i);
-		vnfs_tags_init(&step->tags);
-		assert_int_equal(vnfs_tags_set(&step->tags, "PROJECT", "alpha-7", error, sizeof(error)),
+		vnfs_tags_init(&sample->tags[i]);
+		assert_int_equal(vnfs_tags_set(&sample->tags[i], "PROJECT", "alpha-7", error,
+					       sizeof(error)),
 				 0);
+		step->tags = &sample->tags[i];
 		step->start_time_ms = 1795000000123 + i;
 		step->end_time_ms = i == 0 ? 1795000060456 : 0;
 		step->sample_time_ms = 1795000070789;

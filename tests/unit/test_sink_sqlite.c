@@ -235,7 +235,7 @@ static void expect_job_42(const struct fixture *f)
 	assert_int_equal(step->stats->operations[VNFS_OP_WRITE].bytes, 8388608);
 	assert_int_equal(step->stats->operations[VNFS_OP_WRITE].latency_histogram[8], 8);
 	assert_int_equal(step->stats->request_size_histogram[VNFS_DIRECTION_WRITE][20], 8);
-	assert_string_equal(vnfs_tags_find(&step->tags, "PROJECT_NAME"), "alpha");
+	assert_string_equal(vnfs_tags_find(step->tags, "PROJECT_NAME"), "alpha");
 	assert_int_equal(step->process_count, 1);
 	assert_string_equal(step->processes[0].comm, "dd");
 	assert_int_equal(step->processes[0].stats.write_bytes, 8388608);

@@ -18,6 +18,7 @@
 
 struct fixture {
 	struct vnfs_step_stats stats[2];
+	struct vnfs_tag_list tags[2];
 	struct vnfs_step_record steps[2];
 	struct vnfs_job job;
 };
@@ -40,10 +41,11 @@ static int setup(void **state)
 		snprintf(step->node, sizeof(step->node), "node1");
 		step->cgroup_id = 1000 + (uint64_t)i;
 		snprintf(step->cgroup_path, sizeof(step->cgroup_path), "/vnfs/job_77/step_%d", i);
-		vnfs_tags_init(&step->tags);
-		assert_int_equal(vnfs_tags_set(&step->tags, "PROJECT_NAME", "alpha", error,
+		vnfs_tags_init(&fixture->tags[i]);
+		assert_int_equal(vnfs_tags_set(&fixture->tags[i], "PROJECT_NAME", "alpha", error,
 					       sizeof(error)),
 				 0);
+		step->tags = &fixture->tags[i];
 		step->start_time_ms = 1700000000000;
 		step->end_time_ms = 1700000005000;
 		step->sample_time_ms = 1700000005000;

@@ -316,9 +316,11 @@ measure_resources() {
 	started=$EPOCHREALTIME ticks_before=$(cpu_ticks "$helper_pid")
 	# Jobs of 100 steps, each of its own user (uid = job id): a node's
 	# 1,000 workloads belong to several users, and one user may hold only
-	# max_steps_per_user (512) of them.
+	# max_steps_per_user (512) of them.  Tagged as a site's jobs are: the
+	# user's project and the partition plugstack.conf adds to every job.
 	for ((job = 0; job < idle_steps / 100; job++)); do
 		"$STEPS" -s "$SOCKET" -j $((2000 + job)) -u $((2000 + job)) \
+			-t "PROJECT_NAME=project-$job,SLURM_JOB_PARTITION=gpu" \
 			"${idle_dirs[@]:job * 100:100}" > /dev/null || break
 	done
 	check "$idle_steps idle steps registered ($(elapsed_ms "$started") ms)" [ "$job" = $((idle_steps / 100)) ]
