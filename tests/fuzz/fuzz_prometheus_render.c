@@ -206,6 +206,7 @@ static const uint32_t step_ids[] = { 0, 1, 2, VNFS_STEP_BATCH, VNFS_STEP_EXTERN,
 
 struct scenario {
 	struct vnfs_step_record steps[MAX_STEPS];
+	struct vnfs_tag_list tags[MAX_STEPS]; /* steps[i].tags points to tags[i] */
 	struct vnfs_step_stats stats[MAX_STEPS];
 	struct vnfs_process_record processes[MAX_STEPS][MAX_PROCESSES];
 	struct vnfs_mount_record mounts[MAX_STEPS][MAX_MOUNTS];
@@ -229,7 +230,8 @@ static void take_step(struct input *in, struct scenario *s, size_t i)
 	take_text(in, step->user, sizeof(step->user), true);
 	take_text(in, step->node, sizeof(step->node), true);
 	step->cgroup_id = take_number(in, 2);
-	take_tags(in, &step->tags);
+	take_tags(in, &s->tags[i]);
+	step->tags = &s->tags[i];
 	step->start_time_ms = BASE_TIME_MS + (int64_t)take_number(in, 3);
 	step->sample_time_ms = step->start_time_ms + (int64_t)take_number(in, 3);
 	if (flags & 2)

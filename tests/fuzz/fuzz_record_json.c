@@ -35,9 +35,10 @@ static void check_record(const struct vnfs_step_record *record)
 	    (record->process_count > 0) != (record->processes != NULL) ||
 	    (record->mount_count > 0) != (record->mounts != NULL) ||
 	    record->process_count > VNFS_MAX_PROCESS_ENTRIES ||
-	    record->mount_count > VNFS_MAX_MOUNT_ENTRIES || record->tags.count > VNFS_MAX_TAGS)
+	    record->mount_count > VNFS_MAX_MOUNT_ENTRIES ||
+	    vnfs_tags_count(record->tags) > VNFS_MAX_TAGS)
 		abort();
-	for (unsigned i = 0; vnfs_tags_get(&record->tags, i, &name, &value); i++)
+	for (unsigned i = 0; vnfs_tags_get(record->tags, i, &name, &value); i++)
 		if (!vnfs_tag_name_valid(name) || !vnfs_tag_value_valid(value))
 			abort();
 	for (size_t i = 0; i < record->process_count; i++)
@@ -54,8 +55,7 @@ static void check_same(const struct vnfs_step_record *a, const struct vnfs_step_
 	if (a->job_id != b->job_id || a->step_id != b->step_id || a->uid != b->uid ||
 	    strcmp(a->user, b->user) != 0 || strcmp(a->node, b->node) != 0 ||
 	    a->cgroup_id != b->cgroup_id || strcmp(a->cgroup_path, b->cgroup_path) != 0 ||
-	    a->tags.count != b->tags.count || a->tags.used != b->tags.used ||
-	    memcmp(a->tags.buffer, b->tags.buffer, a->tags.used) != 0 ||
+	    !vnfs_tags_equal(a->tags, b->tags) ||
 	    a->start_time_ms != b->start_time_ms || a->end_time_ms != b->end_time_ms ||
 	    a->sample_time_ms != b->sample_time_ms || a->finished != b->finished ||
 	    memcmp(a->stats, b->stats, sizeof(*a->stats)) != 0 ||
