@@ -169,17 +169,22 @@ _Static_assert(VNFS_TAGS_BUFFER <= UINT16_MAX && VNFS_MAX_TAGS <= UINT16_MAX,
 	       "a kept step counts its tags in 16 bits");
 
 /* The step kept, whole again.  Every visit of the registry does this for
- * each step, so the names are copied as the lengths keep() measured them
- * (they came from a struct vnfs_step, so they fit), not formatted. */
+ * each step, and the discovery and the environment jobs visit it every
+ * interval: the names are copied by the lengths they have (they came from
+ * a struct vnfs_step, so they fit), not formatted, and the room past each
+ * string's end and past the tags' used bytes is left as it was, not
+ * cleared (1.9 KiB a step: 0.1 % of a core under emulation with 1,000
+ * steps; every reader stops at the end). */
 static void unpack(const struct vnfs_kept_step *kept, struct vnfs_step *step)
 {
 	const char *job = kept_job(kept), *part, *path;
 	size_t job_size, part_size, path_size;
 
-	memset(step, 0, sizeof(*step));
-	step->state = kept->state;
-	if (kept->state == VNFS_STEP_FREE)
+	if (kept->state == VNFS_STEP_FREE) {
+		memset(step, 0, sizeof(*step));
 		return;
+	}
+	step->state = kept->state;
 	job_size = strlen(job) + 1;
 	part = job + job_size;
 	part_size = strlen(part) + 1;
