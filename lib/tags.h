@@ -8,8 +8,9 @@
  *   name   1..VNFS_TAG_NAME_MAX of [A-Za-z_][A-Za-z0-9_]*  (an environment name)
  *   value  0..VNFS_TAG_VALUE_MAX of [A-Za-z0-9._:@+%-]
  *   count  at most VNFS_MAX_TAGS, names unique (a later NAME replaces an earlier)
- * The list is stored packed ("name\0value\0..." in one buffer) so a step
- * record stays small with a thousand steps in memory.
+ * The list is stored packed ("name\0value\0..." in one buffer): one block
+ * to copy, compare, hash and keep in the bytes it takes (the registry's
+ * kept steps; the collector keeps one copy of each distinct list).
  */
 #ifndef VNFS_TAGS_H
 #define VNFS_TAGS_H
