@@ -1088,6 +1088,7 @@ static void test_legacy_registry_json_is_migrated(void **state)
 {
 	char directory[64], journal[320], legacy[320], expected[1024];
 	struct vnfs_registry *registry, *restarted;
+	struct vnfs_step kept;
 
 	(void)state;
 	make_directory(directory);
@@ -1126,11 +1127,8 @@ static void test_legacy_registry_json_is_migrated(void **state)
 	assert_int_equal(restarted->used, 3);
 	assert_tagged_step(restarted, 0, 42, 0, VNFS_STEP_RUNNING);
 	assert_tagged_step(restarted, 1, 44, 0, VNFS_STEP_RUNNING);
-	{
-		struct vnfs_step kept = slot_step(restarted, 5);
-
-		assert_slurm_job_id(&kept.workload, 43);
-	}
+	kept = slot_step(restarted, 5);
+	assert_slurm_job_id(&kept.workload, 43);
 	assert_int_equal(access(legacy, F_OK), -1);
 	free_registry(restarted);
 	remove_directory(directory);
