@@ -331,14 +331,26 @@ int vnfs_workload_slurm_ids(const struct vnfs_workload *workload, uint32_t *job_
 	return 0;
 }
 
+bool vnfs_workload_of_job(const struct vnfs_workload *workload, enum vnfs_workload_source source,
+			  const char *job)
+{
+	return workload->source == source && strcmp(workload->job, job) == 0;
+}
+
+bool vnfs_workload_is(const struct vnfs_workload *workload, enum vnfs_workload_source source,
+		      const char *job, const char *part)
+{
+	return vnfs_workload_of_job(workload, source, job) && strcmp(workload->part, part) == 0;
+}
+
 bool vnfs_workload_same_job(const struct vnfs_workload *a, const struct vnfs_workload *b)
 {
-	return a->source == b->source && strcmp(a->job, b->job) == 0;
+	return vnfs_workload_of_job(a, b->source, b->job);
 }
 
 bool vnfs_workload_equal(const struct vnfs_workload *a, const struct vnfs_workload *b)
 {
-	return vnfs_workload_same_job(a, b) && strcmp(a->part, b->part) == 0;
+	return vnfs_workload_is(a, b->source, b->job, b->part);
 }
 
 static bool decimal(const char *text)

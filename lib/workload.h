@@ -148,6 +148,12 @@ int vnfs_workload_slurm_job_id(const struct vnfs_workload *workload, uint32_t *j
 /* Whether a and b name the same workload, and the same job. */
 bool vnfs_workload_equal(const struct vnfs_workload *a, const struct vnfs_workload *b);
 bool vnfs_workload_same_job(const struct vnfs_workload *a, const struct vnfs_workload *b);
+/* The same comparisons against a workload kept as its parts (the helper's
+ * registry keeps names in the bytes they take). */
+bool vnfs_workload_of_job(const struct vnfs_workload *workload, enum vnfs_workload_source source,
+			  const char *job);
+bool vnfs_workload_is(const struct vnfs_workload *workload, enum vnfs_workload_source source,
+		      const char *job, const char *part);
 
 /*
  * The order of reports: by source (in VNFS_WORKLOAD_SOURCES' order), then

@@ -126,16 +126,16 @@ static const char *kept_part(const struct vnfs_kept_step *kept)
 	return kept_job(kept) + strlen(kept_job(kept)) + 1;
 }
 
-/* The same comparisons as vnfs_workload_same_job and vnfs_workload_equal. */
 static bool kept_of_job(const struct vnfs_kept_step *kept, const struct vnfs_workload *workload)
 {
-	return kept->state != VNFS_STEP_FREE && kept->source == workload->source &&
-	       strcmp(kept_job(kept), workload->job) == 0;
+	return kept->state != VNFS_STEP_FREE &&
+	       vnfs_workload_of_job(workload, kept->source, kept_job(kept));
 }
 
 static bool kept_is(const struct vnfs_kept_step *kept, const struct vnfs_workload *workload)
 {
-	return kept_of_job(kept, workload) && strcmp(kept_part(kept), workload->part) == 0;
+	return kept->state != VNFS_STEP_FREE &&
+	       vnfs_workload_is(workload, kept->source, kept_job(kept), kept_part(kept));
 }
 
 /* step, in the bytes it takes, into *kept (whose names it does not free).
