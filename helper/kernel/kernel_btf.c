@@ -21,21 +21,30 @@
 #include "helper/kernel/kernel_btf.h"
 #include "lib/log.h"
 
-/* The module's BTF fd when BTF object `id` is an NFS client module's. */
-static int nfs_module_fd(__u32 id)
+/* Which of the kernel's BTF objects are read here. */
+enum module_role { MODULE_UNUSED, MODULE_NFS_CLIENT, MODULE_SUNRPC };
+
+/* BTF object `id`'s fd, and its role; -1 for an object of no use here. */
+static int module_fd(__u32 id, enum module_role *role)
 {
 	struct bpf_btf_info info;
 	__u32 length = sizeof(info);
 	char name[64] = "";
 	int fd = bpf_btf_get_fd_by_id(id);
 
+	*role = MODULE_UNUSED;
 	if (fd < 0)
 		return -1;
 	memset(&info, 0, sizeof(info));
 	info.name = (__u64)(uintptr_t)name;
 	info.name_len = sizeof(name);
-	if (bpf_obj_get_info_by_fd(fd, &info, &length) != 0 || !info.kernel_btf ||
-	    strncmp(name, "nfs", 3) != 0 || strcmp(name, "nfsd") == 0) {
+	if (bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && info.kernel_btf) {
+		if (strncmp(name, "nfs", 3) == 0 && strcmp(name, "nfsd") != 0)
+			*role = MODULE_NFS_CLIENT;
+		else if (strcmp(name, "sunrpc") == 0)
+			*role = MODULE_SUNRPC;
+	}
+	if (*role == MODULE_UNUSED) {
 		close(fd);
 		return -1;
 	}
@@ -50,15 +59,24 @@ int kernel_btf_load(struct kernel_btf *kernel)
 	kernel->vmlinux = btf__load_vmlinux_btf();
 	if (!kernel->vmlinux)
 		return -1;
-	while (kernel->module_count < KERNEL_BTF_MAX_MODULES && bpf_btf_get_next_id(id, &id) == 0) {
-		int fd = nfs_module_fd(id);
+	while (bpf_btf_get_next_id(id, &id) == 0) {
+		enum module_role role;
+		int fd = module_fd(id, &role);
 		struct btf *module;
 
 		if (fd < 0)
 			continue;
-		module = btf__load_from_kernel_by_id_split(id, kernel->vmlinux);
-		if (!module) {
+		if (role == MODULE_NFS_CLIENT && kernel->module_count == KERNEL_BTF_MAX_MODULES) {
 			close(fd);
+			continue;
+		}
+		module = btf__load_from_kernel_by_id_split(id, kernel->vmlinux);
+		if (!module || role == MODULE_SUNRPC) {
+			close(fd);
+			if (module && !kernel->sunrpc)
+				kernel->sunrpc = module;
+			else
+				btf__free(module);
 			continue;
 		}
 		kernel->modules[kernel->module_count] = module;
@@ -74,6 +92,8 @@ void kernel_btf_drop_types(struct kernel_btf *kernel)
 		btf__free(kernel->modules[i]);
 		kernel->modules[i] = NULL;
 	}
+	btf__free(kernel->sunrpc);
+	kernel->sunrpc = NULL;
 	btf__free(kernel->vmlinux);
 	kernel->vmlinux = NULL;
 }

@@ -21,12 +21,14 @@
 struct btf;
 
 /* vmlinux's BTF and that of every loaded NFS client module (nfs, nfsv3,
- * nfsv4, ...; not nfsd), each module with its kernel object's fd. */
+ * nfsv4, ...; not nfsd), each module with its kernel object's fd, and the
+ * RPC layer's (its types only: the probes read them, none is hooked). */
 struct kernel_btf {
 	struct btf *vmlinux; /* NULL: the kernel has no BTF */
 	struct btf *modules[KERNEL_BTF_MAX_MODULES];
 	int module_fds[KERNEL_BTF_MAX_MODULES];
 	size_t module_count;
+	struct btf *sunrpc; /* NULL: built in, not loaded, or no BTF */
 };
 
 struct kernel_function {

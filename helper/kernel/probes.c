@@ -48,6 +48,8 @@
 /* After bpf/vnfs.h (through probes.h): the skeleton uses its structs. */
 #include "bpf/vnfs.skel.h"
 #include "bpf/vnfs-legacy.skel.h"
+#include "bpf/vnfs.core_types.h"
+#include "bpf/vnfs-legacy.core_types.h"
 
 /* The legacy build is opened through vnfs.skel.h's skeleton (open_skeleton),
  * whose views of the global sections must then fit it too: the two builds
@@ -146,6 +148,25 @@ static bool kernel_before(int major, int minor)
 	return running_major < major || (running_major == major && running_minor < minor);
 }
 
+/* The kernel types the probes relocate against, for libbpf (core_btf.h). */
+static void copy_core_types(struct vnfs_probes *probes)
+{
+	const char *const *names = probes->legacy_kernel ? vnfs_legacy_bpf_core_types
+							 : vnfs_bpf_core_types;
+	size_t count = probes->legacy_kernel
+			       ? sizeof(vnfs_legacy_bpf_core_types) / sizeof(*vnfs_legacy_bpf_core_types)
+			       : sizeof(vnfs_bpf_core_types) / sizeof(*vnfs_bpf_core_types);
+	double started = milliseconds();
+	char note[128];
+
+	if (core_btf_write(&probes->core_btf, &probes->kernel_btf, names, count, note,
+			   sizeof(note)) == 0)
+		vnfs_info("CO-RE: relocating against %zu kernel types, copied in %.0f ms",
+			  probes->core_btf.types, milliseconds() - started);
+	else
+		vnfs_info("CO-RE: libbpf searches the kernel's BTF itself (%s)", note);
+}
+
 /* Plans every function's first attach method from the kernel's BTF. */
 static void plan_hooks(struct vnfs_probes *probes)
 {
@@ -195,6 +216,7 @@ static void plan_hooks(struct vnfs_probes *probes)
 			snprintf(state->kprobe_error, sizeof(state->kprobe_error),
 				 "not tried (probe mode fentry)");
 	}
+	copy_core_types(probes);
 	kernel_btf_drop_types(&probes->kernel_btf);
 }
 
@@ -485,14 +507,16 @@ static int refused(struct vnfs_probes *probes, int result)
 /* The object for this kernel: vnfs.bpf.c's legacy build where it has no
  * task storage (before 5.11; see bpf/vnfs.bpf.c), opened with the same
  * skeleton (same programs, maps and globals) from the other build's bytes. */
-static struct vnfs_bpf *open_skeleton(bool legacy)
+static struct vnfs_bpf *open_skeleton(const struct vnfs_probes *probes)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, options,
+		    .btf_custom_path = probes->core_btf.fd >= 0 ? probes->core_btf.path : NULL);
 	struct vnfs_bpf *skeleton;
 	size_t size;
 	int status;
 
-	if (!legacy)
-		return vnfs_bpf__open();
+	if (!probes->legacy_kernel)
+		return vnfs_bpf__open_opts(&options);
 	skeleton = calloc(1, sizeof(*skeleton));
 	if (!skeleton)
 		return NULL;
@@ -500,7 +524,7 @@ static struct vnfs_bpf *open_skeleton(bool legacy)
 	if (status == 0) {
 		skeleton->skeleton->data = (void *)vnfs_legacy_bpf__elf_bytes(&size);
 		skeleton->skeleton->data_sz = size;
-		status = bpf_object__open_skeleton(skeleton->skeleton, NULL);
+		status = bpf_object__open_skeleton(skeleton->skeleton, &options);
 	}
 	if (status != 0) {
 		vnfs_bpf__destroy(skeleton);
@@ -524,7 +548,7 @@ static int attempt(struct vnfs_probes *probes, char *error, size_t error_size)
 		snprintf(error, error_size, "cannot register the probes' section handlers");
 		return -1;
 	}
-	probes->skeleton = open_skeleton(probes->legacy_kernel);
+	probes->skeleton = open_skeleton(probes);
 	vnfs_debug("open round: %.0f ms", milliseconds() - started);
 	if (!probes->skeleton) {
 		snprintf(error, error_size, "cannot open the BPF object: %s", strerror(errno));
@@ -935,6 +959,7 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 		status = attempt(probes, error, error_size);
 	} while (status == 1 && ++round < MAX_ATTEMPTS);
 	kernel_btf_free(&probes->kernel_btf);
+	core_btf_close(&probes->core_btf);
 	if (status < 0)
 		goto fail;
 	if (status == 1) {
@@ -1026,6 +1051,7 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 	free(probes->wire_expired);
 	vnfs_bpf__destroy(probes->skeleton);
 	kernel_btf_free(&probes->kernel_btf);
+	core_btf_close(&probes->core_btf);
 	pthread_mutex_destroy(&probes->cgroup_slots_lock);
 	free(probes);
 }

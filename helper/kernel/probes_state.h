@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "helper/kernel/hooks.h"
+#include "helper/kernel/core_btf.h"
 #include "helper/kernel/kernel_btf.h"
 #include "helper/kernel/probes.h"
 
@@ -127,6 +128,7 @@ struct vnfs_probes {
 	int barrier_fd, barrier_inner_fd; /* see wait_for_running_programs; -1 until made */
 	pthread_mutex_t cgroup_slots_lock;
 	struct kernel_btf kernel_btf; /* while opening: the targets' BTF objects */
+	struct core_btf core_btf;     /* while opening: the types libbpf relocates against */
 };
 
 /* The drain at task exit: a raw tracepoint, pinned as links/<this>-drain. */
