@@ -171,9 +171,13 @@ _Static_assert(VNFS_MAX_HOOKS == 40, "VNFS_FOR_EACH_HOOK_SLOT must expand VNFS_M
 /* ELF sections of the fentry/fexit programs.  Not libbpf's "fentry" and
  * "fexit": the helper registers its own handlers for these, which give the
  * kernel each program's target by BTF id (libbpf would look it up by name,
- * program by program, which dominated start-up under emulation). */
+ * program by program, which dominated start-up under emulation).  A hook
+ * slot's programs are in VNFS_FENTRY_SECTION or VNFS_FEXIT_SECTION, their
+ * target chosen at run time; the RPC programs (wire.bpf.c) name theirs:
+ * VNFS_FEXIT_SECTION "/<function>", VNFS_TP_BTF_SECTION "/<tracepoint>". */
 #define VNFS_FENTRY_SECTION "vnfs.fentry"
 #define VNFS_FEXIT_SECTION "vnfs.fexit"
+#define VNFS_TP_BTF_SECTION "vnfs.tp_btf"
 
 
 /*

@@ -251,7 +251,7 @@ static __always_inline void initiate_page_io(__u64 task, struct inode *inode,
  * worker reading its backing file) is the opener asked, and only for a
  * context that can write, the only kind noted: a note at a read-only
  * context's address is a freed writer's, never this reader's. */
-SEC("tp_btf/nfs_initiate_read")
+SEC(VNFS_TP_BTF_SECTION "/nfs_initiate_read")
 int BPF_PROG(wire_initiate_read, struct nfs_pgio_header___vnfs *header)
 {
 	struct nfs_open_context___vnfs *context;
@@ -268,7 +268,7 @@ int BPF_PROG(wire_initiate_read, struct nfs_pgio_header___vnfs *header)
 
 /* Writes and commits are the opener's: a flusher thread, or any task under
  * memory pressure, may send them long after the writer has gone. */
-SEC("tp_btf/nfs_initiate_write")
+SEC(VNFS_TP_BTF_SECTION "/nfs_initiate_write")
 int BPF_PROG(wire_initiate_write, struct nfs_pgio_header___vnfs *header)
 {
 	if (!header)
@@ -277,7 +277,7 @@ int BPF_PROG(wire_initiate_write, struct nfs_pgio_header___vnfs *header)
 	return 0;
 }
 
-SEC("tp_btf/nfs_initiate_commit")
+SEC(VNFS_TP_BTF_SECTION "/nfs_initiate_commit")
 int BPF_PROG(wire_initiate_commit, struct nfs_commit_data___vnfs *data)
 {
 	if (!data)
@@ -294,7 +294,7 @@ int BPF_PROG(wire_initiate_commit, struct nfs_commit_data___vnfs *data)
  * read-only loop (a data loader's) cost no map access at all, and a note a
  * freed writer left at a read-only context's address is never read: the
  * next writer made at that address overwrites it. */
-SEC("fexit/alloc_nfs_open_context")
+SEC(VNFS_FEXIT_SECTION "/alloc_nfs_open_context")
 int BPF_PROG(wire_note_open_context, struct dentry *dentry, unsigned int mode, struct file *file,
 	     struct nfs_open_context___vnfs *context)
 {
@@ -339,7 +339,7 @@ static __always_inline __u32 client_device(struct rpc_clnt___vnfs *client)
 	return device;
 }
 
-SEC("tp_btf/rpc_task_begin")
+SEC(VNFS_TP_BTF_SECTION "/rpc_task_begin")
 int BPF_PROG(wire_task_begin, struct rpc_task___vnfs *task)
 {
 	__u64 key = (__u64)task, starter = bpf_get_current_pid_tgid();
@@ -468,7 +468,7 @@ static __always_inline struct vnfs_wire_stats *wire_row(struct vnfs_wire_key *ke
 
 /* An RPC ended (rpc_count_iostats_metrics, after it added the task into
  * the mount's counters): the same sums, into its owner's row. */
-SEC("tp_btf/rpc_stats_latency")
+SEC(VNFS_TP_BTF_SECTION "/rpc_stats_latency")
 int BPF_PROG(wire_task_end, struct rpc_task___vnfs *task, s64 backlog, s64 rtt, s64 execute)
 {
 	const struct rpc_procinfo___vnfs *info;

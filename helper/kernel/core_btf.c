@@ -201,8 +201,8 @@ static bool is_named_kind(const struct btf_type *type)
 }
 
 /* Copies source's types from first_id on whose names are listed, but for
- * those skip[] marks; marks each name copied in found[].  Returns 0 or a
- * negative error. */
+ * those skip[] marks; marks each name copied in found[] if given.  Returns
+ * 0 or a negative error. */
 static int copy_named(struct copier *copier, const struct btf *source, __u32 first_id,
 		      const char *const *names, size_t count, const bool *skip, bool *found)
 {
@@ -221,7 +221,8 @@ static int copy_named(struct copier *copier, const struct btf *source, __u32 fir
 		copied = copy_type(copier, source, id);
 		if (copied < 0)
 			return copied;
-		found[index] = true;
+		if (found)
+			found[index] = true;
 	}
 	return 0;
 }
@@ -229,8 +230,7 @@ static int copy_named(struct copier *copier, const struct btf *source, __u32 fir
 /* The types of a module's BTF for the names vmlinux lacks, as libbpf
  * looks in modules only for those. */
 static int copy_from_module(struct copier *copier, const struct btf *module,
-			    const char *const *names, size_t count, const bool *in_vmlinux,
-			    bool *found)
+			    const char *const *names, size_t count, const bool *in_vmlinux)
 {
 	__u32 own = btf__type_cnt(module) - copier->vmlinux_count;
 	int status;
@@ -238,22 +238,21 @@ static int copy_from_module(struct copier *copier, const struct btf *module,
 	copier->module_ids = calloc(own ? own : 1, sizeof(*copier->module_ids));
 	if (!copier->module_ids)
 		return -ENOMEM;
-	status = copy_named(copier, module, copier->vmlinux_count, names, count, in_vmlinux, found);
+	status = copy_named(copier, module, copier->vmlinux_count, names, count, in_vmlinux, NULL);
 	free(copier->module_ids);
 	copier->module_ids = NULL;
 	return status;
 }
 
+/* vmlinux's types of the names listed, then the modules' (the NFS client's
+ * and sunrpc) of the names vmlinux lacks. */
 static int copy_all(struct copier *copier, const struct kernel_btf *kernel,
-		    const char *const *names, size_t count, bool *in_vmlinux, bool *found)
+		    const char *const *names, size_t count, bool *in_vmlinux)
 {
 	int status = copy_named(copier, kernel->vmlinux, 1, names, count, NULL, in_vmlinux);
 
-	memcpy(found, in_vmlinux, count * sizeof(*found));
 	for (size_t i = 0; i < kernel->module_count && status == 0; i++)
-		status = copy_from_module(copier, kernel->modules[i], names, count, in_vmlinux, found);
-	if (status == 0 && kernel->sunrpc)
-		status = copy_from_module(copier, kernel->sunrpc, names, count, in_vmlinux, found);
+		status = copy_from_module(copier, kernel->modules[i], names, count, in_vmlinux);
 	return status;
 }
 
@@ -294,7 +293,7 @@ int core_btf_write(struct core_btf *core, const struct kernel_btf *kernel,
 		   const char *const *names, size_t count, char *note, size_t note_size)
 {
 	struct copier copier = { 0 };
-	bool *in_vmlinux = NULL, *found = NULL;
+	bool *in_vmlinux = NULL;
 	int status = -1;
 
 	memset(core, 0, sizeof(*core));
@@ -307,12 +306,11 @@ int core_btf_write(struct core_btf *core, const struct kernel_btf *kernel,
 	copier.vmlinux_ids = calloc(copier.vmlinux_count, sizeof(*copier.vmlinux_ids));
 	copier.out = btf__new_empty();
 	in_vmlinux = calloc(count ? count : 1, sizeof(*in_vmlinux));
-	found = calloc(count ? count : 1, sizeof(*found));
-	if (!copier.vmlinux_ids || !copier.out || !in_vmlinux || !found) {
+	if (!copier.vmlinux_ids || !copier.out || !in_vmlinux) {
 		snprintf(note, note_size, "out of memory");
 		goto out;
 	}
-	status = copy_all(&copier, kernel, names, count, in_vmlinux, found);
+	status = copy_all(&copier, kernel, names, count, in_vmlinux);
 	if (status < 0) {
 		snprintf(note, note_size, "cannot copy a type: %s", strerror(-status));
 		status = -1;
@@ -325,7 +323,6 @@ out:
 	btf__free(copier.out);
 	free(copier.vmlinux_ids);
 	free(in_vmlinux);
-	free(found);
 	return status;
 }
 

@@ -59,28 +59,22 @@ int kernel_btf_load(struct kernel_btf *kernel)
 	kernel->vmlinux = btf__load_vmlinux_btf();
 	if (!kernel->vmlinux)
 		return -1;
-	while (bpf_btf_get_next_id(id, &id) == 0) {
+	while (kernel->module_count < KERNEL_BTF_MAX_MODULES && bpf_btf_get_next_id(id, &id) == 0) {
 		enum module_role role;
 		int fd = module_fd(id, &role);
 		struct btf *module;
 
 		if (fd < 0)
 			continue;
-		if (role == MODULE_NFS_CLIENT && kernel->module_count == KERNEL_BTF_MAX_MODULES) {
-			close(fd);
-			continue;
-		}
 		module = btf__load_from_kernel_by_id_split(id, kernel->vmlinux);
-		if (!module || role == MODULE_SUNRPC) {
+		if (!module) {
 			close(fd);
-			if (module && !kernel->sunrpc)
-				kernel->sunrpc = module;
-			else
-				btf__free(module);
 			continue;
 		}
 		kernel->modules[kernel->module_count] = module;
 		kernel->module_fds[kernel->module_count++] = fd;
+		if (role == MODULE_NFS_CLIENT)
+			kernel->nfs_client_modules++;
 	}
 	return 0;
 }
@@ -92,8 +86,6 @@ void kernel_btf_drop_types(struct kernel_btf *kernel)
 		btf__free(kernel->modules[i]);
 		kernel->modules[i] = NULL;
 	}
-	btf__free(kernel->sunrpc);
-	kernel->sunrpc = NULL;
 	btf__free(kernel->vmlinux);
 	kernel->vmlinux = NULL;
 }
@@ -108,6 +100,7 @@ void kernel_btf_free(struct kernel_btf *kernel)
 
 struct wanted {
 	const char *name;
+	__u16 kind;
 	size_t index;
 };
 
@@ -116,8 +109,8 @@ static int compare_wanted(const void *left, const void *right)
 	return strcmp(((const struct wanted *)left)->name, ((const struct wanted *)right)->name);
 }
 
-/* Marks the wanted functions btf defines, looking at its types from
- * first_id on (for a module: its own, not vmlinux's). */
+/* Marks the wanted types btf defines, looking at its types from first_id on
+ * (for a module: its own, not vmlinux's). */
 static size_t find_in(const struct btf *btf, __u32 first_id, int object_fd,
 		      const struct wanted *sorted, size_t count, struct kernel_function *found)
 {
@@ -128,13 +121,13 @@ static size_t find_in(const struct btf *btf, __u32 first_id, int object_fd,
 		const struct btf_type *type = btf__type_by_id(btf, id);
 		struct wanted key, *match;
 
-		if (!btf_is_func(type))
+		if (!btf_is_func(type) && !btf_is_typedef(type))
 			continue;
 		key.name = btf__name_by_offset(btf, type->name_off);
 		if (!key.name)
 			continue;
 		match = bsearch(&key, sorted, count, sizeof(*sorted), compare_wanted);
-		if (!match || found[match->index].btf)
+		if (!match || match->kind != btf_kind(type) || found[match->index].btf)
 			continue;
 		found[match->index] = (struct kernel_function){
 			.btf = btf, .id = id, .object_fd = object_fd,
@@ -144,28 +137,41 @@ static size_t find_in(const struct btf *btf, __u32 first_id, int object_fd,
 	return matched;
 }
 
-bool kernel_btf_find(const struct kernel_btf *kernel, const struct vnfs_hook *hooks,
-		     size_t count, struct kernel_function *found)
+bool kernel_btf_find_wanted(const struct kernel_btf *kernel, const struct kernel_wanted *wanted,
+			    size_t count, struct kernel_function *found)
 {
-	struct wanted sorted[VNFS_MAX_HOOKS];
+	struct wanted sorted[KERNEL_BTF_MAX_WANTED];
 	size_t matched = 0;
 
-	if (count > VNFS_MAX_HOOKS)
-		count = VNFS_MAX_HOOKS;
+	if (count > KERNEL_BTF_MAX_WANTED)
+		count = KERNEL_BTF_MAX_WANTED;
 	memset(found, 0, count * sizeof(*found));
 	if (!kernel->vmlinux)
 		return false;
 	for (size_t i = 0; i < count; i++)
-		sorted[i] = (struct wanted){ .name = hooks[i].function, .index = i };
+		sorted[i] = (struct wanted){ .name = wanted[i].name, .kind = wanted[i].kind, .index = i };
 	qsort(sorted, count, sizeof(sorted[0]), compare_wanted);
-	/* A modular NFS client is described by its modules only. */
+	/* A modular NFS client is described by its modules (and sunrpc's)
+	 * only. */
 	for (size_t i = 0; i < kernel->module_count; i++)
 		matched += find_in(kernel->modules[i], btf__type_cnt(kernel->vmlinux),
 				   kernel->module_fds[i], sorted, count, found);
-	if (kernel->module_count > 0)
+	if (kernel->nfs_client_modules > 0)
 		return true;
 	matched += find_in(kernel->vmlinux, 1, 0, sorted, count, found);
 	return matched > 0;
+}
+
+bool kernel_btf_find(const struct kernel_btf *kernel, const struct vnfs_hook *hooks,
+		     size_t count, struct kernel_function *found)
+{
+	struct kernel_wanted wanted[VNFS_MAX_HOOKS];
+
+	if (count > VNFS_MAX_HOOKS)
+		count = VNFS_MAX_HOOKS;
+	for (size_t i = 0; i < count; i++)
+		wanted[i] = (struct kernel_wanted){ .name = hooks[i].function, .kind = BTF_KIND_FUNC };
+	return kernel_btf_find_wanted(kernel, wanted, count, found);
 }
 
 static const struct btf_type *skip_modifiers(const struct btf *btf, __u32 id)

@@ -21,14 +21,14 @@
 struct btf;
 
 /* vmlinux's BTF and that of every loaded NFS client module (nfs, nfsv3,
- * nfsv4, ...; not nfsd), each module with its kernel object's fd, and the
- * RPC layer's (its types only: the probes read them, none is hooked). */
+ * nfsv4, ...; not nfsd) and of sunrpc (whose types and tracepoints the RPC
+ * programs read), each module with its kernel object's fd. */
 struct kernel_btf {
 	struct btf *vmlinux; /* NULL: the kernel has no BTF */
 	struct btf *modules[KERNEL_BTF_MAX_MODULES];
 	int module_fds[KERNEL_BTF_MAX_MODULES];
 	size_t module_count;
-	struct btf *sunrpc; /* NULL: built in, not loaded, or no BTF */
+	size_t nfs_client_modules; /* of module_count: the NFS client's */
 };
 
 struct kernel_function {
@@ -41,9 +41,23 @@ struct kernel_function {
  * found.  Returns -1 (errno set) when the kernel has no BTF at all. */
 int kernel_btf_load(struct kernel_btf *kernel);
 
-/* Fills found[i] for hooks[i], i < count (at most VNFS_MAX_HOOKS), in one
- * pass over each BTF.  Returns true when some BTF describes the NFS client,
- * so that a function it lacks is truly absent from this kernel. */
+/* A type wanted by name and kind: a function (BTF_KIND_FUNC) or a BTF
+ * tracepoint ("btf_trace_<tracepoint>", BTF_KIND_TYPEDEF). */
+struct kernel_wanted {
+	const char *name;
+	__u16 kind;
+};
+
+#define KERNEL_BTF_MAX_WANTED (VNFS_MAX_HOOKS + 16)
+
+/* Fills found[i] for wanted[i], i < count (at most KERNEL_BTF_MAX_WANTED),
+ * in one pass over each BTF: the modules' when the NFS client is a module,
+ * else vmlinux's.  Returns true when some BTF describes the NFS client, so
+ * that a function it lacks is truly absent from this kernel. */
+bool kernel_btf_find_wanted(const struct kernel_btf *kernel, const struct kernel_wanted *wanted,
+			    size_t count, struct kernel_function *found);
+/* The same for the hooked functions: found[i] for hooks[i], i < count (at
+ * most VNFS_MAX_HOOKS). */
 bool kernel_btf_find(const struct kernel_btf *kernel, const struct vnfs_hook *hooks,
 		     size_t count, struct kernel_function *found);
 

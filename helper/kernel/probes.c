@@ -170,13 +170,21 @@ static void copy_core_types(struct vnfs_probes *probes)
 /* Plans every function's first attach method from the kernel's BTF. */
 static void plan_hooks(struct vnfs_probes *probes)
 {
-	struct kernel_function found[VNFS_MAX_HOOKS];
+	struct kernel_wanted wanted[KERNEL_BTF_MAX_WANTED];
+	struct kernel_function found[KERNEL_BTF_MAX_WANTED];
 	bool in_kallsyms[VNFS_MAX_HOOKS], kallsyms_has_nfs = false;
 	bool btf_has_nfs;
+	size_t wanted_count = 0;
 
 	if (kernel_btf_load(&probes->kernel_btf) != 0)
 		vnfs_warning("the kernel has no BTF (/sys/kernel/btf/vmlinux): kprobes only");
-	btf_has_nfs = kernel_btf_find(&probes->kernel_btf, vnfs_hooks, vnfs_hook_count, found);
+	/* The hooked functions and the RPC programs' targets, in one pass. */
+	for (size_t i = 0; i < vnfs_hook_count; i++)
+		wanted[wanted_count++] =
+			(struct kernel_wanted){ .name = vnfs_hooks[i].function, .kind = BTF_KIND_FUNC };
+	wanted_count += wire_probes_wanted(probes, wanted + wanted_count);
+	btf_has_nfs = kernel_btf_find_wanted(&probes->kernel_btf, wanted, wanted_count, found);
+	wire_probes_found(probes, found + vnfs_hook_count);
 	if (!btf_has_nfs)
 		kallsyms_has_nfs = kallsyms_find(in_kallsyms);
 	probes->hook_count = vnfs_hook_count;
@@ -289,9 +297,10 @@ static unsigned int page_shift(void)
 	return shift;
 }
 
-/* The fentry/fexit programs are in sections of their own (bpf/vnfs.h) so
- * that loading them goes through set_attach_btf_id(), which gives the kernel
- * the target found by kernel_btf, instead of libbpf's resolution by name.
+/* The fentry/fexit programs, and the RPC programs, are in sections of their
+ * own (bpf/vnfs.h) so that loading them goes through set_attach_btf_id(),
+ * which gives the kernel the target found by kernel_btf, instead of
+ * libbpf's resolution by name (wire_probes.c gives the RPC programs').
  * libbpf's handlers are process-wide, and libbpf 1.1 frees its handler table
  * when the last one is unregistered but keeps using it (double free on the
  * next registration): they are registered once and stay, and the probes
@@ -306,6 +315,8 @@ static int set_attach_btf_id(struct bpf_program *program, struct bpf_prog_load_o
 	unsigned long hook = index ? strtoul(index + 1, NULL, 10) : VNFS_MAX_HOOKS;
 
 	(void)cookie;
+	if (probes && strchr(bpf_program__section_name(program), '/'))
+		return wire_probes_set_target(probes, program, options);
 	if (!probes || hook >= probes->hook_count || probes->hooks[hook].btf_id == 0)
 		return -EINVAL;
 	options->attach_btf_id = probes->hooks[hook].btf_id;
@@ -323,7 +334,11 @@ static void register_section_handlers_once(void)
 	if (libbpf_register_prog_handler(VNFS_FENTRY_SECTION, BPF_PROG_TYPE_TRACING,
 					 BPF_TRACE_FENTRY, &options) >= 0 &&
 	    libbpf_register_prog_handler(VNFS_FEXIT_SECTION, BPF_PROG_TYPE_TRACING,
-					 BPF_TRACE_FEXIT, &options) >= 0)
+					 BPF_TRACE_FEXIT, &options) >= 0 &&
+	    libbpf_register_prog_handler(VNFS_FEXIT_SECTION "/", BPF_PROG_TYPE_TRACING,
+					 BPF_TRACE_FEXIT, &options) >= 0 &&
+	    libbpf_register_prog_handler(VNFS_TP_BTF_SECTION "/", BPF_PROG_TYPE_TRACING,
+					 BPF_TRACE_RAW_TP, &options) >= 0)
 		section_handlers_status = 0;
 }
 

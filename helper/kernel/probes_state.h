@@ -18,6 +18,8 @@
 #include "helper/kernel/probes.h"
 
 struct bpf_link;
+struct bpf_program;
+struct bpf_prog_load_opts;
 struct vnfs_bpf;
 
 #define REASON_SIZE 160
@@ -103,6 +105,10 @@ struct vnfs_probes {
 	struct bpf_link *environment_links[ENVIRONMENT_PROGRAMS];
 	/* RPCs per workload: wanted and possible, and their links. */
 	bool count_wire;
+	struct wire_target_found {
+		__u32 btf_id;      /* the program's target (0: not found) */
+		int btf_object_fd; /* and where it is; see kernel_btf */
+	} wire_targets[WIRE_PROGRAMS];
 	struct bpf_link *wire_links[WIRE_PROGRAMS];
 	__u64 *wire_unattributed_entries; /* mmapped read-write: [0] rows with an owner's id */
 	/* Unattributed wire rows whose owner is gone, deleted from the map and
@@ -147,6 +153,10 @@ int pins_link_path(char *buffer, size_t size, const char *pin_dir, const char *f
 
 /* ---- wire_probes.c ---- */
 bool wire_probes_possible(void);
+size_t wire_probes_wanted(const struct vnfs_probes *probes, struct kernel_wanted *wanted);
+void wire_probes_found(struct vnfs_probes *probes, const struct kernel_function *found);
+int wire_probes_set_target(const struct vnfs_probes *probes, const struct bpf_program *program,
+			   struct bpf_prog_load_opts *options);
 void wire_probes_prepare(struct vnfs_probes *probes);
 bool wire_probes_reused(const struct vnfs_probes *probes);
 void wire_probes_attach(struct vnfs_probes *probes);

@@ -12,6 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+
 #include "lib/log.h"
 #include "bpf/vnfs.skel.h"
 
@@ -26,6 +29,29 @@ const char *const wire_pin_names[WIRE_PROGRAMS] = {
 };
 
 #define WIRE_PIN_FUNCTION "wire"
+
+/* Each program's section (bpf/wire.bpf.c) and the type that names its
+ * target in the kernel's BTF: found with the hooked functions, in the same
+ * pass (plan_hooks), and given to the kernel at load, as for the hooks
+ * (libbpf would look each one up by name, walking vmlinux's BTF and then
+ * loading and walking every module's: 0.35 s of the helper's start in the
+ * guest).  A program whose section is not its entry's here is refused at
+ * load. */
+#define TRACEPOINT(name) { VNFS_TP_BTF_SECTION "/" #name, { "btf_trace_" #name, BTF_KIND_TYPEDEF } }
+#define FUNCTION_EXIT(name) { VNFS_FEXIT_SECTION "/" #name, { #name, BTF_KIND_FUNC } }
+static const struct wire_target {
+	const char *section;
+	struct kernel_wanted btf;
+} wire_targets[WIRE_PROGRAMS] = {
+	[WIRE_NOTE_OPEN_CONTEXT] = FUNCTION_EXIT(alloc_nfs_open_context),
+	[WIRE_INITIATE_READ] = TRACEPOINT(nfs_initiate_read),
+	[WIRE_INITIATE_WRITE] = TRACEPOINT(nfs_initiate_write),
+	[WIRE_INITIATE_COMMIT] = TRACEPOINT(nfs_initiate_commit),
+	[WIRE_TASK_BEGIN] = TRACEPOINT(rpc_task_begin),
+	[WIRE_TASK_END] = TRACEPOINT(rpc_stats_latency),
+};
+#undef TRACEPOINT
+#undef FUNCTION_EXIT
 
 static struct bpf_program *wire_program(struct vnfs_bpf *skeleton, enum wire_program program)
 {
@@ -54,6 +80,60 @@ bool wire_probes_possible(void)
 {
 	return access("/sys/kernel/btf/nfs", R_OK) == 0 &&
 	       access("/sys/kernel/btf/sunrpc", R_OK) == 0;
+}
+
+/* Appends the programs' targets to wanted (room for WIRE_PROGRAMS);
+ * returns how many. */
+size_t wire_probes_wanted(const struct vnfs_probes *probes, struct kernel_wanted *wanted)
+{
+	if (!probes->count_wire)
+		return 0;
+	for (int i = 0; i < WIRE_PROGRAMS; i++)
+		wanted[i] = wire_targets[i].btf;
+	return WIRE_PROGRAMS;
+}
+
+/* Keeps where each target is (found[i] for wire_probes_wanted's i); a
+ * kernel that lacks one counts no RPC per workload. */
+void wire_probes_found(struct vnfs_probes *probes, const struct kernel_function *found)
+{
+	for (int i = 0; probes->count_wire && i < WIRE_PROGRAMS; i++) {
+		if (!found[i].btf) {
+			vnfs_warning("this kernel has no %s (the RPC counter %s's target): RPCs "
+				     "are not counted per workload", wire_targets[i].btf.name,
+				     wire_pin_names[i]);
+			probes->count_wire = false;
+			break;
+		}
+		probes->wire_targets[i].btf_id = found[i].id;
+		probes->wire_targets[i].btf_object_fd = found[i].object_fd;
+	}
+}
+
+/* For libbpf's prepare-load callback: the target of program, one of these,
+ * for the kernel.  Returns 0, or -EINVAL for another program or one whose
+ * target was not found. */
+int wire_probes_set_target(const struct vnfs_probes *probes, const struct bpf_program *program,
+			   struct bpf_prog_load_opts *options)
+{
+	const char *section = bpf_program__section_name(program);
+
+	for (int i = 0; i < WIRE_PROGRAMS; i++) {
+		if (wire_program(probes->skeleton, i) != program)
+			continue;
+		if (strcmp(section, wire_targets[i].section) != 0) {
+			vnfs_warning("the RPC counter %s is in section %s, not %s "
+				     "(helper/kernel/wire_probes.c)", wire_pin_names[i], section,
+				     wire_targets[i].section);
+			return -EINVAL;
+		}
+		if (probes->wire_targets[i].btf_id == 0)
+			return -EINVAL;
+		options->attach_btf_id = probes->wire_targets[i].btf_id;
+		options->attach_btf_obj_fd = probes->wire_targets[i].btf_object_fd;
+		return 0;
+	}
+	return -EINVAL;
 }
 
 void wire_probes_prepare(struct vnfs_probes *probes)
@@ -97,7 +177,7 @@ void wire_probes_attach(struct vnfs_probes *probes)
 	for (int i = 0; probes->count_wire && i < WIRE_PROGRAMS; i++) {
 		if (probes->wire_links[i])
 			continue; /* a previous helper's, pinned */
-		probes->wire_links[i] = bpf_program__attach(wire_program(probes->skeleton, i));
+		probes->wire_links[i] = bpf_program__attach_trace(wire_program(probes->skeleton, i));
 		if (!probes->wire_links[i]) {
 			vnfs_warning("cannot attach the RPC counter %s (%s): RPCs are not counted "
 				     "per workload", wire_pin_names[i], strerror(errno));
