@@ -1,12 +1,12 @@
 /*
- * kernel_btf.c — finds the hooked functions in the kernel's BTF (see
- * kernel_btf.h).
+ * kernel_btf.c — finds the hooked functions and the RPC programs' targets
+ * in the kernel's BTF (see kernel_btf.h).
  *
  * Why not libbpf's lookup by name: bpf_program__set_attach_target() and the
  * loader's own resolution scan vmlinux's 100,000+ types linearly for every
  * program, then every module's; under emulation that was about 330 ms per
  * program, most of the helper's start-up.  Here each BTF is walked once and
- * each FUNC name is looked up among the sorted hooked names.
+ * each FUNC or TYPEDEF name is looked up among the sorted wanted names.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,8 +1,10 @@
 /*
- * kernel_btf.h — where the hooked NFS client functions are in the running
- * kernel's BTF: their prototypes (to configure each hook) and the
- * {BTF object, type id} pair the kernel wants when an fentry/fexit program
- * is loaded for one of them.
+ * kernel_btf.h — where the hooked NFS client functions, and the RPC
+ * programs' targets, are in the running kernel's BTF: their prototypes (to
+ * configure each hook) and the {BTF object, type id} pair the kernel wants
+ * when an fentry/fexit or BTF tracepoint program is loaded for one of them.
+ * The types the probes relocate against are copied from the same BTF
+ * (core_btf.h).
  *
  * Used by the helper's loader (probes.c) and by the benchmark's loader, so
  * that both attach to the same functions the same way.
