@@ -449,6 +449,10 @@ static __always_inline struct super_block *object_super_block(__u32 kind, __u64 
 	case VNFS_OBJECT_FOLIO:
 		return BPF_CORE_READ((struct folio *)object, mapping, host, i_sb);
 	case VNFS_OBJECT_MMAP_DESC:
+		/* Each kind's reads must relocate on kernels that lack it too: the
+		 * kprobe.multi program verifies every kind (kprobe_multi_entry). */
+		if (!bpf_core_field_exists(struct vm_area_desc___vnfs, file))
+			return NULL;
 		return BPF_CORE_READ((struct vm_area_desc___vnfs *)object, file, f_inode, i_sb);
 	case VNFS_OBJECT_PAGE:
 		return BPF_CORE_READ((struct page *)object, mapping, host, i_sb);
@@ -480,7 +484,7 @@ static __always_inline __u64 folio_bytes(struct folio *folio)
 	if (flags & (1ul << bpf_core_enum_value(enum pageflags, PG_head))) {
 		if (bpf_core_field_exists(struct folio___with_order, _folio_order))
 			order = BPF_CORE_READ((struct folio___with_order *)folio, _folio_order);
-		else
+		else if (bpf_core_field_exists(folio->_flags_1))
 			order = BPF_CORE_READ(folio, _flags_1) & 0xff;
 	}
 	return (1ull << page_shift) << (order & 31);
@@ -1567,6 +1571,33 @@ int fold_unattributed(struct vnfs_unattributed_fold *fold)
 	}
 
 VNFS_FOR_EACH_HOOK_SLOT(VNFS_HOOK_PROGRAMS)
+
+/* Every kprobe-attached function at once (kprobe.multi, 5.18, where the
+ * kernel has fprobe): one program for all entries and one for all exits,
+ * each told the function's hook slot by the cookie the helper attached it
+ * with.  One attach is one ftrace update for all functions, where a kprobe
+ * each is an update each; and the two programs are verified once, generic
+ * over the slots, where the slots' own programs are verified one by one
+ * with their configuration known (docs/PERFORMANCE.md). */
+SEC("kprobe.multi")
+int kprobe_multi_entry(struct pt_regs *ctx)
+{
+	__u64 hook = bpf_get_attach_cookie(ctx);
+
+	if (hook < VNFS_MAX_HOOKS)
+		kprobe_common(ctx, hook);
+	return 0;
+}
+
+SEC("kretprobe.multi")
+int kretprobe_multi_exit(struct pt_regs *ctx)
+{
+	__u64 hook = bpf_get_attach_cookie(ctx);
+
+	if (hook < VNFS_MAX_HOOKS)
+		hook_exit(hook, PT_REGS_RC(ctx));
+	return 0;
+}
 
 /* The wire-level programs: RPCs per workload (bpf/wire.h). */
 #include "wire.bpf.c"

@@ -309,7 +309,8 @@ static void remove_foreign_links(const struct vnfs_probes *probes)
 	while ((entry = readdir(handle))) {
 		bool known = entry->d_name[0] == '.' ||
 			     strcmp(entry->d_name, EXIT_DRAIN_TRACEPOINT "-" EXIT_DRAIN_PIN_END) == 0 ||
-			     environment_pin_named(entry->d_name) || wire_pin_named(entry->d_name);
+			     environment_pin_named(entry->d_name) || wire_pin_named(entry->d_name) ||
+			     kprobe_multi_pin_named(probes, entry->d_name);
 
 		for (size_t i = 0; !known && i < probes->hook_count; i++) {
 			const char *function = probes->hooks[i].hook->function;
@@ -353,7 +354,7 @@ static void pin_all_links(struct vnfs_probes *probes)
 	for (size_t i = 0; i < probes->hook_count; i++) {
 		struct hook_state *state = &probes->hooks[i];
 
-		if (state->reused || state->method == VNFS_ATTACH_NONE)
+		if (state->reused || state->at_once || state->method == VNFS_ATTACH_NONE)
 			continue;
 		error = pin_links(probes, state);
 		if (error != 0 && unpinned++ == 0)
@@ -407,6 +408,7 @@ int pins_prepare(struct vnfs_probes *probes, bool *had_pins, char *error, size_t
 		reuse_pinned_exit_drain(probes);
 		reuse_pinned_environment_capture(probes);
 		wire_probes_reuse_pinned(probes);
+		kprobe_multi_reuse_pinned(probes);
 		remove_foreign_links(probes);
 	}
 	return 0;
@@ -428,6 +430,7 @@ int pins_save(struct vnfs_probes *probes, char *error, size_t error_size)
 	if (bpf_map_update_elem(bpf_map__fd(skeleton->maps.abi), &key, &value, BPF_ANY) != 0)
 		goto map_error;
 	pin_all_links(probes);
+	kprobe_multi_pin(probes);
 	return 0;
 map_error:
 	snprintf(error, error_size, "cannot write the pinned abi map: %s", strerror(errno));

@@ -224,6 +224,7 @@ static void plan_hooks(struct vnfs_probes *probes)
 			snprintf(state->kprobe_error, sizeof(state->kprobe_error),
 				 "not tried (probe mode fentry)");
 	}
+	probes->kprobe_multi = probes->mode != VNFS_PROBE_FENTRY && kprobe_multi_possible(probes);
 	copy_core_types(probes);
 	kernel_btf_drop_types(&probes->kernel_btf);
 }
@@ -276,6 +277,8 @@ static void destroy_link_pair(struct hook_state *state)
 
 static void release_attempt(struct vnfs_probes *probes)
 {
+	if (!probes->kprobe_multi_reused)
+		kprobe_multi_release(probes, false);
 	for (size_t i = 0; i < probes->hook_count; i++)
 		if (!probes->hooks[i].reused) {
 			destroy_link_pair(&probes->hooks[i]);
@@ -371,6 +374,7 @@ static int prepare_programs(struct vnfs_probes *probes)
 				  probes->capture_environment &&
 					  !probes->environment_links[ENVIRONMENT_CAPTURE]);
 	wire_probes_prepare(probes);
+	kprobe_multi_prepare(probes);
 	for (size_t i = 0; i < VNFS_MAX_HOOKS; i++) {
 		struct bpf_program *fentry = hook_program(skeleton, "fentry", i);
 		struct bpf_program *fexit = hook_program(skeleton, "fexit", i);
@@ -396,8 +400,8 @@ static int prepare_programs(struct vnfs_probes *probes)
 			continue;
 		if (state->config.object_argument >= KPROBE_ARGUMENTS)
 			skeleton->rodata->hook_config[i].object_kind = VNFS_OBJECT_NONE;
-		bpf_program__set_autoload(kprobe, true);
-		bpf_program__set_autoload(kretprobe, true);
+		bpf_program__set_autoload(kprobe, !probes->kprobe_multi);
+		bpf_program__set_autoload(kretprobe, !probes->kprobe_multi);
 	}
 	return 0;
 }
@@ -430,7 +434,7 @@ static bool attach_hook(struct vnfs_probes *probes, struct hook_state *state, si
 		destroy_link_pair(state);
 		return state->plan == VNFS_ATTACH_NONE;
 	}
-	if (state->plan != VNFS_ATTACH_KPROBE)
+	if (state->plan != VNFS_ATTACH_KPROBE || state->at_once)
 		return true;
 	state->entry_link = bpf_program__attach_kprobe(hook_program(skeleton, "kprobe", index),
 						       false, function);
@@ -482,6 +486,8 @@ static bool attach_hooks(struct vnfs_probes *probes)
 	pthread_t threads[ATTACH_THREADS];
 	size_t started = 0;
 
+	if (!kprobe_multi_attach(probes))
+		return false;
 	while (started < ATTACH_THREADS &&
 	       pthread_create(&threads[started], NULL, attach_worker, &work) == 0)
 		started++;
@@ -549,6 +555,8 @@ static int refused(struct vnfs_probes *probes, int result)
 			     "cgroup's first calls into its workload (%s): they stay "
 			     "unattributed", strerror(-result));
 		probes->can_fold = false;
+	} else if (kprobe_multi_refused(probes, refused_program, result)) {
+		/* the kprobed functions take a pair each in the next round */
 	} else if (!refused_hook(probes, result)) {
 		/* Unnamed (or a name of no part): every function of the refused
 		 * kind moves on. */
@@ -722,8 +730,9 @@ size_t vnfs_probes_describe(const struct vnfs_probes *probes, char *buffer, size
 		const struct hook_state *state = &probes->hooks[i];
 
 		if (state->method != VNFS_ATTACH_NONE)
-			append(buffer, size, &length, "%s: %s%s%s%s\n", state->hook->function,
-			       vnfs_attach_method_name(state->method), state->reused ? " (reused)" : "",
+			append(buffer, size, &length, "%s: %s%s%s%s%s\n", state->hook->function,
+			       vnfs_attach_method_name(state->method),
+			       state->at_once ? " (at once)" : "", state->reused ? " (reused)" : "",
 			       fell_back(probes, state) ? " after fentry: " : "",
 			       fell_back(probes, state) ? state->fentry_error : "");
 		else if (state->absent)
@@ -1048,6 +1057,7 @@ fail:
 		/* Nothing of ours may keep counting after a failed start. */
 		for (size_t i = 0; i < probes->hook_count; i++)
 			destroy_link_pair(&probes->hooks[i]);
+		kprobe_multi_release(probes, false);
 		bpf_link__destroy(probes->exit_drain_link);
 		probes->exit_drain_link = NULL;
 		for (int i = 0; i < ENVIRONMENT_PROGRAMS; i++) {
@@ -1087,6 +1097,8 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 		release_link(probes->hooks[i].entry_link, probes->pin);
 		release_link(probes->hooks[i].exit_link, probes->pin);
 	}
+	for (int i = 0; i < 2; i++)
+		release_link(probes->kprobe_multi_links[i], probes->pin);
 	release_link(probes->exit_drain_link, probes->pin);
 	for (int i = 0; i < ENVIRONMENT_PROGRAMS; i++)
 		release_link(probes->environment_links[i], probes->pin);

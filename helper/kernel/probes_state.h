@@ -77,6 +77,7 @@ struct hook_state {
 	int btf_object_fd;          /* and where it is (0: vmlinux); see kernel_btf */
 	bool has_prototype;         /* config comes from BTF, not the fallback */
 	bool reused;                /* links pinned by a previous helper */
+	bool at_once;               /* attached by the kprobe.multi links (kprobe_multi.c) */
 	enum vnfs_attach_method plan;
 	enum vnfs_attach_method method;
 	struct bpf_link *entry_link;
@@ -98,6 +99,13 @@ struct vnfs_probes {
 	char mounted_bpffs[PATH_MAX];
 	size_t mounted_bpffs_entries; /* what it held once mounted */
 	struct bpf_link *exit_drain_link; /* drain_at_exit on sched_process_exit */
+	/* The kprobed functions attached at once (kprobe_multi.c): whether the
+	 * kernel can, the set's hash (its pins' name), the entry and exit links
+	 * and whether a previous helper's were taken over. */
+	bool kprobe_multi;
+	uint64_t kprobe_multi_set;
+	struct bpf_link *kprobe_multi_links[2];
+	bool kprobe_multi_reused;
 	/* The environment capture (bpf/vnfs.h, "Environment jobs"): wanted
 	 * (job variables listed) and loadable (bpf_loop, 5.17), and its links,
 	 * pinned beside the drain's. */
@@ -150,6 +158,17 @@ int pins_set_map_paths(struct vnfs_probes *probes);
 int pins_save(struct vnfs_probes *probes, char *error, size_t error_size);
 int pins_link_path(char *buffer, size_t size, const char *pin_dir, const char *function,
 		   const char *end);
+
+/* ---- kprobe_multi.c ---- */
+bool kprobe_multi_possible(const struct vnfs_probes *probes);
+void kprobe_multi_prepare(struct vnfs_probes *probes);
+bool kprobe_multi_refused(struct vnfs_probes *probes, const char *program, int result);
+bool kprobe_multi_attach(struct vnfs_probes *probes);
+/* Lets the links go; detach removes their pins too. */
+void kprobe_multi_release(struct vnfs_probes *probes, bool detach);
+void kprobe_multi_reuse_pinned(struct vnfs_probes *probes);
+bool kprobe_multi_pin_named(const struct vnfs_probes *probes, const char *name);
+void kprobe_multi_pin(struct vnfs_probes *probes);
 
 /* ---- wire_probes.c ---- */
 bool wire_probes_possible(void);

@@ -389,6 +389,13 @@ check_workload() {
 # ----------------------------------------------------------------- the runs
 kernel_functions=/tmp/kernel-functions.txt
 awk '$2 == "t" || $2 == "T" { print $3 }' /proc/kallsyms | sort -u > "$kernel_functions"
+# kprobe.multi (5.18) needs a kernel built with fprobe, whose link type is
+# then in its BTF: Debian's 6.1 has none, its 6.12 has.  There mode kprobe
+# attaches every function at once (helper/kernel/kprobe_multi.c).
+kprobes_at_once=0
+bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
+	grep -q "STRUCT 'bpf_kprobe_multi_link'" && kprobes_at_once=1
+say "kprobes at once (kprobe.multi): $kprobes_at_once"
 mkdir -p "$cgroups/stranger" || fail "mkdir cgroups"
 registrations=()
 index=0
@@ -436,6 +443,19 @@ for mode in "${modes[@]}"; do
 					[ "$method" = "skipped (not in this kernel)" ] || echo "$function: $method"
 				fi
 			done)" ""
+	if [ $mode = kprobe ]; then
+		# Each function the kernel has, by one of two links or a pair of its own.
+		at_once=$(awk '$1 == "hook" && $3 == "kprobe" && $4 == "(at" && $5 == "once)"' "$output" | wc -l)
+		attached=$(awk '$1 == "hook" && $3 == "kprobe"' "$output" | wc -l)
+		if [ $kprobes_at_once = 1 ]; then
+			check_eq "kprobe: every function attached at once" "$at_once" "$attached"
+			check_eq "kprobe: the loader says so, with their number" \
+				"$(grep -Ec "info: kprobes: $attached functions attached at once \(kprobe.multi\) in [0-9]+ ms" \
+					"$VNFS_OUT/driver-$mode.err")" 1
+		else
+			check_eq "kprobe: a pair of kprobes per function (no kprobe.multi here)" "$at_once" 0
+		fi
+	fi
 	check_workload "$output" $mode
 	mark "workload-$mode"
 done
@@ -665,6 +685,29 @@ else
 fi
 check "restart: pins removed at the end" test ! -e "$pins"
 mark restart
+
+# The same with every function attached at once: the two links pinned under
+# their set's name, taken over by a loader of the same set.
+if [ $kprobes_at_once = 1 ]; then
+	check "restart at once: first loader counts and keeps its pins" \
+		"$driver" --mode kprobe --pin-dir "$pins" --keep-pins --register "$cgroups/restart=10" \
+		-- $(restart_write 4) > "$VNFS_OUT/driver-restart-at-once1.txt" \
+		2> "$VNFS_OUT/driver-restart-at-once1.err"
+	check_eq "restart at once: two links pinned, and none per function" \
+		"$(cd "$pins/links" && ls | grep -E '^kprobe-multi-[0-9a-f]{16}-(entry|exit)$' | wc -l) $(ls "$pins/links" | grep -c '^nfs')" "2 0"
+	check "restart at once: a write while no loader runs" $(restart_write 5)
+	output=$VNFS_OUT/driver-restart-at-once2.txt
+	check "restart at once: second loader reuses the pins" \
+		"$driver" --mode kprobe --pin-dir "$pins" --show 10 -- $(restart_write 6) \
+		> "$output" 2> "$VNFS_OUT/driver-restart-at-once2.err"
+	check_eq "restart at once: every write counted across the restart" \
+		"$(op_field "$output" 10 write count)" 3
+	check_eq "restart at once: the links were reused" \
+		"$(awk '$1 == "hook" && $2 == "nfs_file_write:" { print $3, $4, $5, $6 }' "$output")" \
+		"kprobe (at once) (reused)"
+	check "restart at once: pins removed at the end" test ! -e "$pins"
+	mark restart-at-once
+fi
 
 guest_umount_all_nfs
 guest_done
