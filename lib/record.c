@@ -172,3 +172,65 @@ uint64_t vnfs_histogram_quantile(const __u64 *buckets, size_t bucket_count, doub
 	}
 	return 0; /* not reached: rank <= total */
 }
+
+/* ---- copies that own their arrays ---------------------------------------- */
+
+/* count elements of size from from, or NULL for none; *failed when they
+ * could not be allocated. */
+static void *copy_rows(const void *from, size_t count, size_t size, bool *failed)
+{
+	void *to;
+
+	if (count == 0 || from == NULL)
+		return NULL;
+	to = malloc(count * size);
+	if (to == NULL)
+		*failed = true;
+	else
+		memcpy(to, from, count * size);
+	return to;
+}
+
+int vnfs_step_record_copy(struct vnfs_step_record *copy, const struct vnfs_step_record *record)
+{
+	struct vnfs_step_stats *stats = calloc(1, sizeof(*stats));
+	bool failed = stats == NULL;
+
+	*copy = *record;
+	if (stats != NULL && record->stats != NULL)
+		*stats = *record->stats;
+	copy->stats = stats;
+	copy->tags = vnfs_tags_copy(record->tags);
+	failed |= copy->tags == NULL;
+	copy->processes = copy_rows(record->processes, record->process_count,
+				    sizeof(*record->processes), &failed);
+	copy->mounts = copy_rows(record->mounts, record->mount_count, sizeof(*record->mounts),
+				 &failed);
+	copy->wire = copy_rows(record->wire, record->wire_count, sizeof(*record->wire), &failed);
+	/* A count without its rows is none. */
+	copy->process_count = copy->processes ? record->process_count : 0;
+	copy->mount_count = copy->mounts ? record->mount_count : 0;
+	copy->wire_count = copy->wire ? record->wire_count : 0;
+	if (failed) {
+		vnfs_step_record_free_arrays(copy);
+		return -1;
+	}
+	return 0;
+}
+
+void vnfs_step_record_free_arrays(struct vnfs_step_record *record)
+{
+	vnfs_tags_free(record->tags);
+	record->tags = vnfs_tags_none();
+	free((void *)record->stats);
+	free((void *)record->processes);
+	free((void *)record->mounts);
+	free((void *)record->wire);
+	record->stats = NULL;
+	record->processes = NULL;
+	record->process_count = 0;
+	record->mounts = NULL;
+	record->mount_count = 0;
+	record->wire = NULL;
+	record->wire_count = 0;
+}

@@ -9,8 +9,8 @@
  *
  * A record does not own what it points to (tags, stats, processes, mounts,
  * RPC rows): the collector's records are valid during the call that hands
- * them over, and a sink that keeps anything copies it (vnfs_tags_copy for
- * the tags); vnfs_step_record_from_json allocates them and
+ * them over, and a sink that keeps one copies it (vnfs_step_record_copy);
+ * vnfs_step_record_from_json allocates them too, and
  * vnfs_step_record_free_arrays frees them.
  */
 #ifndef VNFS_RECORD_H
@@ -164,6 +164,15 @@ struct vnfs_job {
 	size_t step_count;
 	const struct vnfs_step_record *steps; /* final counts, finished == true */
 };
+
+/* A deep copy: *copy is record with tags, stats and rows of its own (stats
+ * always, zero when record has none; a row array only when it has rows), to
+ * free with vnfs_step_record_free_arrays.  Returns 0, or -1 out of memory,
+ * with nothing allocated and copy holding no arrays. */
+int vnfs_step_record_copy(struct vnfs_step_record *copy, const struct vnfs_step_record *record);
+/* Frees what a copy (or vnfs_step_record_from_json) allocated; record is
+ * left with none. */
+void vnfs_step_record_free_arrays(struct vnfs_step_record *record);
 
 /* Makes record the record of workload (with Slurm's numbers for a Slurm
  * step, 0 for any other). */

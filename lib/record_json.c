@@ -958,23 +958,6 @@ int vnfs_step_record_from_json(const struct json_object *object, struct vnfs_ste
 	return 0;
 }
 
-void vnfs_step_record_free_arrays(struct vnfs_step_record *record)
-{
-	vnfs_tags_free(record->tags);
-	record->tags = vnfs_tags_none();
-	free((void *)record->stats);
-	free((void *)record->processes);
-	free((void *)record->mounts);
-	free((void *)record->wire);
-	record->wire = NULL;
-	record->wire_count = 0;
-	record->stats = NULL;
-	record->processes = NULL;
-	record->process_count = 0;
-	record->mounts = NULL;
-	record->mount_count = 0;
-}
-
 /* ---- jobs that own their steps ------------------------------------------ */
 
 void vnfs_owned_job_view(const struct vnfs_owned_job *owned, struct vnfs_job *view)
@@ -990,59 +973,6 @@ void vnfs_owned_job_view(const struct vnfs_owned_job *owned, struct vnfs_job *vi
 		.step_count = owned->step_count,
 		.steps = owned->steps,
 	};
-}
-
-/* Copies whatever of from's arrays it has into to (a struct copy of from). */
-static int copy_step_arrays(struct vnfs_step_record *to, const struct vnfs_step_record *from)
-{
-	to->tags = vnfs_tags_none();
-	to->stats = NULL;
-	to->processes = NULL;
-	to->mounts = NULL;
-	to->wire = NULL;
-	to->process_count = to->mount_count = to->wire_count = 0;
-	to->tags = vnfs_tags_copy(from->tags);
-	if (to->tags == NULL) {
-		to->tags = vnfs_tags_none();
-		return -1;
-	}
-	if (from->stats != NULL) {
-		struct vnfs_step_stats *stats = malloc(sizeof(*stats));
-
-		if (stats == NULL)
-			return -1;
-		*stats = *from->stats;
-		to->stats = stats;
-	}
-	if (from->process_count > 0) {
-		struct vnfs_process_record *processes = calloc(from->process_count,
-								sizeof(*processes));
-
-		if (processes == NULL)
-			return -1;
-		memcpy(processes, from->processes, from->process_count * sizeof(*processes));
-		to->processes = processes;
-		to->process_count = from->process_count;
-	}
-	if (from->mount_count > 0) {
-		struct vnfs_mount_record *mounts = calloc(from->mount_count, sizeof(*mounts));
-
-		if (mounts == NULL)
-			return -1;
-		memcpy(mounts, from->mounts, from->mount_count * sizeof(*mounts));
-		to->mounts = mounts;
-		to->mount_count = from->mount_count;
-	}
-	if (from->wire_count > 0) {
-		struct vnfs_wire_record *wire = calloc(from->wire_count, sizeof(*wire));
-
-		if (wire == NULL)
-			return -1;
-		memcpy(wire, from->wire, from->wire_count * sizeof(*wire));
-		to->wire = wire;
-		to->wire_count = from->wire_count;
-	}
-	return 0;
 }
 
 int vnfs_owned_job_copy(struct vnfs_owned_job *owned, const struct vnfs_job *job)
@@ -1061,12 +991,11 @@ int vnfs_owned_job_copy(struct vnfs_owned_job *owned, const struct vnfs_job *job
 	if (owned->steps == NULL)
 		return -1;
 	for (size_t i = 0; i < job->step_count; i++) {
-		owned->steps[i] = job->steps[i];
-		owned->step_count = i + 1; /* so that free sees this one's arrays */
-		if (copy_step_arrays(&owned->steps[i], &job->steps[i]) < 0) {
+		if (vnfs_step_record_copy(&owned->steps[i], &job->steps[i]) < 0) {
 			vnfs_owned_job_free(owned);
 			return -1;
 		}
+		owned->step_count = i + 1;
 	}
 	return 0;
 }

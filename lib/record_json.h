@@ -22,7 +22,6 @@ struct json_object *vnfs_job_to_json(const struct vnfs_job *job);
  */
 int vnfs_step_record_from_json(const struct json_object *object, struct vnfs_step_record *record,
 			       char *error, size_t error_size);
-void vnfs_step_record_free_arrays(struct vnfs_step_record *record);
 
 /*
  * A job that owns its storage: its strings, its step records, and each

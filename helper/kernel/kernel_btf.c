@@ -162,15 +162,22 @@ bool kernel_btf_find_wanted(const struct kernel_btf *kernel, const struct kernel
 	return matched > 0;
 }
 
+size_t kernel_btf_want_hooks(const struct vnfs_hook *hooks, size_t count,
+			     struct kernel_wanted *wanted)
+{
+	if (count > VNFS_MAX_HOOKS)
+		count = VNFS_MAX_HOOKS;
+	for (size_t i = 0; i < count; i++)
+		wanted[i] = (struct kernel_wanted){ .name = hooks[i].function, .kind = BTF_KIND_FUNC };
+	return count;
+}
+
 bool kernel_btf_find(const struct kernel_btf *kernel, const struct vnfs_hook *hooks,
 		     size_t count, struct kernel_function *found)
 {
 	struct kernel_wanted wanted[VNFS_MAX_HOOKS];
 
-	if (count > VNFS_MAX_HOOKS)
-		count = VNFS_MAX_HOOKS;
-	for (size_t i = 0; i < count; i++)
-		wanted[i] = (struct kernel_wanted){ .name = hooks[i].function, .kind = BTF_KIND_FUNC };
+	count = kernel_btf_want_hooks(hooks, count, wanted);
 	return kernel_btf_find_wanted(kernel, wanted, count, found);
 }
 

@@ -58,6 +58,10 @@ struct kernel_wanted {
  * that a function it lacks is truly absent from this kernel. */
 bool kernel_btf_find_wanted(const struct kernel_btf *kernel, const struct kernel_wanted *wanted,
 			    size_t count, struct kernel_function *found);
+/* The hooked functions as wanted[i] for hooks[i] (FUNC types), i < count (at
+ * most VNFS_MAX_HOOKS); returns how many. */
+size_t kernel_btf_want_hooks(const struct vnfs_hook *hooks, size_t count,
+			     struct kernel_wanted *wanted);
 /* The same for the hooked functions: found[i] for hooks[i], i < count (at
  * most VNFS_MAX_HOOKS). */
 bool kernel_btf_find(const struct kernel_btf *kernel, const struct vnfs_hook *hooks,

@@ -174,14 +174,12 @@ static void plan_hooks(struct vnfs_probes *probes)
 	struct kernel_function found[KERNEL_BTF_MAX_WANTED];
 	bool in_kallsyms[VNFS_MAX_HOOKS], kallsyms_has_nfs = false;
 	bool btf_has_nfs;
-	size_t wanted_count = 0;
+	size_t wanted_count;
 
 	if (kernel_btf_load(&probes->kernel_btf) != 0)
 		vnfs_warning("the kernel has no BTF (/sys/kernel/btf/vmlinux): kprobes only");
 	/* The hooked functions and the RPC programs' targets, in one pass. */
-	for (size_t i = 0; i < vnfs_hook_count; i++)
-		wanted[wanted_count++] =
-			(struct kernel_wanted){ .name = vnfs_hooks[i].function, .kind = BTF_KIND_FUNC };
+	wanted_count = kernel_btf_want_hooks(vnfs_hooks, vnfs_hook_count, wanted);
 	wanted_count += wire_probes_wanted(probes, wanted + wanted_count);
 	btf_has_nfs = kernel_btf_find_wanted(&probes->kernel_btf, wanted, wanted_count, found);
 	wire_probes_found(probes, found + vnfs_hook_count);

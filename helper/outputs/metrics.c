@@ -72,12 +72,10 @@ static const char *const full_map_names[] = {
 };
 
 /* An ended step's last record, owning copies of its arrays. */
+/* A step kept past its end for the grace period: a copy owning its arrays
+ * (vnfs_step_record_copy). */
 struct retained_step {
 	struct vnfs_step_record record;
-	struct vnfs_step_stats *stats;
-	struct vnfs_process_record *processes;
-	struct vnfs_mount_record *mounts;
-	struct vnfs_wire_record *wire;
 };
 
 struct vnfs_metrics {
@@ -280,75 +278,17 @@ static int64_t step_end_ms(const struct vnfs_step_record *record)
 
 static void retained_release(struct retained_step *step)
 {
-	vnfs_tags_free(step->record.tags);
-	step->record.tags = vnfs_tags_none();
-	free(step->stats);
-	free(step->processes);
-	free(step->mounts);
-	free(step->wire);
-	step->stats = NULL;
-	step->processes = NULL;
-	step->mounts = NULL;
-	step->wire = NULL;
+	vnfs_step_record_free_arrays(&step->record);
 }
 
 static int retained_copy(struct retained_step *step, const struct vnfs_step_record *record)
 {
-	struct vnfs_step_stats *stats = malloc(sizeof(*stats));
-	struct vnfs_process_record *processes = NULL;
-	struct vnfs_mount_record *mounts = NULL;
-	struct vnfs_wire_record *wire = NULL;
+	struct vnfs_step_record copy;
 
-	if (!stats)
+	if (vnfs_step_record_copy(&copy, record) != 0)
 		return -1;
-	*stats = *step_stats(record);
-	if (record->process_count) {
-		processes = malloc(record->process_count * sizeof(*processes));
-		if (!processes) {
-			free(stats);
-			return -1;
-		}
-		memcpy(processes, record->processes, record->process_count * sizeof(*processes));
-	}
-	if (record->mount_count) {
-		mounts = malloc(record->mount_count * sizeof(*mounts));
-		if (!mounts) {
-			free(stats);
-			free(processes);
-			return -1;
-		}
-		memcpy(mounts, record->mounts, record->mount_count * sizeof(*mounts));
-	}
-	if (record->wire_count && record->wire) {
-		wire = malloc(record->wire_count * sizeof(*wire));
-		if (!wire) {
-			free(stats);
-			free(processes);
-			free(mounts);
-			return -1;
-		}
-		memcpy(wire, record->wire, record->wire_count * sizeof(*wire));
-	}
-	const struct vnfs_tag_list *tags = vnfs_tags_copy(record->tags);
-	if (!tags) {
-		free(stats);
-		free(processes);
-		free(mounts);
-		free(wire);
-		return -1;
-	}
 	retained_release(step);
-	step->record = *record;
-	step->record.tags = tags;
-	step->stats = stats;
-	step->record.stats = stats;
-	step->processes = processes;
-	step->mounts = mounts;
-	step->record.processes = processes;
-	step->record.mounts = mounts;
-	step->wire = wire;
-	step->record.wire = wire;
-	step->record.wire_count = wire ? record->wire_count : 0;
+	step->record = copy;
 	return 0;
 }
 

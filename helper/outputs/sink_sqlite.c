@@ -39,6 +39,7 @@
 #include "lib/job_report/times.h" /* report_now_ms: the wall clock, in ms */
 #include "lib/history/schema.h"
 #include "lib/log.h"
+#include "lib/record_json.h" /* vnfs_owned_job: a finished job kept to retry */
 
 #define BUSY_TIMEOUT_MS 50          /* the longest a write may wait for a lock */
 #define RETENTION_PERIOD_MS (3600 * 1000LL)
@@ -176,13 +177,6 @@ struct fingerprint_entry {
 };
 
 /* A deep copy of a finished job whose final write failed. */
-struct pending_job {
-	struct vnfs_job job;
-	char user[33];
-	char node[65];
-	struct vnfs_step_record *steps;
-};
-
 struct sqlite_sink {
 	/* publish and job_finished may come from different threads (the
 	 * collector's, the socket server's at FINISH): one at a time. */
@@ -199,7 +193,7 @@ struct sqlite_sink {
 	int64_t last_retention_ms;
 	uint64_t generation;
 	struct fingerprint_entry *fingerprints[FINGERPRINT_BUCKETS];
-	struct pending_job *pending[MAX_PENDING_JOBS];
+	struct vnfs_owned_job *pending[MAX_PENDING_JOBS]; /* finished jobs to write again */
 	size_t pending_count;
 	uint64_t dropped;
 	uint64_t wal_limit_bytes;
@@ -651,81 +645,23 @@ static int write_finished_job(struct sqlite_sink *sink, const struct vnfs_job *j
 
 /* ---- the retry queue ---------------------------------------------------- */
 
-static void pending_free(struct pending_job *pending)
+static void pending_free(struct vnfs_owned_job *pending)
 {
 	if (pending == NULL)
 		return;
-	for (size_t i = 0; i < pending->job.step_count; i++) {
-		vnfs_tags_free(pending->steps[i].tags);
-		free((void *)pending->steps[i].stats);
-		free((void *)pending->steps[i].processes);
-		free((void *)pending->steps[i].mounts);
-		free((void *)pending->steps[i].wire);
-	}
-	free(pending->steps);
+	vnfs_owned_job_free(pending);
 	free(pending);
 }
 
-static struct pending_job *pending_copy(const struct vnfs_job *job)
+static struct vnfs_owned_job *pending_copy(const struct vnfs_job *job)
 {
-	struct pending_job *pending = calloc(1, sizeof(*pending));
-	if (pending == NULL)
+	struct vnfs_owned_job *pending = malloc(sizeof(*pending));
+
+	if (pending != NULL && vnfs_owned_job_copy(pending, job) != 0) {
+		free(pending);
 		return NULL;
-	pending->job = *job;
-	snprintf(pending->user, sizeof(pending->user), "%s", job->user != NULL ? job->user : "");
-	snprintf(pending->node, sizeof(pending->node), "%s", job->node != NULL ? job->node : "");
-	pending->job.user = pending->user;
-	pending->job.node = pending->node;
-	pending->job.step_count = 0;
-	pending->steps = calloc(job->step_count > 0 ? job->step_count : 1, sizeof(*pending->steps));
-	if (pending->steps == NULL)
-		goto fail;
-	pending->job.steps = pending->steps;
-	for (size_t i = 0; i < job->step_count; i++) {
-		const struct vnfs_step_record *from = &job->steps[i];
-		struct vnfs_step_record *to = &pending->steps[i];
-		*to = *from;
-		to->tags = vnfs_tags_none();
-		to->stats = NULL;
-		to->processes = NULL;
-		to->mounts = NULL;
-		to->wire = NULL;
-		pending->job.step_count = i + 1;
-		to->tags = vnfs_tags_copy(from->tags);
-		if (to->tags == NULL)
-			goto fail;
-		struct vnfs_step_stats *stats = calloc(1, sizeof(*stats));
-		if (stats == NULL)
-			goto fail;
-		if (from->stats != NULL)
-			*stats = *from->stats;
-		to->stats = stats;
-		if (from->process_count > 0) {
-			struct vnfs_process_record *copy = calloc(from->process_count, sizeof(*copy));
-			if (copy == NULL)
-				goto fail;
-			memcpy(copy, from->processes, from->process_count * sizeof(*copy));
-			to->processes = copy;
-		}
-		if (from->mount_count > 0) {
-			struct vnfs_mount_record *copy = calloc(from->mount_count, sizeof(*copy));
-			if (copy == NULL)
-				goto fail;
-			memcpy(copy, from->mounts, from->mount_count * sizeof(*copy));
-			to->mounts = copy;
-		}
-		if (from->wire_count > 0) {
-			struct vnfs_wire_record *copy = calloc(from->wire_count, sizeof(*copy));
-			if (copy == NULL)
-				goto fail;
-			memcpy(copy, from->wire, from->wire_count * sizeof(*copy));
-			to->wire = copy;
-		}
 	}
 	return pending;
-fail:
-	pending_free(pending);
-	return NULL;
 }
 
 static void pending_push(struct sqlite_sink *sink, const struct vnfs_job *job)
@@ -736,14 +672,14 @@ static void pending_push(struct sqlite_sink *sink, const struct vnfs_job *job)
 		if (sink->lost_jobs++ % 100 == 0)
 			vnfs_warning("sqlite: %s: retry queue full, job %u's history is lost (%" PRIu64
 				     " jobs lost so far)",
-				     sink->path, sink->pending[0]->job.job_id, sink->lost_jobs);
-		sink->dropped += sink->pending[0]->job.step_count;
+				     sink->path, sink->pending[0]->job_id, sink->lost_jobs);
+		sink->dropped += sink->pending[0]->step_count;
 		pending_free(sink->pending[0]);
 		memmove(&sink->pending[0], &sink->pending[1],
 			(MAX_PENDING_JOBS - 1) * sizeof(sink->pending[0]));
 		sink->pending_count--;
 	}
-	struct pending_job *copy = pending_copy(job);
+	struct vnfs_owned_job *copy = pending_copy(job);
 	if (copy == NULL) {
 		vnfs_warning("sqlite: out of memory keeping job %u for retry", job->job_id);
 		sink->dropped += job->step_count;
@@ -791,17 +727,18 @@ static int commit_or_rollback(struct sqlite_sink *sink, int rc)
 static void flush_pending(struct sqlite_sink *sink)
 {
 	while (sink->pending_count > 0) {
-		struct pending_job *pending = sink->pending[0];
+		struct vnfs_job job;
+		vnfs_owned_job_view(sink->pending[0], &job);
 		int rc = begin(sink);
 		if (rc == SQLITE_OK)
-			rc = write_finished_job(sink, &pending->job);
+			rc = write_finished_job(sink, &job);
 		rc = commit_or_rollback(sink, rc);
 		if (rc != SQLITE_OK) {
 			note_failure(sink, "writing a finished job", rc);
 			return;
 		}
 		note_success(sink);
-		pending_free(pending);
+		pending_free(sink->pending[0]);
 		memmove(&sink->pending[0], &sink->pending[1],
 			(sink->pending_count - 1) * sizeof(sink->pending[0]));
 		sink->pending_count--;

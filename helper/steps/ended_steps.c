@@ -56,43 +56,6 @@ static const char *file_label(const char *name, char *label, size_t size)
 	return label;
 }
 
-/* Deep copy: the record's stats and rows become the copy's own. */
-static int copy_record(const struct vnfs_step_record *record, struct vnfs_step_record *copy)
-{
-	struct vnfs_step_stats *stats = malloc(sizeof(*stats));
-	struct vnfs_process_record *processes =
-		malloc((record->process_count + 1) * sizeof(*processes));
-	struct vnfs_mount_record *mounts = malloc((record->mount_count + 1) * sizeof(*mounts));
-	struct vnfs_wire_record *wire = malloc((record->wire_count + 1) * sizeof(*wire));
-	const struct vnfs_tag_list *tags = vnfs_tags_copy(record->tags);
-
-	if (stats == NULL || processes == NULL || mounts == NULL || wire == NULL || tags == NULL) {
-		free(stats);
-		free(processes);
-		free(mounts);
-		free(wire);
-		vnfs_tags_free(tags);
-		return -1;
-	}
-	*copy = *record;
-	if (record->stats != NULL)
-		*stats = *record->stats;
-	else
-		memset(stats, 0, sizeof(*stats));
-	if (record->process_count > 0)
-		memcpy(processes, record->processes, record->process_count * sizeof(*processes));
-	if (record->mount_count > 0)
-		memcpy(mounts, record->mounts, record->mount_count * sizeof(*mounts));
-	if (record->wire_count > 0)
-		memcpy(wire, record->wire, record->wire_count * sizeof(*wire));
-	copy->tags = tags;
-	copy->stats = stats;
-	copy->processes = processes;
-	copy->mounts = mounts;
-	copy->wire = wire;
-	return 0;
-}
-
 /* Appends record (already owning its arrays) to the steps kept. */
 static int append(struct vnfs_ended_steps *ended, const struct vnfs_step_record *record)
 {
@@ -341,7 +304,7 @@ int vnfs_ended_steps_add(struct vnfs_ended_steps *ended, const struct vnfs_step_
 		snprintf(error, error_size, "no room for another ended step");
 		return -1;
 	}
-	if (copy_record(record, &copy) != 0) {
+	if (vnfs_step_record_copy(&copy, record) != 0) {
 		snprintf(error, error_size, "out of memory");
 		return -1;
 	}

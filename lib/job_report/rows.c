@@ -17,27 +17,11 @@ void report_set_init(struct report_set *set)
 	memset(set, 0, sizeof(*set));
 }
 
-static void free_record_arrays(struct vnfs_step_record *record)
-{
-	vnfs_tags_free(record->tags);
-	record->tags = vnfs_tags_none();
-	free((void *)record->stats);
-	free((void *)record->processes);
-	free((void *)record->mounts);
-	free((void *)record->wire);
-	record->stats = NULL;
-	record->processes = NULL;
-	record->mounts = NULL;
-	record->wire = NULL;
-	record->process_count = 0;
-	record->mount_count = 0;
-	record->wire_count = 0;
-}
 
 void report_set_free(struct report_set *set)
 {
 	for (size_t i = 0; i < set->count; i++)
-		free_record_arrays(&set->records[i]);
+		vnfs_step_record_free_arrays(&set->records[i]);
 	free(set->records);
 	report_set_init(set);
 }
@@ -58,13 +42,13 @@ static int grow(struct report_set *set)
 int report_set_take(struct report_set *set, struct vnfs_step_record *record)
 {
 	if (grow(set) < 0) {
-		free_record_arrays(record);
+		vnfs_step_record_free_arrays(record);
 		return -1;
 	}
 	if (record->stats == NULL) {
 		struct vnfs_step_stats *stats = calloc(1, sizeof(*stats));
 		if (stats == NULL) {
-			free_record_arrays(record);
+			vnfs_step_record_free_arrays(record);
 			return -1;
 		}
 		record->stats = stats;
@@ -83,33 +67,12 @@ int report_set_take(struct report_set *set, struct vnfs_step_record *record)
 	return 0;
 }
 
-static void *copy_array(const void *from, size_t count, size_t size)
-{
-	if (count == 0)
-		return NULL;
-	void *to = calloc(count, size);
-	if (to != NULL)
-		memcpy(to, from, count * size);
-	return to;
-}
-
 int report_set_add(struct report_set *set, const struct vnfs_step_record *record)
 {
-	struct vnfs_step_record copy = *record;
-	copy.tags = vnfs_tags_copy(record->tags);
-	copy.stats = copy_array(record->stats, record->stats != NULL ? 1 : 0,
-				sizeof(*record->stats));
-	copy.processes = copy_array(record->processes, record->process_count,
-				    sizeof(*record->processes));
-	copy.mounts = copy_array(record->mounts, record->mount_count, sizeof(*record->mounts));
-	copy.wire = copy_array(record->wire, record->wire_count, sizeof(*record->wire));
-	if (copy.tags == NULL || (record->stats != NULL && copy.stats == NULL) ||
-	    (record->process_count > 0 && copy.processes == NULL) ||
-	    (record->mount_count > 0 && copy.mounts == NULL) ||
-	    (record->wire_count > 0 && copy.wire == NULL)) {
-		free_record_arrays(&copy);
+	struct vnfs_step_record copy;
+
+	if (vnfs_step_record_copy(&copy, record) < 0)
 		return -1;
-	}
 	return report_set_take(set, &copy);
 }
 
@@ -142,7 +105,7 @@ static void drop_older_samples(struct report_set *set)
 		struct vnfs_step_record *record = &set->records[i];
 		if (vnfs_workload_equal(&record->workload, &previous->workload) &&
 		    strcmp(record->node, previous->node) == 0) {
-			free_record_arrays(record);
+			vnfs_step_record_free_arrays(record);
 			continue;
 		}
 		set->records[kept++] = *record;
