@@ -247,6 +247,43 @@ static void test_round_trip(void **state)
 	round_trip(&step.record);
 }
 
+/* vnfs_step_record_copy: the copy equals the record and owns every array
+ * (the original can go); a record without stats or rows copies as zero stats
+ * and no rows. */
+static void test_record_copy(void **state)
+{
+	(void)state;
+	struct history_step step;
+	struct vnfs_step_record copy;
+	char error[128];
+
+	history_step_init(&step, 42, 0, 1001, "alice", "node1", START_MS, 3);
+	assert_int_equal(vnfs_tags_set(&step.tags, "PROJECT", "x", error, sizeof(error)), 0);
+	step.stats.operations[VNFS_OP_WRITE].bytes = 8388608;
+	assert_int_equal(vnfs_step_record_copy(&copy, &step.record), 0);
+	assert_same_record(&copy, &step.record);
+	assert_ptr_not_equal(copy.stats, step.record.stats);
+	assert_ptr_not_equal(copy.processes, step.record.processes);
+	assert_ptr_not_equal(copy.mounts, step.record.mounts);
+	assert_ptr_not_equal(copy.tags, step.record.tags);
+	memset(&step, 0xa5, sizeof(step)); /* the original gone */
+	assert_int_equal(copy.stats->operations[VNFS_OP_WRITE].bytes, 8388608);
+	assert_int_equal(copy.process_count, 2);
+	assert_string_equal(copy.processes[1].comm, "dd");
+	vnfs_step_record_free_arrays(&copy);
+	assert_null(copy.stats);
+	assert_int_equal(copy.process_count + copy.mount_count + copy.wire_count, 0);
+
+	struct vnfs_step_record bare = { .process_count = 2, .processes = NULL };
+	assert_int_equal(vnfs_step_record_copy(&copy, &bare), 0);
+	assert_non_null(copy.stats);
+	assert_int_equal(copy.stats->operations[VNFS_OP_READ].count, 0);
+	assert_int_equal(copy.process_count, 0); /* a count without its rows is none */
+	assert_null(copy.processes);
+	assert_null(copy.wire);
+	vnfs_step_record_free_arrays(&copy);
+}
+
 static void test_job_totals(void **state)
 {
 	(void)state;
@@ -527,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_step_json_exact), cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_job_totals),     cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_hostile_strings), cmocka_unit_test(test_general_identity),
+		cmocka_unit_test(test_record_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
