@@ -21,10 +21,10 @@
 #include "helper/kernel/probes_state.h"
 
 #include <errno.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

@@ -163,14 +163,30 @@ wait_for_line() {
 	done
 }
 
+# settle_ftrace: until no kernel function has an ftrace hook left, 60 s at
+# most.  The previous variant's links go after its process exits, in a
+# kernel worker, one trampoline at a time, each waiting for an RCU-tasks
+# grace period with ftrace's lock held: a start measured meanwhile waits on
+# them (4.4-6.1 s of a kprobe.multi attach on 6.12 under the instruction
+# clock, where they take 5.9-6.2 s after a fentry helper).  A start is timed
+# on a settled kernel, as at boot.
+settle_ftrace() {
+	local deadline=$((SECONDS + 60))
+	while [ -n "$(head -c 1 /sys/kernel/tracing/enabled_functions)" ]; do
+		[ $SECONDS -lt $deadline ] || { echo "bench: ftrace hooks still in place after 60 s"; return 1; }
+		sleep 0.05
+	done
+}
+
 # start_helper MODE LOG [CONFIG [CUT]]: a fresh helper (no state, no pins) in
 # probe MODE, with CONFIG (default $CONFIG) and the benchmark's cut level CUT
-# (default none); appends "MODE MILLISECONDS" from exec to its "ready:" line
-# to $STARTS.
+# (default none), on a settled kernel; appends "MODE MILLISECONDS" from exec
+# to its "ready:" line to $STARTS.
 start_helper() {
 	local probe_mode=$1 log=$2 config=${3:-$CONFIG} cut=${4:-} started
 	"$HELPER" --config "$config" --unload > /dev/null 2>&1
 	rm -rf "$WORK/state" "$WORK/history.db"
+	settle_ftrace || return 1
 	started=$EPOCHREALTIME
 	VNFS_BENCH_COST_CUT=$cut "$HELPER" --config "$config" --probes "$probe_mode" > "$log" 2>&1 &
 	helper_pid=$!
@@ -219,7 +235,9 @@ attach() {
 	esac
 }
 
-# detach VARIANT: stops it and waits until its probes are gone.
+# detach VARIANT: stops it and waits until its probes are gone, the
+# kernel's teardown of their trampolines included (settle_ftrace): the next
+# loop must not share the vCPU with it.
 detach() {
 	local variant=$1 status=0
 	case $variant in
@@ -231,6 +249,7 @@ detach() {
 		stop_helper || status=1
 		;;
 	esac
+	settle_ftrace || status=1
 	return $status
 }
 
