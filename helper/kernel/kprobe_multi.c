@@ -7,7 +7,9 @@
  * two ftrace updates, where a kprobe pair per function is two updates per
  * function, each of which walks every traceable function of the kernel;
  * and the two programs are verified once (docs/PERFORMANCE.md, "Helper
- * start").
+ * start, 2026-12-06, later": ready in 855 ms on 6.12 under the instruction
+ * clock, 2,277 by fentry).  Each call costs more than by fentry, so mode
+ * auto keeps fentry.
  *
  * It is all or nothing: the kernel refuses the whole link if it refuses
  * one function.  Then, or when the kernel refuses the programs, the
