@@ -86,11 +86,14 @@ static int pin_path(char *buffer, size_t size, const struct vnfs_probes *probes,
 	return pins_link_path(buffer, size, probes->pin_dir, set, end);
 }
 
-static const char *const pin_ends[2] = { "entry", "exit" };
+static const char *const pin_ends[KPROBE_MULTI_LINKS] = {
+	[KPROBE_MULTI_ENTRY] = "entry",
+	[KPROBE_MULTI_EXIT] = "exit",
+};
 
 void kprobe_multi_prepare(struct vnfs_probes *probes)
 {
-	bool wanted = probes->kprobe_multi && !probes->kprobe_multi_links[0] && take_the_set(probes) > 0;
+	bool wanted = probes->kprobe_multi && !probes->kprobe_multi_links[KPROBE_MULTI_ENTRY] && take_the_set(probes) > 0;
 
 	bpf_program__set_autoload(probes->skeleton->progs.kprobe_multi_entry, wanted);
 	bpf_program__set_autoload(probes->skeleton->progs.kretprobe_multi_exit, wanted);
@@ -192,7 +195,7 @@ bool kprobe_multi_attach(struct vnfs_probes *probes)
 	struct timespec started, finished;
 	size_t count = 0;
 
-	if (!probes->kprobe_multi || probes->kprobe_multi_links[0])
+	if (!probes->kprobe_multi || probes->kprobe_multi_links[KPROBE_MULTI_ENTRY])
 		return true;
 	for (size_t i = 0; i < probes->hook_count; i++) {
 		if (!in_the_set(&probes->hooks[i]))
@@ -218,8 +221,8 @@ bool kprobe_multi_attach(struct vnfs_probes *probes)
 		probes->kprobe_multi = false;
 		return false;
 	}
-	probes->kprobe_multi_links[0] = entry;
-	probes->kprobe_multi_links[1] = exit;
+	probes->kprobe_multi_links[KPROBE_MULTI_ENTRY] = entry;
+	probes->kprobe_multi_links[KPROBE_MULTI_EXIT] = exit;
 	mark_attached(probes, false);
 	clock_gettime(CLOCK_MONOTONIC, &finished);
 	vnfs_info("kprobes: %zu functions attached at once (kprobe.multi) in %.0f ms", count,
@@ -233,7 +236,7 @@ void kprobe_multi_release(struct vnfs_probes *probes, bool detach)
 {
 	char path[PATH_MAX];
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < KPROBE_MULTI_LINKS; i++) {
 		if (!probes->kprobe_multi_links[i])
 			continue;
 		if (detach && probes->pin && pin_path(path, sizeof(path), probes, pin_ends[i]) == 0)
@@ -259,14 +262,14 @@ void kprobe_multi_reuse_pinned(struct vnfs_probes *probes)
 	struct bpf_link *entry, *exit;
 
 	if (!probes->kprobe_multi || take_the_set(probes) == 0 ||
-	    pin_path(entry_path, sizeof(entry_path), probes, pin_ends[0]) != 0 ||
-	    pin_path(exit_path, sizeof(exit_path), probes, pin_ends[1]) != 0)
+	    pin_path(entry_path, sizeof(entry_path), probes, pin_ends[KPROBE_MULTI_ENTRY]) != 0 ||
+	    pin_path(exit_path, sizeof(exit_path), probes, pin_ends[KPROBE_MULTI_EXIT]) != 0)
 		return;
 	entry = bpf_link__open(entry_path);
 	exit = bpf_link__open(exit_path);
 	if (entry && exit) {
-		probes->kprobe_multi_links[0] = entry;
-		probes->kprobe_multi_links[1] = exit;
+		probes->kprobe_multi_links[KPROBE_MULTI_ENTRY] = entry;
+		probes->kprobe_multi_links[KPROBE_MULTI_EXIT] = exit;
 		mark_attached(probes, true);
 		return;
 	}
@@ -280,7 +283,7 @@ bool kprobe_multi_pin_named(const struct vnfs_probes *probes, const char *name)
 {
 	char path[PATH_MAX];
 
-	for (int i = 0; i < 2 && probes->kprobe_multi_links[i]; i++)
+	for (int i = 0; i < KPROBE_MULTI_LINKS && probes->kprobe_multi_links[i]; i++)
 		if (pin_path(path, sizeof(path), probes, pin_ends[i]) == 0 &&
 		    strcmp(strrchr(path, '/') + 1, name) == 0)
 			return true;
@@ -292,9 +295,9 @@ void kprobe_multi_pin(struct vnfs_probes *probes)
 {
 	char path[PATH_MAX];
 
-	if (!probes->kprobe_multi_links[0] || probes->kprobe_multi_reused)
+	if (!probes->kprobe_multi_links[KPROBE_MULTI_ENTRY] || probes->kprobe_multi_reused)
 		return;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < KPROBE_MULTI_LINKS; i++)
 		if (pin_path(path, sizeof(path), probes, pin_ends[i]) != 0 ||
 		    bpf_link__pin(probes->kprobe_multi_links[i], path) != 0) {
 			vnfs_warning("cannot pin the kprobes attached at once (%s): a restart of "

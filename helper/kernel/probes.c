@@ -1095,7 +1095,7 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 		release_link(probes->hooks[i].entry_link, probes->pin);
 		release_link(probes->hooks[i].exit_link, probes->pin);
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < KPROBE_MULTI_LINKS; i++)
 		release_link(probes->kprobe_multi_links[i], probes->pin);
 	release_link(probes->exit_drain_link, probes->pin);
 	for (int i = 0; i < ENVIRONMENT_PROGRAMS; i++)

@@ -43,6 +43,9 @@ struct watched_row {
 	int64_t still_since_ms;
 };
 
+/* The kprobe.multi links (kprobe_multi.c). */
+enum { KPROBE_MULTI_ENTRY, KPROBE_MULTI_EXIT, KPROBE_MULTI_LINKS };
+
 /* Indices of the pinned abi map. */
 enum { ABI_VERSION, ABI_STEP_STATS_SIZE };
 
@@ -104,7 +107,7 @@ struct vnfs_probes {
 	 * and whether a previous helper's were taken over. */
 	bool kprobe_multi;
 	uint64_t kprobe_multi_set;
-	struct bpf_link *kprobe_multi_links[2];
+	struct bpf_link *kprobe_multi_links[KPROBE_MULTI_LINKS];
 	bool kprobe_multi_reused;
 	/* The environment capture (bpf/vnfs.h, "Environment jobs"): wanted
 	 * (job variables listed) and loadable (bpf_loop, 5.17), and its links,
