@@ -71,13 +71,6 @@ static const char *const full_map_names[] = {
 	[VNFS_HEALTH_UNATTRIBUTED_FULL] = "unattributed_stats",
 };
 
-/* An ended step's last record, owning copies of its arrays. */
-/* A step kept past its end for the grace period: a copy owning its arrays
- * (vnfs_step_record_copy). */
-struct retained_step {
-	struct vnfs_step_record record;
-};
-
 struct vnfs_metrics {
 	uint32_t grace_period_ms;
 	uint32_t max_series; /* 0: no bound */
@@ -85,7 +78,9 @@ struct vnfs_metrics {
 	char tag_names[VNFS_CONFIG_MAX_LIST][VNFS_TAG_NAME_MAX + 1];
 	char tag_label_names[VNFS_CONFIG_MAX_LIST][VNFS_TAG_NAME_MAX + 8];
 
-	struct retained_step *retained;
+	/* Steps kept past their end for the grace period, each a copy owning
+	 * its arrays (vnfs_step_record_copy). */
+	struct vnfs_step_record *retained;
 	size_t retained_count;
 	size_t retained_capacity;
 
@@ -276,25 +271,21 @@ static int64_t step_end_ms(const struct vnfs_step_record *record)
 	return record->end_time_ms ? record->end_time_ms : record->sample_time_ms;
 }
 
-static void retained_release(struct retained_step *step)
-{
-	vnfs_step_record_free_arrays(&step->record);
-}
-
-static int retained_copy(struct retained_step *step, const struct vnfs_step_record *record)
+/* kept becomes a copy of record, its old arrays freed. */
+static int retained_copy(struct vnfs_step_record *kept, const struct vnfs_step_record *record)
 {
 	struct vnfs_step_record copy;
 
 	if (vnfs_step_record_copy(&copy, record) != 0)
 		return -1;
-	retained_release(step);
-	step->record = copy;
+	vnfs_step_record_free_arrays(kept);
+	*kept = copy;
 	return 0;
 }
 
 static void retained_remove(struct vnfs_metrics *metrics, size_t index)
 {
-	retained_release(&metrics->retained[index]);
+	vnfs_step_record_free_arrays(&metrics->retained[index]);
 	memmove(&metrics->retained[index], &metrics->retained[index + 1],
 		(metrics->retained_count - index - 1) * sizeof(metrics->retained[0]));
 	metrics->retained_count--;
@@ -303,11 +294,11 @@ static void retained_remove(struct vnfs_metrics *metrics, size_t index)
 /* Remembers (or refreshes) an ended step's last counts. */
 static void retain_step(struct vnfs_metrics *metrics, const struct vnfs_step_record *record)
 {
-	struct retained_step *kept = NULL;
+	struct vnfs_step_record *kept = NULL;
 
 	for (size_t i = 0; i < metrics->retained_count; i++) {
-		struct retained_step *step = &metrics->retained[i];
-		if (vnfs_workload_equal(&step->record.workload, &record->workload)) {
+		struct vnfs_step_record *step = &metrics->retained[i];
+		if (vnfs_workload_equal(&step->workload, &record->workload)) {
 			kept = step;
 			break;
 		}
@@ -316,15 +307,15 @@ static void retain_step(struct vnfs_metrics *metrics, const struct vnfs_step_rec
 		if (metrics->retained_count == RETAINED_STEPS_MAX) {
 			size_t earliest = 0;
 			for (size_t i = 1; i < metrics->retained_count; i++)
-				if (step_end_ms(&metrics->retained[i].record) <
-				    step_end_ms(&metrics->retained[earliest].record))
+				if (step_end_ms(&metrics->retained[i]) <
+				    step_end_ms(&metrics->retained[earliest]))
 					earliest = i;
 			retained_remove(metrics, earliest);
 		}
 		if (metrics->retained_count == metrics->retained_capacity) {
 			size_t capacity = metrics->retained_capacity ? 2 * metrics->retained_capacity : 16;
-			struct retained_step *grown = realloc(metrics->retained,
-							      capacity * sizeof(*grown));
+			struct vnfs_step_record *grown = realloc(metrics->retained,
+								 capacity * sizeof(*grown));
 			if (!grown)
 				return; /* out of memory: its series end early */
 			metrics->retained = grown;
@@ -333,8 +324,8 @@ static void retain_step(struct vnfs_metrics *metrics, const struct vnfs_step_rec
 		kept = &metrics->retained[metrics->retained_count];
 		memset(kept, 0, sizeof(*kept));
 		metrics->retained_count++;
-	} else if (kept->record.sample_time_ms == record->sample_time_ms &&
-		   kept->record.finished == record->finished) {
+	} else if (kept->sample_time_ms == record->sample_time_ms &&
+		   kept->finished == record->finished) {
 		return; /* the same reading again */
 	}
 	if (retained_copy(kept, record) != 0) {
@@ -352,7 +343,7 @@ static bool grace_expired(const struct vnfs_metrics *metrics, const struct vnfs_
 static void expire_retained(struct vnfs_metrics *metrics, int64_t now_ms)
 {
 	for (size_t i = 0; i < metrics->retained_count;) {
-		if (grace_expired(metrics, &metrics->retained[i].record, now_ms))
+		if (grace_expired(metrics, &metrics->retained[i], now_ms))
 			retained_remove(metrics, i);
 		else
 			i++;
@@ -1299,7 +1290,7 @@ static int wire_reserve(struct render *render, const struct vnfs_interval *inter
 
 	for (size_t i = 0; i < steps + metrics->retained_count; i++) {
 		const struct vnfs_step_record *record =
-			i < steps ? &interval->steps[i] : &metrics->retained[i - steps].record;
+			i < steps ? &interval->steps[i] : &metrics->retained[i - steps];
 		size_t rows = record->wire ? record->wire_count : 0;
 
 		total += rows;
@@ -1416,7 +1407,7 @@ static int collect_steps(struct render *render, const struct vnfs_interval *inte
 				continue; /* rendered from the retained copy */
 			++*active_steps;
 		} else {
-			record = &metrics->retained[i - (interval ? interval->step_count : 0)].record;
+			record = &metrics->retained[i - (interval ? interval->step_count : 0)];
 			if (running_again(interval, record))
 				continue;
 		}
@@ -1719,7 +1710,7 @@ void vnfs_metrics_free(struct vnfs_metrics *metrics)
 	if (!metrics)
 		return;
 	for (size_t i = 0; i < metrics->retained_count; i++)
-		retained_release(&metrics->retained[i]);
+		vnfs_step_record_free_arrays(&metrics->retained[i]);
 	free(metrics->retained);
 	free(metrics);
 }

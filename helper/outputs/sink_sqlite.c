@@ -176,7 +176,6 @@ struct fingerprint_entry {
 	char identity[];
 };
 
-/* A deep copy of a finished job whose final write failed. */
 struct sqlite_sink {
 	/* publish and job_finished may come from different threads (the
 	 * collector's, the socket server's at FINISH): one at a time. */
@@ -193,7 +192,8 @@ struct sqlite_sink {
 	int64_t last_retention_ms;
 	uint64_t generation;
 	struct fingerprint_entry *fingerprints[FINGERPRINT_BUCKETS];
-	struct vnfs_owned_job *pending[MAX_PENDING_JOBS]; /* finished jobs to write again */
+	/* Finished jobs whose final write failed, deep copies to write again. */
+	struct vnfs_owned_job *pending[MAX_PENDING_JOBS];
 	size_t pending_count;
 	uint64_t dropped;
 	uint64_t wal_limit_bytes;

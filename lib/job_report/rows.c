@@ -17,7 +17,6 @@ void report_set_init(struct report_set *set)
 	memset(set, 0, sizeof(*set));
 }
 
-
 void report_set_free(struct report_set *set)
 {
 	for (size_t i = 0; i < set->count; i++)
