@@ -5,6 +5,10 @@
  *   bench_loader floor             empty fentry/fexit (bpf/bench/floor.bpf.c)
  *   bench_loader timing            fentry/fexit that only time each call
  *                                  (bpf/bench/timing.bpf.c)
+ *   bench_loader attributing CGROUP
+ *                                  the same, and each call counted into the
+ *                                  row of its task's cgroup, CGROUP's the
+ *                                  only one (timing.bpf.c's `attribute`)
  *   bench_loader collector-design  kprobe/kretprobe re-implementation of the
  *                                  vNFS-collector (collector_design.bpf.c)
  *
@@ -13,8 +17,9 @@
  * the running kernel lacks is left out with a line, as vnfs leaves it out.  When
  * everything is attached the loader prints "READY ..." on stdout; the
  * benchmark suite waits for that line, runs its loops, then stops the loader.
- * The timing and collector-design variants print how many calls they counted
- * before they exit, so a run whose probes never fired shows.  Each phase
+ * The timing, attributing and collector-design variants print how many calls
+ * they counted (the attributing one: in CGROUP's row) before they exit, so a
+ * run whose probes never fired, or attributed nothing, shows.  Each phase
  * prints its duration: under emulation attaching and detaching cost far more
  * than the calls measured.
  */
@@ -29,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -252,7 +258,47 @@ static int timing_load(struct timing_bpf *timing, struct hooks *hooks)
 	return 0;
 }
 
-static int timing_start(struct timing_bpf **timing, struct hooks *hooks)
+/* The attributing variant: what each function's call is and how its result
+ * reads, from vnfs's table (the Linux 6.1 prototypes, the benchmark's). */
+static void describe_attributed_hooks(struct timing_bpf *timing, const struct hooks *hooks)
+{
+	timing->rodata->attribute = true;
+	for (size_t slot = 0; slot < hooks->count; slot++) {
+		const struct vnfs_hook *hook = &vnfs_hooks[slot];
+		struct attributed_hook *attributed = &timing->rodata->attributed_hooks[slot];
+
+		attributed->operation = hook->operation;
+		attributed->result_kind = hook->fallback_result_kind;
+		attributed->result_32bit = hook->fallback_result_32bit;
+		attributed->bytes_from_result = (hook->flags & VNFS_HOOK_BYTES_FROM_RESULT) != 0;
+	}
+}
+
+/* The attributing variant's one workload, CGROUP's, in row 0: a cgroup v2
+ * directory's inode number is the id bpf_get_current_cgroup_id() gives. */
+static int attribute_to(struct timing_bpf *timing, const char *cgroup)
+{
+	struct stat status;
+	__u64 cgroup_id;
+	__u32 row = 0;
+
+	if (stat(cgroup, &status) != 0 || !S_ISDIR(status.st_mode)) {
+		fprintf(stderr, "bench_loader: %s: not a cgroup directory: %s\n", cgroup,
+			strerror(errno ? errno : ENOTDIR));
+		return -1;
+	}
+	cgroup_id = status.st_ino;
+	if (bpf_map_update_elem(bpf_map__fd(timing->maps.attributed_workloads), &cgroup_id, &row,
+				BPF_NOEXIST) != 0) {
+		fprintf(stderr, "bench_loader: cannot enter %s's cgroup: %s\n", cgroup,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Loads the timing programs; with cgroup, attributing to it. */
+static int timing_start(struct timing_bpf **timing, struct hooks *hooks, const char *cgroup)
 {
 	struct kernel_btf kernel;
 	int status;
@@ -266,8 +312,12 @@ static int timing_start(struct timing_bpf **timing, struct hooks *hooks)
 		kernel_btf_free(&kernel);
 		return -1;
 	}
+	if (cgroup)
+		describe_attributed_hooks(*timing, hooks);
 	status = timing_load(*timing, hooks);
 	kernel_btf_free(&kernel);
+	if (status == 0 && cgroup)
+		status = attribute_to(*timing, cgroup);
 	return status;
 }
 
@@ -284,6 +334,25 @@ static unsigned long long timing_calls(struct timing_bpf *timing)
 	if (bpf_map_lookup_elem(bpf_map__fd(timing->maps.timing_totals), &zero, totals) == 0)
 		for (int cpu = 0; cpu < cpus; cpu++)
 			calls += totals[cpu].calls;
+	free(totals);
+	return calls;
+}
+
+/* The attributing variant's calls in the workload's row (row 0), summed
+ * over the operations and the CPUs. */
+static unsigned long long attributed_calls(struct timing_bpf *timing)
+{
+	int cpus = libbpf_num_possible_cpus();
+	struct attributed_total *totals;
+	unsigned long long calls = 0;
+
+	if (cpus <= 0 || !(totals = calloc((size_t)cpus, sizeof(*totals))))
+		return 0;
+	for (__u32 operation = 0; operation < VNFS_OP_COUNT; operation++)
+		if (bpf_map_lookup_elem(bpf_map__fd(timing->maps.attributed_totals), &operation,
+					totals) == 0)
+			for (int cpu = 0; cpu < cpus; cpu++)
+				calls += totals[cpu].calls;
 	free(totals);
 	return calls;
 }
@@ -473,6 +542,7 @@ static int wait_for_stop(void)
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: bench_loader floor|timing|collector-design\n"
+		     "       bench_loader attributing CGROUP\n"
 		     "Attaches the benchmark's reference probes to the functions vnfs hooks,\n"
 		     "prints READY, and detaches on SIGTERM or SIGINT.\n");
 }
@@ -486,7 +556,9 @@ int main(int argc, char **argv)
 	sigset_t signals;
 	int status = 1;
 
-	if (argc != 2) {
+	bool attributing = argc == 3 && strcmp(argv[1], "attributing") == 0;
+
+	if (argc != 2 && !attributing) {
 		usage(stderr);
 		return 2;
 	}
@@ -510,8 +582,8 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "floor") == 0) {
 		if (floor_start(&hooks) != 0)
 			goto out;
-	} else if (strcmp(argv[1], "timing") == 0) {
-		if (timing_start(&timing, &hooks) != 0)
+	} else if (strcmp(argv[1], "timing") == 0 || attributing) {
+		if (timing_start(&timing, &hooks, attributing ? argv[2] : NULL) != 0)
 			goto out;
 	} else if (strcmp(argv[1], "collector-design") == 0) {
 		if (collector_start(&collector, &hooks) != 0)
@@ -538,7 +610,8 @@ int main(int argc, char **argv)
 	if (collector)
 		printf("counted %llu calls\n", collector_calls(collector));
 	if (timing)
-		printf("counted %llu calls\n", timing_calls(timing));
+		printf("counted %llu calls\n",
+		       attributing ? attributed_calls(timing) : timing_calls(timing));
 	started = now_ms();
 	detach_all(&hooks);
 	printf("detached in %lld ms\n", now_ms() - started);

@@ -7,6 +7,10 @@
 #   floor             empty fentry/fexit programs (bench_loader floor)
 #   timing            fentry/fexit that only time each call (bench_loader timing):
 #                     the least any design that times calls adds
+#   attributing       timing, and each call counted (count, errors, bytes,
+#                     time) into its workload's row, found by cgroup id
+#                     (bench_loader attributing): the least any design that
+#                     attributes calls to workloads adds (long and costs modes)
 #   vnfs-fentry       vnfs-helper --probes fentry
 #   vnfs-kprobe       vnfs-helper --probes kprobe
 #   vnfs-no-rpcs      vnfs-helper --probes fentry with count_rpcs = false: what
@@ -63,21 +67,22 @@ costs) iterations=4000 repeats=1 rounds=0 write_interval=30s ;;
 esac
 
 # "none" runs before the first probe variant and after each (see the rounds).
-PROBE_VARIANTS=(floor timing vnfs-fentry vnfs-no-rpcs vnfs-kprobe collector-design)
+PROBE_VARIANTS=(floor timing attributing vnfs-fentry vnfs-no-rpcs vnfs-kprobe collector-design)
 # The short run (scripts/check) leaves out vnfs-no-rpcs, a round's longest
-# attach after vnfs-fentry: asked for by name, it runs there too.
+# attach after vnfs-fentry, and attributing, a bound only the long run
+# judges by: asked for by name, they run there too.
 [ "$mode" = short ] && PROBE_VARIANTS=(floor timing vnfs-fentry vnfs-kprobe collector-design)
 # The cuts, from the last part of a counted call to the entry's (bpf/vnfs.h).
 COST_CUT_VARIANTS=(vnfs-cut-1 vnfs-cut-2 vnfs-cut-3 vnfs-cut-4 vnfs-cut-5 vnfs-cut-6 vnfs-cut-7)
 COST_CUT_PARTS=("breakdown rows" "histograms" "drain to the step's counters" "pending call"
 	"workload lookup" "exit: result, bytes, duration" "entry: device and object")
-[ "$mode" = costs ] && PROBE_VARIANTS=(timing vnfs-no-rpcs "${COST_CUT_VARIANTS[@]}")
+[ "$mode" = costs ] && PROBE_VARIANTS=(timing attributing vnfs-no-rpcs "${COST_CUT_VARIANTS[@]}")
 ALL_PROBE_VARIANTS=${#PROBE_VARIANTS[@]}
 if [ -n "${2:-}" ]; then
 	IFS=, read -r -a PROBE_VARIANTS <<< "$2"
 	for variant in "${PROBE_VARIANTS[@]}"; do
 		case $variant in
-		floor|timing|vnfs-fentry|vnfs-no-rpcs|vnfs-kprobe|collector-design|vnfs-cut-[1-7]) ;;
+		floor|timing|attributing|vnfs-fentry|vnfs-no-rpcs|vnfs-kprobe|collector-design|vnfs-cut-[1-7]) ;;
 		*) fail "bench.sh: unknown variant '$variant'"; guest_done; exit 1 ;;
 		esac
 	done
@@ -217,8 +222,10 @@ attach() {
 	log=$VNFS_OUT/bench-attach-$attach_count-$variant.log
 	case $variant in
 	none) return 0 ;;
-	floor|timing|collector-design)
-		"$LOADER" "$variant" > "$log" 2>&1 &
+	floor|timing|attributing|collector-design)
+		local arguments=("$variant")
+		[ "$variant" = attributing ] && arguments+=("$WORKLOAD_CGROUP")
+		"$LOADER" "${arguments[@]}" > "$log" 2>&1 &
 		loader_pid=$!
 		wait_for_line "$log" '^READY' "$loader_pid" || { cat "$log"; return 1; }
 		;;
@@ -241,7 +248,7 @@ attach() {
 detach() {
 	local variant=$1 status=0
 	case $variant in
-	floor|timing|collector-design)
+	floor|timing|attributing|collector-design)
 		kill -TERM "$loader_pid" && wait "$loader_pid" || status=1
 		loader_pid=
 		;;
@@ -408,7 +415,8 @@ run_variant() {
 		return 1
 	fi
 	case $variant in
-	timing|collector-design)
+	timing|attributing|collector-design)
+		# attributing: those in the workload's row, so attributed
 		calls=$(awk '$1 == "counted" { print $2 }' "$VNFS_OUT/bench-attach-$attach_count-$variant.log")
 		check_ge "round $round: $variant counted the workload's calls" "${calls:-0}" \
 			$((iterations * repeats)) ;;
@@ -502,19 +510,23 @@ print_table() {
 	done
 	echo
 	echo "ratios of added time: (1) vnfs-fentry, (2) vnfs-kprobe, (3) collector-design, (F) floor,"
-	echo "(T) timing only: the least a design that times each call adds"
+	echo "(T) timing only: the least a design that times each call adds,"
+	echo "(A) attributing: the least a design that attributes each call to its workload adds"
 	echo "budget: (1)/(3) <= 0.25 (and, below, vnfs's programs' own time <= 1.3 x (T)'s)"
-	printf '%-12s %9s %9s %9s %9s %9s %9s\n' loop "(1)/(3)" "(2)/(3)" "(1)/(F)" "(T)/(F)" "(1)/(T)" "(T)/(3)"
+	printf '%-12s %9s %9s %9s %9s %9s %9s %9s %9s\n' loop "(1)/(3)" "(2)/(3)" "(1)/(F)" "(T)/(F)" \
+		"(1)/(T)" "(T)/(3)" "(A)/(3)" "(1)/(A)"
 	for loop in "${LOOPS[@]}"; do
-		local fentry kprobe collector floor timing
+		local fentry kprobe collector floor timing attributing
 		fentry=$(value_of "$summary" "$loop" vnfs-fentry 4)
 		kprobe=$(value_of "$summary" "$loop" vnfs-kprobe 4)
 		collector=$(value_of "$summary" "$loop" collector-design 4)
 		floor=$(value_of "$summary" "$loop" floor 4)
 		timing=$(value_of "$summary" "$loop" timing 4)
-		printf '%-12s %9s %9s %9s %9s %9s %9s\n' "$loop" "$(ratio "$fentry" "$collector")" \
+		attributing=$(value_of "$summary" "$loop" attributing 4)
+		printf '%-12s %9s %9s %9s %9s %9s %9s %9s %9s\n' "$loop" "$(ratio "$fentry" "$collector")" \
 			"$(ratio "$kprobe" "$collector")" "$(ratio "$fentry" "$floor")" \
-			"$(ratio "$timing" "$floor")" "$(ratio "$fentry" "$timing")" "$(ratio "$timing" "$collector")"
+			"$(ratio "$timing" "$floor")" "$(ratio "$fentry" "$timing")" "$(ratio "$timing" "$collector")" \
+			"$(ratio "$attributing" "$collector")" "$(ratio "$fentry" "$attributing")"
 	done
 	echo "the RPC counters' share: vnfs-fentry's added time minus vnfs-no-rpcs' (ns per call)"
 	for loop in "${LOOPS[@]}"; do
@@ -671,12 +683,15 @@ program_ns() {
 if [[ " ${PROBE_VARIANTS[*]} " == *" timing "* && " ${PROBE_VARIANTS[*]} " == *" vnfs-fentry "* ]]; then
 	{
 		echo
-		echo "the programs' budget: vnfs-fentry's program time per loop call <= 1.3 x (T)'s"
-		printf '%-12s %14s %14s %10s\n' loop "(T) ns" "(1) ns" "(1)/(T)"
+		echo "the programs' budget: vnfs-fentry's program time per loop call <= 1.3 x (T)'s;"
+		echo "(A) attributing, the least a design attributing each call runs, beside it"
+		printf '%-12s %14s %14s %14s %10s %10s %10s\n' loop "(T) ns" "(A) ns" "(1) ns" "(1)/(T)" "(A)/(T)" "(1)/(A)"
 		for loop in "${LOOPS[@]}"; do
-			printf '%-12s %14s %14s %10s\n' "$loop" "$(program_ns timing "$loop")" \
-				"$(program_ns vnfs-fentry "$loop")" \
-				"$(ratio "$(program_ns vnfs-fentry "$loop")" "$(program_ns timing "$loop")")"
+			printf '%-12s %14s %14s %14s %10s %10s %10s\n' "$loop" "$(program_ns timing "$loop")" \
+				"$(program_ns attributing "$loop")" "$(program_ns vnfs-fentry "$loop")" \
+				"$(ratio "$(program_ns vnfs-fentry "$loop")" "$(program_ns timing "$loop")")" \
+				"$(ratio "$(program_ns attributing "$loop")" "$(program_ns timing "$loop")")" \
+				"$(ratio "$(program_ns vnfs-fentry "$loop")" "$(program_ns attributing "$loop")")"
 		done
 	} | tee -a "$TABLE"
 	if [ "$mode" = long ]; then
@@ -724,6 +739,7 @@ print_cost_parts() {
 	done
 	cost_row "vnfs-cut-7 beyond (T)" vnfs-cut-7 timing
 	cost_row "(T) timing only" timing
+	cost_row "(A) attributing beyond (T)" attributing timing
 	cost_row vnfs-no-rpcs vnfs-no-rpcs
 }
 if [[ " ${PROGRAM_TIME_VARIANTS[*]} " == *" vnfs-cut-7 "* ]]; then
@@ -883,8 +899,9 @@ mark bench-exec-capture
 # (loader_cold: each file looked up, opened and read over the wire); a
 # large file mapped and read by page faults, cold (mmap_cold); and
 # loader_cold in 4 processes at once (loader_parallel).  Variants: the
-# helper (vnfs-fentry) and, in long mode, the collector design, "none"
-# before the first and after each, in an order rotated by round, added time
+# helper (vnfs-fentry) and, in long mode, the collector design, timing only
+# (T) and attributing (A), the least any design adds, "none" before the
+# first and after each, in an order rotated by round, added time
 # against the neighbouring "none" runs as in the rounds above.  Budget (long
 # mode): vnfs adds at most 1 % to each loop.  The helper's counts are
 # checked exactly: every sample read is one read of 131,072 bytes of job
@@ -898,7 +915,7 @@ LOADER_PROCESSES=4
 case $mode in
 short) loader_files=16 loader_mapped_mib=2 loader_rounds=1 loader_repeats=2 ;;
 long) loader_files=256 loader_mapped_mib=32 loader_rounds=3 loader_repeats=3
-	LOADER_VARIANTS+=(collector-design) ;;
+	LOADER_VARIANTS+=(collector-design timing attributing) ;;
 esac
 : > "$LOADER_RAW"
 mkdir -p "$LOADER_DIRECTORY"
