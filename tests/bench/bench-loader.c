@@ -282,9 +282,12 @@ static int attribute_to(struct timing_bpf *timing, const char *cgroup)
 	__u64 cgroup_id;
 	__u32 row = 0;
 
-	if (stat(cgroup, &status) != 0 || !S_ISDIR(status.st_mode)) {
-		fprintf(stderr, "bench_loader: %s: not a cgroup directory: %s\n", cgroup,
-			strerror(errno ? errno : ENOTDIR));
+	if (stat(cgroup, &status) != 0) {
+		fprintf(stderr, "bench_loader: %s: %s\n", cgroup, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(status.st_mode)) {
+		fprintf(stderr, "bench_loader: %s: not a cgroup directory\n", cgroup);
 		return -1;
 	}
 	cgroup_id = status.st_ino;
@@ -553,12 +556,11 @@ int main(int argc, char **argv)
 	struct timing_bpf *timing = NULL;
 	static struct hooks hooks;
 	long long started = now_ms();
+	bool attributing = argc >= 2 && strcmp(argv[1], "attributing") == 0;
 	sigset_t signals;
 	int status = 1;
 
-	bool attributing = argc == 3 && strcmp(argv[1], "attributing") == 0;
-
-	if (argc != 2 && !attributing) {
+	if (argc != (attributing ? 3 : 2)) {
 		usage(stderr);
 		return 2;
 	}
