@@ -19,13 +19,15 @@
  * workloads' cgroups (as any design keyed by cgroup must: cgroup ids are
  * sparse) once per task and cgroup, kept in the task's storage beside the
  * start times, and the call's count, error, bytes and time added to that
- * row for the hook's operation (a per-CPU array: the cheapest exact sum).
- * A real design must also notice a workload registered or gone since the
- * row was kept (vnfs compares a generation: a load and a compare); here
- * the one workload stays registered throughout.  No latency or size histogram, no process
- * or mount breakdown, no unattributed calls, no nesting, no open or create
- * classification: still a lower bound for vnfs, which does all of those,
- * and what any design that attributes calls pays beyond (T).
+ * row for the hook's operation (a per-CPU array: the cheapest exact sum;
+ * shared rows with atomic adds, which a 256-CPU node's map budget needs,
+ * take the same instructions).  A real design must also notice a workload
+ * registered or gone since the row was kept (vnfs compares a generation:
+ * a load and a compare); here the one workload stays registered.  No
+ * latency or size histogram, no process or mount breakdown, no
+ * unattributed calls, no nesting, no open or create classification: still
+ * a lower bound for vnfs, which does all of those, and what any design that
+ * attributes calls pays beyond (T).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
