@@ -57,8 +57,10 @@ struct {
 	__type(value, struct timing_total);
 } timing_totals SEC(".maps");
 
+/* The attributing variant's switch, and each hooked function's operation
+ * and result, from vnfs's table (the loader: vnfs_hook_fallback_config). */
 const volatile bool attribute = false;
-const volatile struct attributed_hook attributed_hooks[VNFS_MAX_HOOKS] = {};
+const volatile struct vnfs_hook_config hook_config[VNFS_MAX_HOOKS] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -89,7 +91,7 @@ static __always_inline void attribute_call(void *ctx, struct timing_task *task, 
 {
 	__u64 cgroup_id = bpf_get_current_cgroup_id(), result = 0;
 	struct attributed_total *total;
-	__u32 index, *row;
+	__u32 index, flags, *row;
 	__s64 value;
 
 	if (cgroup_id != task->cgroup_id) {
@@ -99,19 +101,20 @@ static __always_inline void attribute_call(void *ctx, struct timing_task *task, 
 	}
 	if (task->row >= ATTRIBUTED_WORKLOADS || hook >= VNFS_MAX_HOOKS)
 		return;
-	index = task->row * VNFS_OP_COUNT + attributed_hooks[hook].operation;
+	index = task->row * VNFS_OP_COUNT + hook_config[hook].operation;
 	total = bpf_map_lookup_elem(&attributed_totals, &index);
 	if (!total)
 		return;
 	bpf_get_func_ret(ctx, &result);
-	value = attributed_hooks[hook].result_32bit ? (__s64)(__s32)result : (__s64)result;
+	flags = hook_config[hook].flags;
+	value = (flags & VNFS_HOOK_RESULT_32BIT) ? (__s64)(__s32)result : (__s64)result;
 	total->calls++;
 	total->time_ns += duration_ns;
-	if (attributed_hooks[hook].result_kind == VNFS_RESULT_INT && value < 0)
+	if (hook_config[hook].result_kind == VNFS_RESULT_INT && value < 0)
 		total->errors++;
-	else if (attributed_hooks[hook].result_kind == VNFS_RESULT_POINTER && result >= (__u64)-4095)
+	else if (hook_config[hook].result_kind == VNFS_RESULT_POINTER && result >= (__u64)-4095)
 		total->errors++;
-	else if (attributed_hooks[hook].bytes_from_result && value > 0)
+	else if ((flags & VNFS_HOOK_BYTES_FROM_RESULT) && value > 0)
 		total->bytes += value;
 }
 

@@ -21,15 +21,6 @@ struct timing_total {
  * attributed_workloads), each with a row per operation in attributed_totals. */
 #define ATTRIBUTED_WORKLOADS 1024
 
-/* What the attributing variant knows of each hooked function, set by the
- * loader from vnfs's table (helper/kernel/hooks.c) before loading. */
-struct attributed_hook {
-	__u8 operation;         /* enum vnfs_operation */
-	__u8 result_kind;       /* enum vnfs_result_kind */
-	__u8 result_32bit;      /* an INT result is a 32-bit int */
-	__u8 bytes_from_result; /* a positive result is the bytes moved */
-};
-
 /* attributed_totals[workload * VNFS_OP_COUNT + operation], one copy per CPU. */
 struct attributed_total {
 	__u64 calls;

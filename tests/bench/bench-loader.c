@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,15 +264,8 @@ static int timing_load(struct timing_bpf *timing, struct hooks *hooks)
 static void describe_attributed_hooks(struct timing_bpf *timing, const struct hooks *hooks)
 {
 	timing->rodata->attribute = true;
-	for (size_t slot = 0; slot < hooks->count; slot++) {
-		const struct vnfs_hook *hook = &vnfs_hooks[slot];
-		struct attributed_hook *attributed = &timing->rodata->attributed_hooks[slot];
-
-		attributed->operation = hook->operation;
-		attributed->result_kind = hook->fallback_result_kind;
-		attributed->result_32bit = hook->fallback_result_32bit;
-		attributed->bytes_from_result = (hook->flags & VNFS_HOOK_BYTES_FROM_RESULT) != 0;
-	}
+	for (size_t slot = 0; slot < hooks->count; slot++)
+		vnfs_hook_fallback_config(&vnfs_hooks[slot], false, &timing->rodata->hook_config[slot]);
 }
 
 /* Timing only: the attributing variant's maps at one entry each, so that
@@ -338,40 +332,40 @@ static int timing_start(struct timing_bpf **timing, struct hooks *hooks, const c
 	return status;
 }
 
-/* The calls timed, summed over the CPUs. */
-static unsigned long long timing_calls(struct timing_bpf *timing)
+/* The calls counted in keys 0 to keys - 1 of a per-CPU array, summed over
+ * the CPUs: each value (struct timing_total, struct attributed_total) starts
+ * with its calls. */
+_Static_assert(offsetof(struct timing_total, calls) == 0 &&
+		       offsetof(struct attributed_total, calls) == 0,
+	       "per_cpu_calls reads the calls first");
+_Static_assert(sizeof(struct timing_total) % 8 == 0 && sizeof(struct attributed_total) % 8 == 0,
+	       "the kernel rounds each CPU's value up to 8 bytes");
+
+static unsigned long long per_cpu_calls(int map, __u32 keys, size_t value_size)
 {
 	int cpus = libbpf_num_possible_cpus();
-	struct timing_total *totals;
 	unsigned long long calls = 0;
-	__u32 zero = 0;
+	unsigned char *values;
 
-	if (cpus <= 0 || !(totals = calloc((size_t)cpus, sizeof(*totals))))
+	if (cpus <= 0 || !(values = calloc((size_t)cpus, value_size)))
 		return 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(timing->maps.timing_totals), &zero, totals) == 0)
-		for (int cpu = 0; cpu < cpus; cpu++)
-			calls += totals[cpu].calls;
-	free(totals);
+	for (__u32 key = 0; key < keys; key++)
+		if (bpf_map_lookup_elem(map, &key, values) == 0)
+			for (int cpu = 0; cpu < cpus; cpu++)
+				calls += *(__u64 *)(values + (size_t)cpu * value_size);
+	free(values);
 	return calls;
 }
 
-/* The attributing variant's calls in the workload's row (row 0), summed
- * over the operations and the CPUs. */
-static unsigned long long attributed_calls(struct timing_bpf *timing)
+/* The calls timed; the attributing variant's, those in the workload's row
+ * (row 0). */
+static unsigned long long timing_calls(struct timing_bpf *timing, bool attributing)
 {
-	int cpus = libbpf_num_possible_cpus();
-	struct attributed_total *totals;
-	unsigned long long calls = 0;
-
-	if (cpus <= 0 || !(totals = calloc((size_t)cpus, sizeof(*totals))))
-		return 0;
-	for (__u32 operation = 0; operation < VNFS_OP_COUNT; operation++)
-		if (bpf_map_lookup_elem(bpf_map__fd(timing->maps.attributed_totals), &operation,
-					totals) == 0)
-			for (int cpu = 0; cpu < cpus; cpu++)
-				calls += totals[cpu].calls;
-	free(totals);
-	return calls;
+	if (attributing)
+		return per_cpu_calls(bpf_map__fd(timing->maps.attributed_totals), VNFS_OP_COUNT,
+				     sizeof(struct attributed_total));
+	return per_cpu_calls(bpf_map__fd(timing->maps.timing_totals), 1,
+			     sizeof(struct timing_total));
 }
 
 /* ------------------------------------------- the collector design */
@@ -626,8 +620,7 @@ int main(int argc, char **argv)
 	if (collector)
 		printf("counted %llu calls\n", collector_calls(collector));
 	if (timing)
-		printf("counted %llu calls\n",
-		       attributing ? attributed_calls(timing) : timing_calls(timing));
+		printf("counted %llu calls\n", timing_calls(timing, attributing));
 	started = now_ms();
 	detach_all(&hooks);
 	printf("detached in %lld ms\n", now_ms() - started);
