@@ -203,12 +203,37 @@ static const char *pointed_struct_name(const struct btf *btf, __u32 type_id)
 	return btf__name_by_offset(btf, type->name_off);
 }
 
+/* How the exit reads the prototype's result (config->result_kind, and the
+ * 32-bit flag for an int); -1 for a result it cannot read. */
+static int set_result_kind(const struct btf *btf, const struct btf_type *prototype,
+			   struct vnfs_hook_config *config)
+{
+	const struct btf_type *result;
+
+	if (prototype->type == 0) {
+		config->result_kind = VNFS_RESULT_VOID;
+		return 0;
+	}
+	result = skip_modifiers(btf, prototype->type);
+	if (result && btf_is_ptr(result)) {
+		config->result_kind = VNFS_RESULT_POINTER;
+		return 0;
+	}
+	if (result && (btf_is_int(result) || btf_is_any_enum(result))) {
+		config->result_kind = VNFS_RESULT_INT;
+		if (result->size == 4)
+			config->flags |= VNFS_HOOK_RESULT_32BIT;
+		return 0;
+	}
+	return -1;
+}
+
 int kernel_btf_hook_config(const struct vnfs_hook *hook, const struct btf *btf, __u32 id,
 			   struct vnfs_hook_config *config, char *note, size_t note_size)
 {
 	const char *wanted = vnfs_object_struct_name(hook->object_kind);
 	const struct btf_type *function = btf__type_by_id(btf, id);
-	const struct btf_type *prototype, *result;
+	const struct btf_type *prototype;
 	const struct btf_param *parameters;
 	int object_argument = -1, file_argument = -1, dentry_argument = -1;
 
@@ -234,20 +259,9 @@ int kernel_btf_hook_config(const struct vnfs_hook *hook, const struct btf *btf, 
 	config->operation = hook->operation;
 	config->flags = hook->flags;
 	config->object_kind = hook->object_kind;
-	if (prototype->type == 0) {
-		config->result_kind = VNFS_RESULT_VOID;
-	} else {
-		result = skip_modifiers(btf, prototype->type);
-		if (result && btf_is_ptr(result)) {
-			config->result_kind = VNFS_RESULT_POINTER;
-		} else if (result && (btf_is_int(result) || btf_is_any_enum(result))) {
-			config->result_kind = VNFS_RESULT_INT;
-			if (result->size == 4)
-				config->flags |= VNFS_HOOK_RESULT_32BIT;
-		} else {
-			snprintf(note, note_size, "its result type is not supported");
-			return -1;
-		}
+	if (set_result_kind(btf, prototype, config) != 0) {
+		snprintf(note, note_size, "its result type is not supported");
+		return -1;
 	}
 	if (hook->flags & (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_COUNT_IF_CREATED)) {
 		if (file_argument < 0) {

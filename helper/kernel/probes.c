@@ -1000,20 +1000,14 @@ static void release_embedded_object(void)
 		vnfs_debug("cannot release the embedded BPF object's pages: %s", strerror(errno));
 }
 
-int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_options *options,
-		     char *error, size_t error_size)
+/* A new vnfs_probes with what this kernel offers decided from options
+ * (each feature it lacks said once), or NULL when out of memory. */
+static struct vnfs_probes *probes_new(const struct vnfs_probes_options *options)
 {
-	struct vnfs_probes *probes;
-	bool had_pins = false;
-	int round = 0, status;
-	double started;
+	struct vnfs_probes *probes = calloc(1, sizeof(*probes));
 
-	*result = NULL;
-	probes = calloc(1, sizeof(*probes));
-	if (!probes) {
-		snprintf(error, error_size, "out of memory");
-		return -1;
-	}
+	if (!probes)
+		return NULL;
 	pthread_mutex_init(&probes->cgroup_slots_lock, NULL);
 	probes->cgroup_root_fd = -1;
 	probes->barrier_fd = probes->barrier_inner_fd = -1;
@@ -1043,6 +1037,46 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 			     "not loaded): RPCs are not counted per workload");
 	snprintf(probes->pin_dir, sizeof(probes->pin_dir), "%s",
 		 options->pin_dir ? options->pin_dir : VNFS_DEFAULT_PIN_DIR);
+	return probes;
+}
+
+/* After a failed start that found no pins of an earlier helper: nothing of
+ * this start may keep counting, so its links, programs and pins go. */
+static void remove_failed_start(struct vnfs_probes *probes)
+{
+	char ignored[256];
+
+	for (size_t i = 0; i < probes->hook_count; i++)
+		destroy_link_pair(&probes->hooks[i]);
+	kprobe_multi_release(probes, false);
+	bpf_link__destroy(probes->exit_drain_link);
+	probes->exit_drain_link = NULL;
+	for (int i = 0; i < ENVIRONMENT_PROGRAMS; i++) {
+		bpf_link__destroy(probes->environment_links[i]);
+		probes->environment_links[i] = NULL;
+	}
+	wire_probes_release(probes, false);
+	vnfs_bpf__destroy(probes->skeleton);
+	probes->skeleton = NULL;
+	if (vnfs_probes_unpin(probes->pin_dir, NULL, ignored, sizeof(ignored)) != 0)
+		vnfs_warning("%s", ignored);
+	pins_unmount_bpffs(probes);
+}
+
+int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_options *options,
+		     char *error, size_t error_size)
+{
+	struct vnfs_probes *probes;
+	bool had_pins = false;
+	int round = 0, status;
+	double started;
+
+	*result = NULL;
+	probes = probes_new(options);
+	if (!probes) {
+		snprintf(error, error_size, "out of memory");
+		return -1;
+	}
 	libbpf_set_print(libbpf_to_log);
 
 	started = milliseconds();
@@ -1078,26 +1112,8 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 	*result = probes;
 	return 0;
 fail:
-	if (probes->pin && !had_pins) {
-		char ignored[256];
-
-		/* Nothing of ours may keep counting after a failed start. */
-		for (size_t i = 0; i < probes->hook_count; i++)
-			destroy_link_pair(&probes->hooks[i]);
-		kprobe_multi_release(probes, false);
-		bpf_link__destroy(probes->exit_drain_link);
-		probes->exit_drain_link = NULL;
-		for (int i = 0; i < ENVIRONMENT_PROGRAMS; i++) {
-			bpf_link__destroy(probes->environment_links[i]);
-			probes->environment_links[i] = NULL;
-		}
-		wire_probes_release(probes, false);
-		vnfs_bpf__destroy(probes->skeleton);
-		probes->skeleton = NULL;
-		if (vnfs_probes_unpin(probes->pin_dir, NULL, ignored, sizeof(ignored)) != 0)
-			vnfs_warning("%s", ignored);
-		pins_unmount_bpffs(probes);
-	}
+	if (probes->pin && !had_pins)
+		remove_failed_start(probes);
 	vnfs_probes_close(probes);
 	return -1;
 }

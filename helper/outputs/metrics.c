@@ -1094,6 +1094,105 @@ static void render_gauge(struct text *out, const char *name, const char *type, c
 	append(out, "\n", 1);
 }
 
+/* The kernel side's health counters that are families of their own (the
+ * full maps and the bounds have theirs above). */
+static const struct {
+	const char *name;
+	const char *help;
+	int counter; /* enum vnfs_health_counter */
+} health_counter_metrics[] = {
+	{ "vnfs_helper_untimed_operations_total",
+	  "Operations counted but not timed (no task storage).", VNFS_HEALTH_TASK_STATE_FAILED },
+	{ "vnfs_helper_unmatched_exits_total",
+	  "Function exits seen without their entry (probes attached mid-call).",
+	  VNFS_HEALTH_UNMATCHED_EXIT },
+	{ "vnfs_helper_new_cgroups_lost_total",
+	  "Cgroups made while the helper's ring of them was full: containers "
+	  "among them are found by their calls instead.",
+	  VNFS_HEALTH_NEW_CGROUPS_LOST },
+	{ "vnfs_helper_environment_jobs_lost_total",
+	  "Execs whose environment named a job the kernel had no room for "
+	  "(1,024 at once): their calls stay in their cgroup's.",
+	  VNFS_HEALTH_ENVIRONMENT_JOBS_FULL },
+	{ "vnfs_helper_environment_values_too_long_total",
+	  "Listed environment variables whose value (over 63 bytes) was not kept.",
+	  VNFS_HEALTH_ENVIRONMENT_TOO_LONG },
+	{ "vnfs_helper_wire_rows_full_total",
+	  "RPCs not counted per workload: their step had made 64 wire rows "
+	  "(procedure x mount), or the node 16,384.",
+	  VNFS_HEALTH_WIRE_FULL },
+};
+
+static void render_attach_methods(struct text *out, const struct vnfs_helper_health *health)
+{
+	append_header(out, "vnfs_helper_attach_method", "gauge",
+		      "How each operation's probes are attached (1 for the method in use).");
+	for (int op = 0; op < VNFS_OP_COUNT; op++) {
+		append_string(out, "vnfs_helper_attach_method{op=\"");
+		append_string(out, vnfs_operation_names[op]);
+		append_string(out, "\",method=\"");
+		append_string(out, vnfs_attach_method_name(health->attach_method[op]));
+		append_string(out, "\"} 1\n");
+	}
+}
+
+static void render_slots(struct text *out, const struct vnfs_helper_health *health)
+{
+	append_header(out, "vnfs_helper_slots", "gauge", "Step slots in the BPF maps, used and free.");
+	append_string(out, "vnfs_helper_slots{state=\"used\"} ");
+	append_u64(out, health->active_slots);
+	append_string(out, "\nvnfs_helper_slots{state=\"free\"} ");
+	append_u64(out, health->max_slots > health->active_slots ?
+			health->max_slots - health->active_slots : 0);
+	append(out, "\n", 1);
+}
+
+static void render_full_maps(struct text *out, const struct vnfs_helper_health *health)
+{
+	append_header(out, "vnfs_helper_map_full_total", "counter",
+		      "Updates the BPF programs could not make because a map was full.");
+	for (size_t i = 0; i < sizeof(full_map_names) / sizeof(full_map_names[0]); i++) {
+		append_string(out, "vnfs_helper_map_full_total{map=\"");
+		append_string(out, full_map_names[i]);
+		append_string(out, "\"} ");
+		append_u64(out, health->counters[i]);
+		append(out, "\n", 1);
+	}
+}
+
+/* What the helper knows of its probes and collections (an interval's health). */
+static void render_probe_health(struct text *out, const struct vnfs_helper_health *health)
+{
+	render_attach_methods(out, health);
+	render_gauge(out, "vnfs_helper_collections_total", "counter",
+		     "Intervals the helper has collected.", health->collections);
+	append_header(out, "vnfs_helper_collection_duration_seconds", "gauge",
+		      "How long the last collection of the BPF maps took.");
+	append_string(out, "vnfs_helper_collection_duration_seconds ");
+	append_seconds(out, health->last_collection_ns);
+	append(out, "\n", 1);
+	render_slots(out, health);
+	render_full_maps(out, health);
+	for (size_t i = 0; i < sizeof(health_counter_metrics) / sizeof(health_counter_metrics[0]); i++)
+		render_gauge(out, health_counter_metrics[i].name, "counter",
+			     health_counter_metrics[i].help,
+			     health->counters[health_counter_metrics[i].counter]);
+	render_bounded_rows(out, health);
+}
+
+static void render_dropped_records(struct text *out, const struct vnfs_helper_health *health)
+{
+	append_header(out, "vnfs_helper_dropped_records_total", "counter",
+		      "Records an output failed to deliver, by output.");
+	for (unsigned i = 0; i < health->sink_count && i < VNFS_MAX_SINKS; i++) {
+		append_string(out, "vnfs_helper_dropped_records_total{sink=\"");
+		append_label_value(out, health->sink_names[i] ? health->sink_names[i] : "", 64);
+		append_string(out, "\"} ");
+		append_u64(out, health->sink_dropped[i]);
+		append(out, "\n", 1);
+	}
+}
+
 static void render_health(struct render *render, const struct vnfs_interval *interval,
 			  size_t active_steps, size_t series)
 {
@@ -1102,80 +1201,13 @@ static void render_health(struct render *render, const struct vnfs_interval *int
 
 	append_header(out, "vnfs_helper_build_info", "gauge", "The vnfs version, always 1.");
 	append_string(out, "vnfs_helper_build_info{version=\"" PACKAGE_VERSION "\"} 1\n");
-
-	if (health) {
-		append_header(out, "vnfs_helper_attach_method", "gauge",
-			      "How each operation's probes are attached (1 for the method in use).");
-		for (int op = 0; op < VNFS_OP_COUNT; op++) {
-			append_string(out, "vnfs_helper_attach_method{op=\"");
-			append_string(out, vnfs_operation_names[op]);
-			append_string(out, "\",method=\"");
-			append_string(out, vnfs_attach_method_name(health->attach_method[op]));
-			append_string(out, "\"} 1\n");
-		}
-		render_gauge(out, "vnfs_helper_collections_total", "counter",
-			     "Intervals the helper has collected.", health->collections);
-		append_header(out, "vnfs_helper_collection_duration_seconds", "gauge",
-			      "How long the last collection of the BPF maps took.");
-		append_string(out, "vnfs_helper_collection_duration_seconds ");
-		append_seconds(out, health->last_collection_ns);
-		append(out, "\n", 1);
-		append_header(out, "vnfs_helper_slots", "gauge",
-			      "Step slots in the BPF maps, used and free.");
-		append_string(out, "vnfs_helper_slots{state=\"used\"} ");
-		append_u64(out, health->active_slots);
-		append_string(out, "\nvnfs_helper_slots{state=\"free\"} ");
-		append_u64(out, health->max_slots > health->active_slots ?
-				health->max_slots - health->active_slots : 0);
-		append(out, "\n", 1);
-		append_header(out, "vnfs_helper_map_full_total", "counter",
-			      "Updates the BPF programs could not make because a map was full.");
-		for (size_t i = 0; i < sizeof(full_map_names) / sizeof(full_map_names[0]); i++) {
-			append_string(out, "vnfs_helper_map_full_total{map=\"");
-			append_string(out, full_map_names[i]);
-			append_string(out, "\"} ");
-			append_u64(out, health->counters[i]);
-			append(out, "\n", 1);
-		}
-		render_gauge(out, "vnfs_helper_untimed_operations_total", "counter",
-			     "Operations counted but not timed (no task storage).",
-			     health->counters[VNFS_HEALTH_TASK_STATE_FAILED]);
-		render_gauge(out, "vnfs_helper_unmatched_exits_total", "counter",
-			     "Function exits seen without their entry (probes attached mid-call).",
-			     health->counters[VNFS_HEALTH_UNMATCHED_EXIT]);
-		render_gauge(out, "vnfs_helper_new_cgroups_lost_total", "counter",
-			     "Cgroups made while the helper's ring of them was full: containers "
-			     "among them are found by their calls instead.",
-			     health->counters[VNFS_HEALTH_NEW_CGROUPS_LOST]);
-		render_gauge(out, "vnfs_helper_environment_jobs_lost_total", "counter",
-			     "Execs whose environment named a job the kernel had no room for "
-			     "(1,024 at once): their calls stay in their cgroup's.",
-			     health->counters[VNFS_HEALTH_ENVIRONMENT_JOBS_FULL]);
-		render_gauge(out, "vnfs_helper_environment_values_too_long_total", "counter",
-			     "Listed environment variables whose value (over 63 bytes) was "
-			     "not kept.",
-			     health->counters[VNFS_HEALTH_ENVIRONMENT_TOO_LONG]);
-		render_gauge(out, "vnfs_helper_wire_rows_full_total", "counter",
-			     "RPCs not counted per workload: their step had made 64 wire rows "
-			     "(procedure x mount), or the node 16,384.",
-			     health->counters[VNFS_HEALTH_WIRE_FULL]);
-		render_bounded_rows(out, health);
-	}
+	if (health)
+		render_probe_health(out, health);
 	if (interval)
 		render_gauge(out, "vnfs_helper_active_steps", "gauge",
 			     "Job steps running on this node.", active_steps);
-
-	if (health && health->sink_count) {
-		append_header(out, "vnfs_helper_dropped_records_total", "counter",
-			      "Records an output failed to deliver, by output.");
-		for (unsigned i = 0; i < health->sink_count && i < VNFS_MAX_SINKS; i++) {
-			append_string(out, "vnfs_helper_dropped_records_total{sink=\"");
-			append_label_value(out, health->sink_names[i] ? health->sink_names[i] : "", 64);
-			append_string(out, "\"} ");
-			append_u64(out, health->sink_dropped[i]);
-			append(out, "\n", 1);
-		}
-	}
+	if (health && health->sink_count)
+		render_dropped_records(out, health);
 	render_gauge(out, "vnfs_helper_series", "gauge",
 		     "Per-step and unattributed series in this exposition.", series);
 	render_gauge(out, "vnfs_helper_series_capped_total", "counter",
