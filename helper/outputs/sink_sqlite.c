@@ -798,8 +798,79 @@ static bool wal_has_room(struct sqlite_sink *sink)
 	return room;
 }
 
+/* The steps of an interval whose counters moved since they were last
+ * written, in the interval's order (a job's steps together). */
+struct changed_steps {
+	size_t count;
+	const struct vnfs_step_record **records;
+	struct fingerprint_entry **entries;
+	struct fingerprint *fingerprints; /* what entries[i] gets on commit */
+};
+
+static int changed_steps_init(struct changed_steps *changed, size_t capacity)
+{
+	changed->count = 0;
+	changed->records = calloc(capacity + 1, sizeof(*changed->records));
+	changed->entries = calloc(capacity + 1, sizeof(*changed->entries));
+	changed->fingerprints = calloc(capacity + 1, sizeof(*changed->fingerprints));
+	return changed->records && changed->entries && changed->fingerprints ? 0 : -1;
+}
+
+static void changed_steps_free(struct changed_steps *changed)
+{
+	free(changed->records);
+	free(changed->entries);
+	free(changed->fingerprints);
+}
+
+/* Marks every step of interval seen in this generation and lists those that
+ * changed.  SQLITE_NOMEM when a new step's fingerprint cannot be kept. */
+static int find_changed_steps(struct sqlite_sink *sink, const struct vnfs_interval *interval,
+			      struct changed_steps *changed)
+{
+	for (size_t i = 0; i < interval->step_count; i++) {
+		const struct vnfs_step_record *record = &interval->steps[i];
+		struct fingerprint_entry **link = fingerprint_slot(sink, &record->workload);
+
+		if (*link == NULL) {
+			*link = new_fingerprint(&record->workload);
+			if (*link == NULL)
+				return SQLITE_NOMEM;
+		}
+		(*link)->generation = sink->generation;
+		struct fingerprint now = fingerprint_of(record);
+		if (same_fingerprint(&now, &(*link)->written))
+			continue;
+		changed->records[changed->count] = record;
+		changed->entries[changed->count] = *link;
+		changed->fingerprints[changed->count++] = now;
+	}
+	return SQLITE_OK;
+}
+
+/* Writes the changed steps in one transaction. */
+static int write_changed_steps(struct sqlite_sink *sink, const struct changed_steps *changed)
+{
+	int rc = begin(sink);
+
+	for (size_t i = 0; i < changed->count && rc == SQLITE_OK; i++) {
+		const struct fingerprint *written = &changed->entries[i]->written;
+		bool never_written = written->count == UINT64_MAX;
+		bool new_tags = never_written || written->tag_count != changed->fingerprints[i].tag_count;
+		bool new_job = i == 0 || !vnfs_workload_same_job(&changed->records[i - 1]->workload,
+								 &changed->records[i]->workload);
+
+		rc = write_step(sink, changed->records[i], new_tags, new_job,
+				never_written ? NULL : changed->entries[i]->operation_counts);
+	}
+	return commit_or_rollback(sink, rc);
+}
+
 static void publish_locked(struct sqlite_sink *sink, const struct vnfs_interval *interval)
 {
+	struct changed_steps changed;
+	int rc;
+
 	flush_pending(sink);
 	apply_retention(sink, report_now_ms());
 	if (interval->time_ms - sink->last_interval_write_ms < sink->write_interval_ms)
@@ -812,64 +883,26 @@ static void publish_locked(struct sqlite_sink *sink, const struct vnfs_interval 
 
 	/* Which steps changed; their new fingerprints apply only on commit. */
 	sink->generation++;
-	struct fingerprint_entry **changed = calloc(interval->step_count + 1, sizeof(*changed));
-	struct fingerprint *fingerprints = calloc(interval->step_count + 1, sizeof(*fingerprints));
-	if (changed == NULL || fingerprints == NULL) {
-		free(changed);
-		free(fingerprints);
+	if (changed_steps_init(&changed, interval->step_count) != 0) {
+		changed_steps_free(&changed);
 		sink->dropped += interval->step_count;
 		return;
 	}
-	size_t changed_count = 0;
-	const struct vnfs_step_record **records = calloc(interval->step_count + 1,
-							 sizeof(*records));
-	int rc = records != NULL ? SQLITE_OK : SQLITE_NOMEM;
-	for (size_t i = 0; i < interval->step_count && rc == SQLITE_OK; i++) {
-		const struct vnfs_step_record *record = &interval->steps[i];
-		struct fingerprint_entry **link = fingerprint_slot(sink, &record->workload);
-		if (*link == NULL) {
-			*link = new_fingerprint(&record->workload);
-			if (*link == NULL) {
-				rc = SQLITE_NOMEM;
-				break;
-			}
-		}
-		(*link)->generation = sink->generation;
-		struct fingerprint now = fingerprint_of(record);
-		if (same_fingerprint(&now, &(*link)->written))
-			continue;
-		records[changed_count] = record;
-		changed[changed_count] = *link;
-		fingerprints[changed_count++] = now;
-	}
-	if (rc == SQLITE_OK && changed_count > 0) {
-		rc = begin(sink);
-		for (size_t i = 0; i < changed_count && rc == SQLITE_OK; i++) {
-			const struct fingerprint *written = &changed[i]->written;
-			bool never_written = written->count == UINT64_MAX;
-			bool new_tags = never_written ||
-					written->tag_count != fingerprints[i].tag_count;
-			bool new_job = i == 0 || !vnfs_workload_same_job(&records[i - 1]->workload,
-									 &records[i]->workload);
-			rc = write_step(sink, records[i], new_tags, new_job,
-					never_written ? NULL : changed[i]->operation_counts);
-		}
-		rc = commit_or_rollback(sink, rc);
-	}
+	rc = find_changed_steps(sink, interval, &changed);
+	if (rc == SQLITE_OK && changed.count > 0)
+		rc = write_changed_steps(sink, &changed);
 	if (rc != SQLITE_OK) {
 		/* Superseded by the next interval's cumulative counters. */
 		note_failure(sink, "writing an interval", rc);
-		sink->dropped += changed_count;
-	} else if (changed_count > 0) {
+		sink->dropped += changed.count;
+	} else if (changed.count > 0) {
 		note_success(sink);
-		for (size_t i = 0; i < changed_count; i++) {
-			changed[i]->written = fingerprints[i];
-			remember_operation_counts(changed[i], records[i]);
+		for (size_t i = 0; i < changed.count; i++) {
+			changed.entries[i]->written = changed.fingerprints[i];
+			remember_operation_counts(changed.entries[i], changed.records[i]);
 		}
 	}
-	free(records);
-	free(changed);
-	free(fingerprints);
+	changed_steps_free(&changed);
 	forget_stale_fingerprints(sink);
 }
 
