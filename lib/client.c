@@ -155,6 +155,25 @@ static int send_all(const struct call *call, int fd, const char *data, size_t le
 	return 0;
 }
 
+/* Doubles the reply buffer, up to MAX_REPLY_BYTES; -1 with the error set
+ * past that or out of memory (the buffer is then unchanged). */
+static int grow_reply_buffer(const struct call *call, char **buffer, size_t *capacity)
+{
+	char *bigger;
+
+	if (*capacity >= MAX_REPLY_BYTES) {
+		snprintf(call->error, call->error_size, "reply from vnfs-helper at %s exceeds %u bytes",
+			 call->socket_path, MAX_REPLY_BYTES);
+		return -1;
+	}
+	bigger = realloc(*buffer, *capacity * 2);
+	if (bigger == NULL)
+		return fail_errno(call, "out of memory talking to", ENOMEM);
+	*buffer = bigger;
+	*capacity *= 2;
+	return 0;
+}
+
 /* Reads up to the first '\n' into a malloc'd, NUL-terminated *line. */
 static int receive_line(const struct call *call, int fd, char **line, size_t *length)
 {
@@ -165,65 +184,45 @@ static int receive_line(const struct call *call, int fd, char **line, size_t *le
 		return fail_errno(call, "out of memory talking to", ENOMEM);
 	for (;;) {
 		ssize_t received;
+		int ready;
 
-		if (used + 1 >= capacity) {
-			char *bigger;
-
-			if (capacity >= MAX_REPLY_BYTES) {
-				free(buffer);
-				snprintf(call->error, call->error_size,
-					 "reply from vnfs-helper at %s exceeds %u bytes",
-					 call->socket_path, MAX_REPLY_BYTES);
-				return -1;
-			}
-			bigger = realloc(buffer, capacity * 2);
-			if (bigger == NULL) {
-				free(buffer);
-				return fail_errno(call, "out of memory talking to", ENOMEM);
-			}
-			buffer = bigger;
-			capacity *= 2;
-		}
+		if (used + 1 >= capacity && grow_reply_buffer(call, &buffer, &capacity) != 0)
+			break;
 		received = recv(fd, buffer + used, capacity - used - 1, 0);
 		if (received > 0) {
 			char *newline = memchr(buffer + used, '\n', (size_t)received);
 
 			used += (size_t)received;
-			if (newline != NULL) {
-				*newline = '\0';
-				*line = buffer;
-				*length = (size_t)(newline - buffer);
-				return 0;
-			}
-			continue;
+			if (newline == NULL)
+				continue;
+			*newline = '\0';
+			*line = buffer;
+			*length = (size_t)(newline - buffer);
+			return 0;
 		}
 		if (received == 0) {
-			free(buffer);
 			snprintf(call->error, call->error_size,
 				 "vnfs-helper at %s closed the connection without answering",
 				 call->socket_path);
-			return -1;
+			break;
 		}
 		if (errno == EINTR)
 			continue;
 		if (errno != EAGAIN) {
-			int saved = errno;
-
-			free(buffer);
-			return fail_errno(call, "cannot read from", saved);
+			fail_errno(call, "cannot read from", errno);
+			break;
 		}
-		switch (wait_for(call, fd, POLLIN)) {
-		case 0:
-			free(buffer);
-			return fail_timeout(call, "waiting for the reply");
-		case -1: {
-			int saved = errno;
-
-			free(buffer);
-			return fail_errno(call, "cannot read from", saved);
-		}
-		}
+		ready = wait_for(call, fd, POLLIN);
+		if (ready > 0)
+			continue;
+		if (ready == 0)
+			fail_timeout(call, "waiting for the reply");
+		else
+			fail_errno(call, "cannot read from", errno);
+		break;
 	}
+	free(buffer);
+	return -1;
 }
 
 /* Decodes a reply line into *reply (ok:true) or an error message. */

@@ -1018,6 +1018,47 @@ static void test_client_times_out_on_stalled_helper(void **state)
 	unlink(path);
 }
 
+/* A "helper" that answers with a line longer than the client keeps (16 MiB
+ * with no end): the client gives up with that said, not out of memory. */
+static void test_client_refuses_endless_reply(void **state)
+{
+	struct fixture *fixture = *state;
+	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
+	struct sockaddr_un address = { .sun_family = AF_UNIX };
+	struct vnfs_reply reply;
+	char path[100], error[256], expected[512];
+	int listener, status;
+	pid_t child;
+
+	snprintf(path, sizeof(path), "%s/endless.sock", fixture->directory);
+	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
+	listener = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(listener >= 0);
+	assert_int_equal(bind(listener, (struct sockaddr *)&address, sizeof(address)), 0);
+	assert_int_equal(listen(listener, 4), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		static char block[64 * 1024];
+		int fd = accept(listener, NULL, NULL);
+		char request_line[4096];
+
+		memset(block, 'x', sizeof(block));
+		if (fd >= 0 && read(fd, request_line, sizeof(request_line)) > 0)
+			for (int i = 0; i < 16 * 16; i++) /* 16 MiB, no newline */
+				if (send(fd, block, sizeof(block), MSG_NOSIGNAL) < 0)
+					break;
+		_exit(0);
+	}
+	assert_int_equal(vnfs_client_call(path, &request, 20000, &reply, error, sizeof(error)), -1);
+	snprintf(expected, sizeof(expected), "reply from vnfs-helper at %s exceeds 16777216 bytes",
+		 path);
+	assert_string_equal(error, expected);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	close(listener);
+	unlink(path);
+}
+
 /* ---- root is always served ------------------------------------------ */
 
 /*
@@ -1247,6 +1288,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_client_stale_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_times_out_on_stalled_helper, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_client_refuses_endless_reply, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
