@@ -962,23 +962,32 @@ static void test_client_stale_socket(void **state)
 	assert_int_equal(unlink(path), 0);
 }
 
+/* A socket listening at DIRECTORY/name, path set to where: a stand-in for a
+ * helper that misbehaves. */
+static int listen_at(const struct fixture *fixture, const char *name, char *path, size_t path_size)
+{
+	struct sockaddr_un address = { .sun_family = AF_UNIX };
+	int listener;
+
+	snprintf(path, path_size, "%s/%s", fixture->directory, name);
+	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
+	listener = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(listener >= 0);
+	assert_int_equal(bind(listener, (struct sockaddr *)&address, sizeof(address)), 0);
+	assert_int_equal(listen(listener, 4), 0);
+	return listener;
+}
+
 /* A "helper" that accepts connections (the kernel does, from the backlog)
  * but never answers: the client must give up on time. */
 static void test_client_times_out_on_stalled_helper(void **state)
 {
 	struct fixture *fixture = *state;
 	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
-	struct sockaddr_un address = { .sun_family = AF_UNIX };
 	struct vnfs_reply reply;
 	char path[100], error[256], expected[512];
-	int listener, accepted;
+	int listener = listen_at(fixture, "stalled.sock", path, sizeof(path)), accepted;
 	int64_t start, elapsed;
-
-	snprintf(path, sizeof(path), "%s/stalled.sock", fixture->directory);
-	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
-	listener = socket(AF_UNIX, SOCK_STREAM, 0);
-	assert_int_equal(bind(listener, (struct sockaddr *)&address, sizeof(address)), 0);
-	assert_int_equal(listen(listener, 4), 0);
 
 	start = now_ms();
 	assert_int_equal(vnfs_client_call(path, &request, 300, &reply, error, sizeof(error)), -1);
@@ -1024,18 +1033,11 @@ static void test_client_refuses_endless_reply(void **state)
 {
 	struct fixture *fixture = *state;
 	struct vnfs_request request = simple_request(VNFS_REQUEST_STATUS, 0);
-	struct sockaddr_un address = { .sun_family = AF_UNIX };
 	struct vnfs_reply reply;
 	char path[100], error[256], expected[512];
-	int listener, status;
+	int listener = listen_at(fixture, "endless.sock", path, sizeof(path)), status;
 	pid_t child;
 
-	snprintf(path, sizeof(path), "%s/endless.sock", fixture->directory);
-	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
-	listener = socket(AF_UNIX, SOCK_STREAM, 0);
-	assert_true(listener >= 0);
-	assert_int_equal(bind(listener, (struct sockaddr *)&address, sizeof(address)), 0);
-	assert_int_equal(listen(listener, 4), 0);
 	child = fork();
 	assert_true(child >= 0);
 	if (child == 0) {
