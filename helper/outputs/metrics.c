@@ -65,11 +65,6 @@ static const char *const direction_names[VNFS_DIRECTIONS] = {
 	[VNFS_DIRECTION_WRITE] = "write",
 };
 
-static const char *const full_map_names[] = {
-	[VNFS_HEALTH_CACHE_FULL] = "cgroup_cache",
-	[VNFS_HEALTH_BREAKDOWN_FULL] = "breakdown_stats",
-	[VNFS_HEALTH_UNATTRIBUTED_FULL] = "unattributed_stats",
-};
 
 struct vnfs_metrics {
 	uint32_t grace_period_ms;
@@ -1058,28 +1053,42 @@ static void render_node_wire(struct render *render)
 	}
 }
 
-/* Where the per-step and per-node row bounds sent calls or rows
- * (docs/PROBES.md, "Bounded rows"): one family, a label per bound. */
-static void render_bounded_rows(struct text *out, const struct vnfs_helper_health *health)
-{
-	static const struct {
-		const char *bound;
-		int counter;
-	} bounds[] = {
-		{ "step_other_calls", VNFS_HEALTH_BREAKDOWN_OTHER },
-		{ "unattributed_other_calls", VNFS_HEALTH_UNATTRIBUTED_OTHER },
-		{ "unattributed_expired_rows", VNFS_HEALTH_UNATTRIBUTED_EXPIRED },
-		{ "unattributed_other_rpcs", VNFS_HEALTH_WIRE_UNATTRIBUTED_OTHER },
-	};
+/* A health counter shown as one label value of a family. */
+struct labelled_counter {
+	const char *label;
+	int counter; /* enum vnfs_health_counter */
+};
 
-	append_header(out, "vnfs_helper_bounded_total", "counter",
-		      "Calls counted in an [other] row, rows folded into [expired] ones, and "
-		      "RPCs of no workload in their mount's row of no owner.");
-	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
-		append_string(out, "vnfs_helper_bounded_total{bound=\"");
-		append_string(out, bounds[i].bound);
+/* The maps whose updates failed for want of room. */
+static const struct labelled_counter full_maps[] = {
+	{ "cgroup_cache", VNFS_HEALTH_CACHE_FULL },
+	{ "breakdown_stats", VNFS_HEALTH_BREAKDOWN_FULL },
+	{ "unattributed_stats", VNFS_HEALTH_UNATTRIBUTED_FULL },
+};
+
+/* Where the per-step and per-node row bounds sent calls or rows
+ * (docs/PROBES.md, "Bounded rows"). */
+static const struct labelled_counter bounded_rows[] = {
+	{ "step_other_calls", VNFS_HEALTH_BREAKDOWN_OTHER },
+	{ "unattributed_other_calls", VNFS_HEALTH_UNATTRIBUTED_OTHER },
+	{ "unattributed_expired_rows", VNFS_HEALTH_UNATTRIBUTED_EXPIRED },
+	{ "unattributed_other_rpcs", VNFS_HEALTH_WIRE_UNATTRIBUTED_OTHER },
+};
+
+/* One counter family, a sample per entry of counters: name{label="..."}. */
+static void render_labelled_counters(struct text *out, const char *name, const char *help,
+				     const char *label, const struct labelled_counter *counters,
+				     size_t count, const struct vnfs_helper_health *health)
+{
+	append_header(out, name, "counter", help);
+	for (size_t i = 0; i < count; i++) {
+		append_string(out, name);
+		append(out, "{", 1);
+		append_string(out, label);
+		append_string(out, "=\"");
+		append_string(out, counters[i].label);
 		append_string(out, "\"} ");
-		append_u64(out, health->counters[bounds[i].counter]);
+		append_u64(out, health->counters[counters[i].counter]);
 		append(out, "\n", 1);
 	}
 }
@@ -1147,19 +1156,6 @@ static void render_slots(struct text *out, const struct vnfs_helper_health *heal
 	append(out, "\n", 1);
 }
 
-static void render_full_maps(struct text *out, const struct vnfs_helper_health *health)
-{
-	append_header(out, "vnfs_helper_map_full_total", "counter",
-		      "Updates the BPF programs could not make because a map was full.");
-	for (size_t i = 0; i < sizeof(full_map_names) / sizeof(full_map_names[0]); i++) {
-		append_string(out, "vnfs_helper_map_full_total{map=\"");
-		append_string(out, full_map_names[i]);
-		append_string(out, "\"} ");
-		append_u64(out, health->counters[i]);
-		append(out, "\n", 1);
-	}
-}
-
 /* What the helper knows of its probes and collections (an interval's health). */
 static void render_probe_health(struct text *out, const struct vnfs_helper_health *health)
 {
@@ -1172,12 +1168,18 @@ static void render_probe_health(struct text *out, const struct vnfs_helper_healt
 	append_seconds(out, health->last_collection_ns);
 	append(out, "\n", 1);
 	render_slots(out, health);
-	render_full_maps(out, health);
+	render_labelled_counters(out, "vnfs_helper_map_full_total",
+				 "Updates the BPF programs could not make because a map was full.", "map",
+				 full_maps, sizeof(full_maps) / sizeof(full_maps[0]), health);
 	for (size_t i = 0; i < sizeof(health_counter_metrics) / sizeof(health_counter_metrics[0]); i++)
 		render_gauge(out, health_counter_metrics[i].name, "counter",
 			     health_counter_metrics[i].help,
 			     health->counters[health_counter_metrics[i].counter]);
-	render_bounded_rows(out, health);
+	render_labelled_counters(out, "vnfs_helper_bounded_total",
+				 "Calls counted in an [other] row, rows folded into [expired] ones, and "
+				 "RPCs of no workload in their mount's row of no owner.",
+				 "bound", bounded_rows, sizeof(bounded_rows) / sizeof(bounded_rows[0]),
+				 health);
 }
 
 static void render_dropped_records(struct text *out, const struct vnfs_helper_health *health)
