@@ -136,10 +136,14 @@ struct {
 } health SEC(".maps");
 
 #ifdef VNFS_LEGACY_KERNEL
+/* Preallocated: 5.10's verifier answers a tracing program that uses a hash
+ * allocating at run time with a kernel WARNING ("trace type BPF program
+ * uses run-time allocation"), which taints the kernel and panics a node
+ * booted with panic_on_warn.  A preallocated element comes from a free
+ * list, safe in any context the probes run in. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, VNFS_LEGACY_MAX_TASKS);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32); /* thread id */
 	__type(value, struct vnfs_task_state);
 } task_state SEC(".maps");

@@ -60,7 +60,8 @@
  * wire_procedure_names, wire_owners, open_context_owners,
  * rpc_client_devices) and a health counter (issue 17). */
 /* 10: a health counter, VNFS_HEALTH_WIRE_UNATTRIBUTED_OTHER (issue 17). */
-#define VNFS_ABI_VERSION 10
+/* 11: the legacy build's task_state preallocated, 16,384 threads. */
+#define VNFS_ABI_VERSION 11
 
 /* Map capacities (VNFS_MAX_STEPS and VNFS_MAX_BREAKDOWN_ENTRIES: step_stats.h). */
 #define VNFS_MAX_REGISTERED_CGROUPS (2 * VNFS_MAX_STEPS)
@@ -119,8 +120,9 @@ _Static_assert(VNFS_MAX_UNATTRIBUTED_NAMED_ENTRIES < VNFS_MAX_UNATTRIBUTED_ENTRI
 #define VNFS_PENDING_CALLS 16
 /* Kernels before 5.11 (the VNFS_LEGACY_KERNEL build of vnfs.bpf.c): the
  * threads that may hold a task state at once, each from its first NFS call
- * to its exit; past it a call is not counted (VNFS_HEALTH_TASK_STATE_FAILED). */
-#define VNFS_LEGACY_MAX_TASKS 65536
+ * to its exit; past it a call is not counted (VNFS_HEALTH_TASK_STATE_FAILED).
+ * The map is preallocated, about 960 bytes a thread: 15.7 MB. */
+#define VNFS_LEGACY_MAX_TASKS 16384
 _Static_assert((VNFS_PENDING_CALLS & (VNFS_PENDING_CALLS - 1)) == 0,
 	       "VNFS_PENDING_CALLS must be a power of two");
 /* How long the oldest pending call may wait while its task keeps calling. */

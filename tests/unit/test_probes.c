@@ -377,10 +377,10 @@ static void test_pins_of_abi_4_are_replaced(void **state)
 {
 	struct bpffs *bpffs = *state;
 
-	assert_int_equal(VNFS_ABI_VERSION, 10);
+	assert_int_equal(VNFS_ABI_VERSION, 11);
 	/* sizeof(struct vnfs_step_stats) unchanged: the version alone tells. */
 	pin_abi_marker(bpffs->pin_dir, 4, sizeof(struct vnfs_step_stats));
-	assert_pins_replaced(bpffs->pin_dir, "pinned maps have ABI v4, this helper v10: replacing");
+	assert_pins_replaced(bpffs->pin_dir, "pinned maps have ABI v4, this helper v11: replacing");
 }
 
 /*
@@ -396,7 +396,7 @@ static void test_pins_of_abi_5_are_replaced(void **state)
 	char path[160];
 	int fd;
 
-	assert_int_equal(VNFS_ABI_VERSION, 10);
+	assert_int_equal(VNFS_ABI_VERSION, 11);
 	pin_abi_marker(bpffs->pin_dir, 5, sizeof(struct vnfs_step_stats));
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "step_stats", sizeof(__u32),
 			    sizeof(struct vnfs_step_stats), VNFS_MAX_STEPS, &mmapable);
@@ -404,7 +404,7 @@ static void test_pins_of_abi_5_are_replaced(void **state)
 	snprintf(path, sizeof(path), "%s/step_stats", bpffs->pin_dir);
 	assert_int_equal(bpf_obj_pin(fd, path), 0);
 	close(fd);
-	assert_pins_replaced(bpffs->pin_dir, "pinned maps have ABI v5, this helper v10: replacing");
+	assert_pins_replaced(bpffs->pin_dir, "pinned maps have ABI v5, this helper v11: replacing");
 	assert_int_equal(access(path, F_OK), -1);
 }
 

@@ -3,12 +3,15 @@
 # purpose, booted by tests/guest/test-runner to prove the runner reports
 # each as a failure; `pass` is the control.  Every mode first passes one
 # check, so the counts below are exact.
-#   fail   the helpers' pass and fail paths: 11 checks pass, exactly 6 fail
-#          (expects the arguments: fail 'two words' '' last)
+#   fail   the helpers' pass and fail paths: 11 checks pass, exactly 7 fail
+#          (expects the arguments: fail 'two words' '' last), the 7th
+#          guest.sh's own of the kernel's log, given a warning's first line
+#          through /dev/kmsg
 #   abort  exits with status 3 in the middle, before guest_done
 #   hang   sleeps past the runner's timeout
 #   panic  crashes the kernel (sysrq c)
-#   pass   6 checks, all passing (cgroup layout, /var/lib skeleton)
+#   pass   7 checks, all passing (cgroup layout, /var/lib skeleton, and
+#          guest.sh's own of the kernel's log)
 source /vnfs/src/tests/guest/lib/guest.sh
 
 # check_cgroup_layout: two checks that the cgroup mounts match --cgroup.
@@ -44,6 +47,8 @@ fail)
 	check_le "intended non-integer" 1x 5
 	check "intended false" false
 	check "intended until_ok timeout" until_ok 1 false
+	echo '------------[ cut here ]------------' > /dev/kmsg
+	echo 'intended kernel warning' > /dev/kmsg
 	guest_done
 	;;
 abort)
