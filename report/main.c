@@ -237,7 +237,6 @@ static enum parsed apply_filter_options(struct options *options)
 	return PARSED_RUN;
 }
 
-/* The command line into options, then vnfs.conf for the paths not given. */
 /* --timeout SECONDS: a whole number from 1 to HELPER_TIMEOUT_MAX_SECONDS. */
 static int parse_timeout(const char *text, int *timeout_ms)
 {
@@ -255,91 +254,103 @@ static int parse_timeout(const char *text, int *timeout_ms)
 	return 0;
 }
 
+/* The long options without a short one. */
+enum {
+	OPTION_JSON = 256,
+	OPTION_SOCKET,
+	OPTION_DATABASE,
+	OPTION_REPORT_DIR,
+	OPTION_CONFIG,
+	OPTION_TIMEOUT
+};
+
+static const struct option long_options[] = {
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "starttime", required_argument, NULL, 'S' },
+	{ "endtime", required_argument, NULL, 'E' },
+	{ "format", required_argument, NULL, 'o' },
+	{ "allocations", no_argument, NULL, 'X' },
+	{ "parsable", no_argument, NULL, 'p' },
+	{ "parsable2", no_argument, NULL, 'P' },
+	{ "noheader", no_argument, NULL, 'n' },
+	{ "long", no_argument, NULL, 'l' },
+	{ "json", no_argument, NULL, OPTION_JSON },
+	{ "helpformat", no_argument, NULL, 'e' },
+	{ "config", required_argument, NULL, OPTION_CONFIG },
+	{ "socket", required_argument, NULL, OPTION_SOCKET },
+	{ "database", required_argument, NULL, OPTION_DATABASE },
+	{ "db", required_argument, NULL, OPTION_DATABASE },
+	{ "report-dir", required_argument, NULL, OPTION_REPORT_DIR },
+	{ "timeout", required_argument, NULL, OPTION_TIMEOUT },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One option from getopt_long into options: PARSED_RUN to go on. */
+static enum parsed apply_option(int option, const char *argument, struct options *options)
+{
+	char error[1024];
+
+	switch (option) {
+	case 'j':
+		if (report_parse_jobs(argument, &options->filter, error, sizeof(error)) < 0) {
+			complain("%s", error);
+			return PARSED_USAGE_ERROR;
+		}
+		return PARSED_RUN;
+	case 'u': options->user_text = argument; return PARSED_RUN;
+	case 'S': options->start_text = argument; return PARSED_RUN;
+	case 'E': options->end_text = argument; return PARSED_RUN;
+	case 'o': options->format_text = argument; return PARSED_RUN;
+	case 'X': options->allocations = true; return PARSED_RUN;
+	case 'p': options->layout = REPORT_LAYOUT_PARSABLE; return PARSED_RUN;
+	case 'P': options->layout = REPORT_LAYOUT_PARSABLE2; return PARSED_RUN;
+	case 'n': options->header = false; return PARSED_RUN;
+	case 'l': options->output = OUTPUT_LONG; return PARSED_RUN;
+	case OPTION_JSON: options->output = OUTPUT_JSON; return PARSED_RUN;
+	case 'e': report_print_field_names(stdout); return PARSED_DONE;
+	case OPTION_CONFIG:
+		options->config_path = argument;
+		options->config_given = true;
+		return PARSED_RUN;
+	case OPTION_SOCKET:
+		return copy_path(options->socket_path, argument, "socket") < 0 ? PARSED_USAGE_ERROR
+									     : PARSED_RUN;
+	case OPTION_DATABASE:
+		options->database_given = true;
+		return copy_path(options->database_path, argument, "database") < 0 ? PARSED_USAGE_ERROR
+										 : PARSED_RUN;
+	case OPTION_REPORT_DIR:
+		options->report_dir_given = true;
+		return copy_path(options->report_dir, argument, "report directory") < 0
+			       ? PARSED_USAGE_ERROR
+			       : PARSED_RUN;
+	case OPTION_TIMEOUT:
+		return parse_timeout(argument, &options->helper_timeout_ms) < 0 ? PARSED_USAGE_ERROR
+										  : PARSED_RUN;
+	case 'h': usage(stdout); return PARSED_DONE;
+	case 'V': printf("vnfs-report %s\n", PACKAGE_VERSION); return PARSED_DONE;
+	default: usage(stderr); return PARSED_USAGE_ERROR;
+	}
+}
+
+/* The command line into options, then vnfs.conf for the paths not given. */
 static enum parsed parse_options(int argc, char **argv, struct options *options)
 {
-	enum {
-		OPTION_JSON = 256,
-		OPTION_SOCKET,
-		OPTION_DATABASE,
-		OPTION_REPORT_DIR,
-		OPTION_CONFIG,
-		OPTION_TIMEOUT
-	};
-	static const struct option long_options[] = {
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "starttime", required_argument, NULL, 'S' },
-		{ "endtime", required_argument, NULL, 'E' },
-		{ "format", required_argument, NULL, 'o' },
-		{ "allocations", no_argument, NULL, 'X' },
-		{ "parsable", no_argument, NULL, 'p' },
-		{ "parsable2", no_argument, NULL, 'P' },
-		{ "noheader", no_argument, NULL, 'n' },
-		{ "long", no_argument, NULL, 'l' },
-		{ "json", no_argument, NULL, OPTION_JSON },
-		{ "helpformat", no_argument, NULL, 'e' },
-		{ "config", required_argument, NULL, OPTION_CONFIG },
-		{ "socket", required_argument, NULL, OPTION_SOCKET },
-		{ "database", required_argument, NULL, OPTION_DATABASE },
-		{ "db", required_argument, NULL, OPTION_DATABASE },
-		{ "report-dir", required_argument, NULL, OPTION_REPORT_DIR },
-		{ "timeout", required_argument, NULL, OPTION_TIMEOUT },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
+	enum parsed parsed;
 	char error[1024];
-	int c;
+	int option;
 
 	options->config_path = VNFS_DEFAULT_CONFIG_PATH;
 	options->header = true;
 	options->format_text = REPORT_DEFAULT_FORMAT;
 	options->helper_timeout_ms = HELPER_TIMEOUT_DEFAULT_SECONDS * 1000;
-	while ((c = getopt_long(argc, argv, "j:u:S:E:o:XpPnlehV", long_options, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			if (report_parse_jobs(optarg, &options->filter, error, sizeof(error)) < 0) {
-				complain("%s", error);
-				return PARSED_USAGE_ERROR;
-			}
-			break;
-		case 'u': options->user_text = optarg; break;
-		case 'S': options->start_text = optarg; break;
-		case 'E': options->end_text = optarg; break;
-		case 'o': options->format_text = optarg; break;
-		case 'X': options->allocations = true; break;
-		case 'p': options->layout = REPORT_LAYOUT_PARSABLE; break;
-		case 'P': options->layout = REPORT_LAYOUT_PARSABLE2; break;
-		case 'n': options->header = false; break;
-		case 'l': options->output = OUTPUT_LONG; break;
-		case OPTION_JSON: options->output = OUTPUT_JSON; break;
-		case 'e': report_print_field_names(stdout); return PARSED_DONE;
-		case OPTION_CONFIG:
-			options->config_path = optarg;
-			options->config_given = true;
-			break;
-		case OPTION_SOCKET:
-			if (copy_path(options->socket_path, optarg, "socket") < 0)
-				return PARSED_USAGE_ERROR;
-			break;
-		case OPTION_DATABASE:
-			if (copy_path(options->database_path, optarg, "database") < 0)
-				return PARSED_USAGE_ERROR;
-			options->database_given = true;
-			break;
-		case OPTION_REPORT_DIR:
-			if (copy_path(options->report_dir, optarg, "report directory") < 0)
-				return PARSED_USAGE_ERROR;
-			options->report_dir_given = true;
-			break;
-		case OPTION_TIMEOUT:
-			if (parse_timeout(optarg, &options->helper_timeout_ms) < 0)
-				return PARSED_USAGE_ERROR;
-			break;
-		case 'h': usage(stdout); return PARSED_DONE;
-		case 'V': printf("vnfs-report %s\n", PACKAGE_VERSION); return PARSED_DONE;
-		default: usage(stderr); return PARSED_USAGE_ERROR;
-		}
+	while ((option = getopt_long(argc, argv, "j:u:S:E:o:XpPnlehV", long_options, NULL)) != -1) {
+		parsed = apply_option(option, optarg, options);
+		if (parsed != PARSED_RUN)
+			return parsed;
 	}
 	if (optind < argc) {
 		complain("unexpected argument '%s' (see --help)", argv[optind]);
@@ -349,9 +360,9 @@ static enum parsed parse_options(int argc, char **argv, struct options *options)
 		complain("%s", error);
 		return PARSED_USAGE_ERROR;
 	}
-	enum parsed filter = apply_filter_options(options);
-	if (filter != PARSED_RUN)
-		return filter;
+	parsed = apply_filter_options(options);
+	if (parsed != PARSED_RUN)
+		return parsed;
 	return load_config(options) == 0 ? PARSED_RUN : PARSED_FAILED;
 }
 
