@@ -519,6 +519,17 @@ static __always_inline bool inside_data_call(const struct vnfs_task_state *state
 	return state->depth[VNFS_OP_READ] > 0 || state->depth[VNFS_OP_WRITE] > 0;
 }
 
+/* The calling task: typed where the kernel gives it so (5.11 on), else
+ * read only through CO-RE reads (task_exiting). */
+static __always_inline struct task_struct *current_task(void)
+{
+#ifdef VNFS_LEGACY_KERNEL
+	return (struct task_struct *)bpf_get_current_task();
+#else
+	return bpf_get_current_task_btf();
+#endif
+}
+
 static __always_inline struct vnfs_task_state *current_task_state(bool create)
 {
 #ifdef VNFS_LEGACY_KERNEL
@@ -532,6 +543,17 @@ static __always_inline struct vnfs_task_state *current_task_state(bool create)
 #else
 	return bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+#endif
+}
+
+/* The state of task, the calling one, which the caller holds already: one
+ * helper call fewer than current_task_state where task storage keys it. */
+static __always_inline struct vnfs_task_state *task_state_of(struct task_struct *task)
+{
+#ifdef VNFS_LEGACY_KERNEL
+	return current_task_state(false);
+#else
+	return bpf_task_storage_get(&task_state, task, NULL, 0);
 #endif
 }
 
@@ -869,17 +891,6 @@ static __always_inline bool comm_changed(const struct vnfs_task_state *state,
 	return now[0] != then[0] || now[1] != then[1];
 }
 
-/* The calling task: typed where the kernel gives it so (5.11 on), else
- * read only through CO-RE reads (task_exiting). */
-static __always_inline struct task_struct *current_task(void)
-{
-#ifdef VNFS_LEGACY_KERNEL
-	return (struct task_struct *)bpf_get_current_task();
-#else
-	return bpf_get_current_task_btf();
-#endif
-}
-
 static __always_inline bool task_exiting(struct task_struct *task)
 {
 #ifdef VNFS_LEGACY_KERNEL
@@ -923,10 +934,9 @@ static __always_inline bool costly_call(const struct vnfs_pending_call *call)
  * a step, moved to the shared maps when enough are waiting, the oldest is a
  * second old, the call was costly or the task is exiting (its exit drain
  * has run or is past). */
-static __always_inline void count_call(struct vnfs_task_state *state,
+static __always_inline void count_call(struct task_struct *task, struct vnfs_task_state *state,
 				       const struct vnfs_pending_call *call, __u64 now)
 {
-	struct task_struct *task = current_task();
 	__u64 cgroup_id = bpf_get_current_cgroup_id();
 	__u32 generation = cgroup_slots_generation_now(), index;
 
@@ -994,6 +1004,7 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 {
 	__u32 operation = hook_config[hook].operation;
 	__u32 flags = hook_config[hook].flags;
+	struct task_struct *task = current_task();
 	struct vnfs_task_state *state;
 	struct vnfs_pending_call call = { .operation = operation };
 	__s64 value = 0;
@@ -1002,7 +1013,7 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 
 	if (operation >= VNFS_OP_COUNT)
 		return;
-	state = current_task_state(false);
+	state = task_state_of(task);
 	if (!state)
 		return; /* the entry had no task state and said so */
 	if ((flags & VNFS_HOOK_OUTSIDE_READ) && inside_data_call(state))
@@ -1054,7 +1065,7 @@ static __always_inline void hook_exit(__u32 hook, __u64 result)
 		       file_was_created(state->object[operation]);
 	if (LEFT_OUT(VNFS_CUT_ATTRIBUTION))
 		return;
-	count_call(state, &call, now);
+	count_call(task, state, &call, now);
 }
 
 /* Arguments past the fifth are not read on the kprobe path (the helper
