@@ -693,6 +693,22 @@ static void render_process_family(struct render *render, const char *name, const
 	}
 }
 
+static const struct {
+	const char *name, *help;
+	enum process_field field;
+} process_families[] = {
+	{ "vnfs_process_read_operations_total", "Read operations of the step, by process name.",
+	  PROCESS_READ_OPS },
+	{ "vnfs_process_read_bytes_total", "Bytes read by the step, by process name.",
+	  PROCESS_READ_BYTES },
+	{ "vnfs_process_write_operations_total", "Write operations of the step, by process name.",
+	  PROCESS_WRITE_OPS },
+	{ "vnfs_process_write_bytes_total", "Bytes written by the step, by process name.",
+	  PROCESS_WRITE_BYTES },
+	{ "vnfs_process_other_operations_total",
+	  "Operations other than read and write of the step, by process name.", PROCESS_OTHER_OPS },
+};
+
 enum mount_field { MOUNT_OPS, MOUNT_ERRORS, MOUNT_TIME, MOUNT_READ_BYTES, MOUNT_WRITE_BYTES };
 
 static void render_mount_family(struct render *render, const char *name, const char *help,
@@ -732,6 +748,19 @@ static void render_mount_family(struct render *render, const char *name, const c
 		}
 	}
 }
+
+static const struct {
+	const char *name, *help;
+	enum mount_field field;
+} mount_families[] = {
+	{ "vnfs_mount_operations_total", "NFS operations of the step, by mount.", MOUNT_OPS },
+	{ "vnfs_mount_operation_errors_total", "NFS operations of the step that failed, by mount.",
+	  MOUNT_ERRORS },
+	{ "vnfs_mount_operation_duration_seconds_total",
+	  "Time the step's NFS operations took, by mount.", MOUNT_TIME },
+	{ "vnfs_mount_read_bytes_total", "Bytes the step read, by mount.", MOUNT_READ_BYTES },
+	{ "vnfs_mount_write_bytes_total", "Bytes the step wrote, by mount.", MOUNT_WRITE_BYTES },
+};
 
 /* ---- per-RPC families ------------------------------------------------------- */
 
@@ -798,6 +827,27 @@ static void render_wire_family(struct render *render, const char *name, const ch
 		}
 	}
 }
+
+static const struct {
+	const char *name, *help;
+	enum wire_field field;
+} wire_families[] = {
+	{ "vnfs_rpcs_total",
+	  "NFS RPCs of the step that ended, by mount and procedure (mountstats' ops).", WIRE_RPCS },
+	{ "vnfs_rpc_retransmissions_total",
+	  "Sends of the step's RPCs beyond the first of each, by mount and procedure.",
+	  WIRE_RETRANSMISSIONS },
+	{ "vnfs_rpc_major_timeouts_total", "Major timeouts of the step's RPCs, by mount and procedure.",
+	  WIRE_MAJOR_TIMEOUTS },
+	{ "vnfs_rpc_sent_bytes_total",
+	  "Bytes the step's RPCs sent, RPC headers included, by mount and procedure.",
+	  WIRE_SENT_BYTES },
+	{ "vnfs_rpc_received_bytes_total",
+	  "Bytes of the replies to the step's RPCs, RPC headers included, by mount and procedure.",
+	  WIRE_RECEIVED_BYTES },
+	{ "vnfs_rpc_execute_seconds_total",
+	  "Time the step's RPCs took from start to end, by mount and procedure.", WIRE_EXECUTE },
+};
 
 /* Only the kinds that occurred: seven series per row that failed nothing
  * would be most of the per-RPC series (docs/METRICS.md). */
@@ -889,48 +939,17 @@ static void render_step_families(struct render *render)
 		     "Bytes brought in from NFS for the step outside read() (mmap page faults, splice).",
 		     VNFS_OP_MMAP_READ);
 	render_size_histogram(render);
-	render_process_family(render, "vnfs_process_read_operations_total",
-			      "Read operations of the step, by process name.", PROCESS_READ_OPS);
-	render_process_family(render, "vnfs_process_read_bytes_total",
-			      "Bytes read by the step, by process name.", PROCESS_READ_BYTES);
-	render_process_family(render, "vnfs_process_write_operations_total",
-			      "Write operations of the step, by process name.", PROCESS_WRITE_OPS);
-	render_process_family(render, "vnfs_process_write_bytes_total",
-			      "Bytes written by the step, by process name.", PROCESS_WRITE_BYTES);
-	render_process_family(render, "vnfs_process_other_operations_total",
-			      "Operations other than read and write of the step, by process name.",
-			      PROCESS_OTHER_OPS);
-	render_mount_family(render, "vnfs_mount_operations_total",
-			    "NFS operations of the step, by mount.", MOUNT_OPS);
-	render_mount_family(render, "vnfs_mount_operation_errors_total",
-			    "NFS operations of the step that failed, by mount.", MOUNT_ERRORS);
-	render_mount_family(render, "vnfs_mount_operation_duration_seconds_total",
-			    "Time the step's NFS operations took, by mount.", MOUNT_TIME);
-	render_mount_family(render, "vnfs_mount_read_bytes_total",
-			    "Bytes the step read, by mount.", MOUNT_READ_BYTES);
-	render_mount_family(render, "vnfs_mount_write_bytes_total",
-			    "Bytes the step wrote, by mount.", MOUNT_WRITE_BYTES);
+	for (size_t i = 0; i < sizeof(process_families) / sizeof(process_families[0]); i++)
+		render_process_family(render, process_families[i].name, process_families[i].help,
+				      process_families[i].field);
+	for (size_t i = 0; i < sizeof(mount_families) / sizeof(mount_families[0]); i++)
+		render_mount_family(render, mount_families[i].name, mount_families[i].help,
+				    mount_families[i].field);
 	if (!wire_shown(render, false))
 		return;
-	render_wire_family(render, "vnfs_rpcs_total",
-			   "NFS RPCs of the step that ended, by mount and procedure (mountstats' ops).",
-			   WIRE_RPCS);
-	render_wire_family(render, "vnfs_rpc_retransmissions_total",
-			   "Sends of the step's RPCs beyond the first of each, by mount and procedure.",
-			   WIRE_RETRANSMISSIONS);
-	render_wire_family(render, "vnfs_rpc_major_timeouts_total",
-			   "Major timeouts of the step's RPCs, by mount and procedure.",
-			   WIRE_MAJOR_TIMEOUTS);
-	render_wire_family(render, "vnfs_rpc_sent_bytes_total",
-			   "Bytes the step's RPCs sent, RPC headers included, by mount and procedure.",
-			   WIRE_SENT_BYTES);
-	render_wire_family(render, "vnfs_rpc_received_bytes_total",
-			   "Bytes of the replies to the step's RPCs, RPC headers included, by mount "
-			   "and procedure.",
-			   WIRE_RECEIVED_BYTES);
-	render_wire_family(render, "vnfs_rpc_execute_seconds_total",
-			   "Time the step's RPCs took from start to end, by mount and procedure.",
-			   WIRE_EXECUTE);
+	for (size_t i = 0; i < sizeof(wire_families) / sizeof(wire_families[0]); i++)
+		render_wire_family(render, wire_families[i].name, wire_families[i].help,
+				   wire_families[i].field);
 	render_wire_errors(render);
 	if (!wire_shown(render, true))
 		return;
