@@ -228,34 +228,89 @@ static int set_result_kind(const struct btf *btf, const struct btf_type *prototy
 	return -1;
 }
 
-int kernel_btf_hook_config(const struct vnfs_hook *hook, const struct btf *btf, __u32 id,
+/* Where a prototype takes the pointers a hook may read: the first argument
+ * of each struct, -1 where it has none. */
+struct pointer_arguments {
+	int object; /* struct <object_struct> *, when the hook names one */
+	int file;
+	int dentry;
+};
+
+static struct pointer_arguments find_pointer_arguments(const struct btf *btf,
+							const struct btf_type *prototype,
+							const char *object_struct)
+{
+	const struct btf_param *parameters = btf_params(prototype);
+	struct pointer_arguments found = { -1, -1, -1 };
+
+	for (int i = 0; i < btf_vlen(prototype); i++) {
+		const char *name = pointed_struct_name(btf, parameters[i].type);
+
+		if (!name)
+			continue;
+		if (object_struct && found.object < 0 && strcmp(name, object_struct) == 0)
+			found.object = i;
+		if (found.file < 0 && strcmp(name, "file") == 0)
+			found.file = i;
+		if (found.dentry < 0 && strcmp(name, "dentry") == 0)
+			found.dentry = i;
+	}
+	return found;
+}
+
+/* The argument places the hook's flags need, into config; -1 with note
+ * when the prototype lacks one the hook cannot count without. */
+static int place_arguments(const struct vnfs_hook *hook, struct pointer_arguments found,
 			   struct vnfs_hook_config *config, char *note, size_t note_size)
 {
 	const char *wanted = vnfs_object_struct_name(hook->object_kind);
+
+	if (hook->flags & (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_COUNT_IF_CREATED)) {
+		if (found.file < 0) {
+			snprintf(note, note_size, "no struct file * argument");
+			return -1;
+		}
+		config->file_argument = found.file;
+	}
+	if (hook->flags & VNFS_HOOK_NEGATIVE_IS_ERROR) {
+		if (found.dentry < 0) {
+			snprintf(note, note_size, "no struct dentry * argument");
+			return -1;
+		}
+		/* nfs_lookup(dir, dentry, unsigned int flags): the flags follow
+		 * the dentry in every version so far. */
+		config->file_argument = found.dentry;
+		config->lookup_flags_argument = found.dentry + 1;
+	}
+	if ((hook->flags & VNFS_HOOK_BYTES_FROM_OBJECT) && (!wanted || found.object < 0)) {
+		snprintf(note, note_size, "no struct %s * argument for its bytes",
+			 wanted ? wanted : "?");
+		return -1;
+	}
+	if (wanted && found.object < 0) {
+		/* Still counted, only without its mount. */
+		vnfs_warning("%s: no struct %s * argument: its calls count without their mount",
+			     hook->function, wanted);
+		config->object_kind = VNFS_OBJECT_NONE;
+	} else if (wanted) {
+		config->object_argument = found.object;
+	}
+	if (hook->flags & VNFS_HOOK_BYTES_FROM_PAGES)
+		config->file_argument = hook->fallback_file_argument; /* the one prototype it had */
+	return 0;
+}
+
+int kernel_btf_hook_config(const struct vnfs_hook *hook, const struct btf *btf, __u32 id,
+			   struct vnfs_hook_config *config, char *note, size_t note_size)
+{
 	const struct btf_type *function = btf__type_by_id(btf, id);
 	const struct btf_type *prototype;
-	const struct btf_param *parameters;
-	int object_argument = -1, file_argument = -1, dentry_argument = -1;
 
 	prototype = function ? btf__type_by_id(btf, function->type) : NULL;
 	if (!prototype || !btf_is_func_proto(prototype)) {
 		snprintf(note, note_size, "its BTF has no prototype");
 		return -1;
 	}
-	parameters = btf_params(prototype);
-	for (int i = 0; i < btf_vlen(prototype); i++) {
-		const char *name = pointed_struct_name(btf, parameters[i].type);
-
-		if (!name)
-			continue;
-		if (wanted && object_argument < 0 && strcmp(name, wanted) == 0)
-			object_argument = i;
-		if (file_argument < 0 && strcmp(name, "file") == 0)
-			file_argument = i;
-		if (dentry_argument < 0 && strcmp(name, "dentry") == 0)
-			dentry_argument = i;
-	}
-
 	config->operation = hook->operation;
 	config->flags = hook->flags;
 	config->object_kind = hook->object_kind;
@@ -263,38 +318,8 @@ int kernel_btf_hook_config(const struct vnfs_hook *hook, const struct btf *btf, 
 		snprintf(note, note_size, "its result type is not supported");
 		return -1;
 	}
-	if (hook->flags & (VNFS_HOOK_COUNT_IF_OPENED | VNFS_HOOK_COUNT_IF_CREATED)) {
-		if (file_argument < 0) {
-			snprintf(note, note_size, "no struct file * argument");
-			return -1;
-		}
-		config->file_argument = file_argument;
-	}
-	if (hook->flags & VNFS_HOOK_NEGATIVE_IS_ERROR) {
-		if (dentry_argument < 0) {
-			snprintf(note, note_size, "no struct dentry * argument");
-			return -1;
-		}
-		/* nfs_lookup(dir, dentry, unsigned int flags): the flags follow
-		 * the dentry in every version so far. */
-		config->file_argument = dentry_argument;
-		config->lookup_flags_argument = dentry_argument + 1;
-	}
-	if (wanted && object_argument < 0) {
-		/* Still counted, only without its mount. */
-		vnfs_warning("%s: no struct %s * argument: its calls count without their mount",
-			     hook->function, wanted);
-		config->object_kind = VNFS_OBJECT_NONE;
-	} else if (wanted) {
-		config->object_argument = object_argument;
-	}
-	if (hook->flags & VNFS_HOOK_BYTES_FROM_PAGES)
-		config->file_argument = hook->fallback_file_argument; /* the one prototype it had */
-	if ((hook->flags & VNFS_HOOK_BYTES_FROM_OBJECT) &&
-	    config->object_kind == VNFS_OBJECT_NONE) {
-		snprintf(note, note_size, "no struct %s * argument for its bytes",
-			 wanted ? wanted : "?");
-		return -1;
-	}
-	return 0;
+	return place_arguments(hook,
+			       find_pointer_arguments(btf, prototype,
+						      vnfs_object_struct_name(hook->object_kind)),
+			       config, note, note_size);
 }
