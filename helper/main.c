@@ -441,9 +441,44 @@ static int start_probes(struct helper *helper)
 	return 0;
 }
 
-static int start(struct helper *helper)
+/* The registry of steps, with what the state directory kept (an error
+ * there is logged and the helper goes on empty); -1 only when not even an
+ * empty registry could be made. */
+static int start_registry(struct helper *helper)
 {
-	struct vnfs_server_options server_options = {
+	char error[4096];
+
+	if (vnfs_registry_init(&helper->registry, helper->config.helper.state_dir, error,
+			       sizeof(error)) != 0 ||
+	    vnfs_registry_load(&helper->registry, error, sizeof(error)) != 0)
+		vnfs_error("%s", error);
+	if (helper->registry.slots == NULL) /* out of memory: not even in memory */
+		return -1;
+	vnfs_registry_set_limits(&helper->registry, helper->config.helper.max_steps_per_job,
+				 helper->config.helper.max_steps_per_user);
+	return 0;
+}
+
+/* What finds workloads no one registers: containers, environment jobs. */
+static int start_discovery(struct helper *helper)
+{
+	if (vnfs_discovery_init(&helper->discovery, &helper->config, &helper->steps,
+				finish_discovered_job, &helper->collector, vnfs_runtime_state_dirs,
+				vnfs_runtime_state_dir_count, NULL) != 0) {
+		vnfs_error("out of memory setting up container discovery");
+		return -1;
+	}
+	if (vnfs_environment_jobs_init(&helper->environment_jobs, &helper->config, &helper->steps,
+				       finish_discovered_job, &helper->collector) != 0) {
+		vnfs_error("out of memory setting up environment jobs");
+		return -1;
+	}
+	return 0;
+}
+
+static int start_server(struct helper *helper)
+{
+	struct vnfs_server_options options = {
 		.socket_path = helper->config.helper.socket_path,
 		.socket_mode = helper->config.helper.socket_mode,
 		.max_message_bytes = helper->config.helper.max_message_bytes,
@@ -451,6 +486,18 @@ static int start(struct helper *helper)
 		.max_clients = helper->config.helper.max_clients,
 		.max_clients_per_user = helper->config.helper.max_clients_per_user,
 	};
+	char error[4096];
+
+	if (vnfs_server_start(&helper->server, &options, vnfs_requests_handle, &helper->requests,
+			      error, sizeof(error)) != 0) {
+		vnfs_error("%s", error);
+		return -1;
+	}
+	return 0;
+}
+
+static int start(struct helper *helper)
+{
 	struct opened_sinks opened = { .config = &helper->config };
 	struct vnfs_counter_source counters;
 	char error[4096];
@@ -458,16 +505,10 @@ static int start(struct helper *helper)
 	if (start_probes(helper) != 0)
 		return -1;
 	start_opening_sinks(&opened);
-	if (vnfs_registry_init(&helper->registry, helper->config.helper.state_dir, error,
-			       sizeof(error)) != 0 ||
-	    vnfs_registry_load(&helper->registry, error, sizeof(error)) != 0)
-		vnfs_error("%s", error);
-	if (helper->registry.slots == NULL) { /* out of memory: not even in memory */
+	if (start_registry(helper) != 0) {
 		take_sinks(&opened, NULL);
 		return -1;
 	}
-	vnfs_registry_set_limits(&helper->registry, helper->config.helper.max_steps_per_job,
-				 helper->config.helper.max_steps_per_user);
 	counters = vnfs_probes_counter_source(helper->probes);
 	vnfs_steps_init(&helper->steps, &helper->registry, &counters);
 	helper->requests = (struct vnfs_requests){
@@ -483,22 +524,8 @@ static int start(struct helper *helper)
 		return -1;
 	}
 	take_sinks(&opened, &helper->collector);
-	if (vnfs_discovery_init(&helper->discovery, &helper->config, &helper->steps,
-				finish_discovered_job, &helper->collector, vnfs_runtime_state_dirs,
-				vnfs_runtime_state_dir_count, NULL) != 0) {
-		vnfs_error("out of memory setting up container discovery");
+	if (start_discovery(helper) != 0 || start_server(helper) != 0)
 		return -1;
-	}
-	if (vnfs_environment_jobs_init(&helper->environment_jobs, &helper->config, &helper->steps,
-				       finish_discovered_job, &helper->collector) != 0) {
-		vnfs_error("out of memory setting up environment jobs");
-		return -1;
-	}
-	if (vnfs_server_start(&helper->server, &server_options, vnfs_requests_handle,
-			      &helper->requests, error, sizeof(error)) != 0) {
-		vnfs_error("%s", error);
-		return -1;
-	}
 	/* Loading the probes parsed the BPF object and the kernel's BTF on the
 	 * heap; freed, that memory stays resident under what was allocated
 	 * after it until handed back. */
