@@ -349,7 +349,7 @@ enum vnfs_health_counter {
 	VNFS_HEALTH_CACHE_FULL,        /* cgroup_cache update failed */
 	VNFS_HEALTH_BREAKDOWN_FULL,    /* breakdown_stats had no room */
 	VNFS_HEALTH_UNATTRIBUTED_FULL, /* unattributed_stats had no room */
-	VNFS_HEALTH_TASK_STATE_FAILED, /* no task storage: call not timed */
+	VNFS_HEALTH_TASK_STATE_FAILED, /* no task state: call not counted */
 	VNFS_HEALTH_UNMATCHED_EXIT,    /* exit seen without its entry */
 	VNFS_HEALTH_BREAKDOWN_OTHER,   /* calls in a step's [other] row (64 rows made) */
 	VNFS_HEALTH_UNATTRIBUTED_OTHER, /* calls in a uid's [other] row (3,072 rows made) */

@@ -531,12 +531,14 @@ def operations():
                   ]),
             timeseries("Collection time", "How long each helper took to read the BPF maps.",
                        [target(f"vnfs_helper_collection_duration_seconds{{{helper}}}", "{{instance}}")], "s"),
-            timeseries("Full maps and dropped records", "Counts lost to full BPF maps or failed outputs "
-                       "(should stay at 0).",
+            timeseries("Full maps and dropped records", "Counts lost to full BPF maps, to threads "
+                       "whose state the probes could not keep, or to failed outputs (should stay at 0).",
                        [target(f"sum by (instance, map) (rate(vnfs_helper_map_full_total{{{helper}}}[{RATE}]))",
                                "{{instance}} {{map}} full", "A"),
                         target(f"sum by (instance, sink) (rate(vnfs_helper_dropped_records_total{{{helper}}}[{RATE}]))",
-                               "{{instance}} {{sink}} dropped", "B")], "ops"),
+                               "{{instance}} {{sink}} dropped", "B"),
+                        target(f"sum by (instance) (rate(vnfs_helper_uncounted_operations_total{{{helper}}}[{RATE}]))",
+                               "{{instance}} uncounted", "C")], "ops"),
             timeseries("Active steps", "Job steps each helper counts.",
                        [target(f"vnfs_helper_active_steps{{{helper}}}", "{{instance}}")], "short"),
         ])

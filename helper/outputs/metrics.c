@@ -1129,8 +1129,10 @@ static const struct {
 	const char *help;
 	int counter; /* enum vnfs_health_counter */
 } health_counter_metrics[] = {
-	{ "vnfs_helper_untimed_operations_total",
-	  "Operations counted but not timed (no task storage).", VNFS_HEALTH_TASK_STATE_FAILED },
+	{ "vnfs_helper_uncounted_operations_total",
+	  "Operations not counted: the probes could not keep the calling thread's state "
+	  "(out of kernel memory; on Linux 5.10, 16,384 threads with NFS calls at once).",
+	  VNFS_HEALTH_TASK_STATE_FAILED },
 	{ "vnfs_helper_unmatched_exits_total",
 	  "Function exits seen without their entry (probes attached mid-call).",
 	  VNFS_HEALTH_UNMATCHED_EXIT },
