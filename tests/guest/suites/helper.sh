@@ -213,6 +213,16 @@ unattributed_exported() {
 		grep -q "vnfs_unattributed_operations_total{.*cgroup_id=\"$unregistered_id\"" $VNFS_OUT/metrics.txt
 }
 check "unattributed writes of cgroup $unregistered_id are exported" until_ok 30 unattributed_exported
+# Nothing the workloads did was lost on the way: every call had its
+# thread's state, every exit its entry, every map room.
+exported() { awk -v series="$1" '$1 == series { print $2 }' $VNFS_OUT/metrics.txt; }
+check_eq "no call uncounted for want of its thread's state" \
+	"$(exported vnfs_helper_uncounted_operations_total)" 0
+check_eq "no exit seen without its entry" "$(exported vnfs_helper_unmatched_exits_total)" 0
+for map in cgroup_cache breakdown_stats unattributed_stats; do
+	check_eq "no update refused by a full $map" \
+		"$(exported "vnfs_helper_map_full_total{map=\"$map\"}")" 0
+done
 
 if [ "$mode" = counts ]; then
 	kill -TERM "$HELPER_PID"
