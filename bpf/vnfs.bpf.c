@@ -568,10 +568,50 @@ static __always_inline void forget_task_state(void)
 #endif
 }
 
-/* Entry of a hooked call.  Returns the task's state when this call is the
- * outermost of its operation, for the caller to record its device and start
- * time; nested calls only count (at their exit), so get NULL. */
-static __always_inline struct vnfs_task_state *hook_entry(__u32 hook)
+/* A kretprobe runs for at most maxactive calls of its function in progress
+ * at once (10, or twice the CPUs, by default): beyond them the kernel skips
+ * the return (counting it in the kprobe's nmissed), so the call's depth
+ * stays raised, and every later call of the operation in that thread would
+ * look nested in it: untimed and, for a read or a write, with the thread's
+ * page fills skipped.  For reads and writes the kernel counts each system
+ * call as it returns (task->ioac.syscr, syscw): a call nested in another is
+ * made under the same count, one after it under a higher one.  So an entry
+ * under another count than the outermost call's finds that call returned
+ * unseen: its depth starts anew, and the call it was is counted as missed
+ * (it is counted nowhere else).  Other operations keep a raised depth (their
+ * later calls untimed, not lost).  fentry passes no serial: fexit sees every
+ * return. */
+static __always_inline void forget_missed_exit(struct vnfs_task_state *state, __u32 operation,
+					       __u64 serial)
+{
+	if (serial == 0 || operation >= VNFS_OP_COUNT || state->depth[operation] == 0 ||
+	    serial == state->entry_serial[operation])
+		return;
+	state->depth[operation] = 0;
+	health_add(VNFS_HEALTH_MISSED_EXIT);
+}
+
+/* The serial forget_missed_exit compares: one more than the thread's read
+ * or write system calls so far, 0 for another operation or a kernel without
+ * the counts (CONFIG_TASK_XACCT). */
+static __always_inline __u64 data_call_serial(__u32 operation)
+{
+	struct task_struct *task;
+
+	if (operation != VNFS_OP_READ && operation != VNFS_OP_WRITE)
+		return 0;
+	task = current_task();
+	if (!bpf_core_field_exists(task->ioac.syscr))
+		return 0;
+	return 1 + (operation == VNFS_OP_READ ? BPF_CORE_READ(task, ioac.syscr)
+					      : BPF_CORE_READ(task, ioac.syscw));
+}
+
+/* Entry of a hooked call, serial its data_call_serial on the kprobe path (0
+ * by fentry).  Returns the task's state when this call is the outermost of
+ * its operation, for the caller to record its device and start time; nested
+ * calls only count (at their exit), so get NULL. */
+static __always_inline struct vnfs_task_state *hook_entry(__u32 hook, __u64 serial)
 {
 	__u32 operation = hook_config[hook].operation;
 	struct vnfs_task_state *state;
@@ -583,10 +623,12 @@ static __always_inline struct vnfs_task_state *hook_entry(__u32 hook)
 		health_add(VNFS_HEALTH_TASK_STATE_FAILED);
 		return NULL;
 	}
+	forget_missed_exit(state, operation, serial);
 	if ((hook_config[hook].flags & VNFS_HOOK_OUTSIDE_READ) && inside_data_call(state))
 		return NULL;
 	if (state->depth[operation]++ > 0)
 		return NULL;
+	state->entry_serial[operation] = serial;
 	return state;
 }
 
@@ -1188,7 +1230,7 @@ static __always_inline bool lookup_creates(__u64 lookup_flags)
 
 static __always_inline void fentry_common(__u64 *ctx, __u32 hook)
 {
-	struct vnfs_task_state *state = hook_entry(hook);
+	struct vnfs_task_state *state = hook_entry(hook, 0);
 	__u64 object = 0;
 
 	if (!state)
@@ -1210,7 +1252,8 @@ static __always_inline void fexit_common(__u64 *ctx, __u32 hook)
 
 static __always_inline void kprobe_common(struct pt_regs *ctx, __u32 hook)
 {
-	struct vnfs_task_state *state = hook_entry(hook);
+	struct vnfs_task_state *state =
+		hook_entry(hook, data_call_serial(hook_config[hook].operation));
 	__u64 object = 0;
 
 	if (!state)

@@ -60,7 +60,8 @@
  * wire_procedure_names, wire_owners, open_context_owners,
  * rpc_client_devices) and a health counter (issue 17). */
 /* 10: a health counter, VNFS_HEALTH_WIRE_UNATTRIBUTED_OTHER (issue 17). */
-/* 11: the legacy build's task_state preallocated, 16,384 threads. */
+/* 11: the legacy build's task_state preallocated, 16,384 threads; the
+ * task state's entry_serial; a health counter, VNFS_HEALTH_MISSED_EXIT. */
 #define VNFS_ABI_VERSION 11
 
 /* Map capacities (VNFS_MAX_STEPS and VNFS_MAX_BREAKDOWN_ENTRIES: step_stats.h). */
@@ -121,7 +122,7 @@ _Static_assert(VNFS_MAX_UNATTRIBUTED_NAMED_ENTRIES < VNFS_MAX_UNATTRIBUTED_ENTRI
 /* Kernels before 5.11 (the VNFS_LEGACY_KERNEL build of vnfs.bpf.c): the
  * threads that may hold a task state at once, each from its first NFS call
  * to its exit; past it a call is not counted (VNFS_HEALTH_TASK_STATE_FAILED).
- * The map is preallocated, about 960 bytes a thread: 15.7 MB. */
+ * The map is preallocated, about 1,136 bytes a thread: 18.6 MB. */
 #define VNFS_LEGACY_MAX_TASKS 16384
 _Static_assert((VNFS_PENDING_CALLS & (VNFS_PENDING_CALLS - 1)) == 0,
 	       "VNFS_PENDING_CALLS must be a power of two");
@@ -360,6 +361,7 @@ enum vnfs_health_counter {
 	VNFS_HEALTH_WIRE_FULL,         /* an RPC ended with no room for its wire_stats row */
 	VNFS_HEALTH_WIRE_UNATTRIBUTED_OTHER, /* an RPC of no workload in its mount's row of id 0
 					      * (4,096 rows with an owner's id made) */
+	VNFS_HEALTH_MISSED_EXIT,       /* a kretprobe's return not reported: call not counted */
 	VNFS_HEALTH_COUNTERS
 };
 
@@ -460,6 +462,9 @@ struct vnfs_task_state {
 	__u64 start_ns[VNFS_OP_COUNT];
 	__u32 device[VNFS_OP_COUNT];
 	__u64 object[VNFS_OP_COUNT]; /* kprobe path: argument kept for the return */
+	/* kprobe path, read and write: the serial of the system call the
+	 * outermost call entered in (bpf/vnfs.bpf.c, data_call_serial). */
+	__u64 entry_serial[VNFS_OP_COUNT];
 	__u8 depth[VNFS_OP_COUNT];
 };
 

@@ -1136,6 +1136,10 @@ static const struct {
 	{ "vnfs_helper_unmatched_exits_total",
 	  "Function exits seen without their entry (probes attached mid-call).",
 	  VNFS_HEALTH_UNMATCHED_EXIT },
+	{ "vnfs_helper_missed_exits_total",
+	  "Reads and writes whose return the kernel did not report (probes by kprobe, more "
+	  "calls of a function in progress at once than its kretprobe takes): not counted.",
+	  VNFS_HEALTH_MISSED_EXIT },
 	{ "vnfs_helper_new_cgroups_lost_total",
 	  "Cgroups made while the helper's ring of them was full: containers "
 	  "among them are found by their calls instead.",

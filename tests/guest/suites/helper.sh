@@ -219,6 +219,7 @@ exported() { awk -v series="$1" '$1 == series { print $2 }' $VNFS_OUT/metrics.tx
 check_eq "no call uncounted for want of its thread's state" \
 	"$(exported vnfs_helper_uncounted_operations_total)" 0
 check_eq "no exit seen without its entry" "$(exported vnfs_helper_unmatched_exits_total)" 0
+check_eq "no return the kernel did not report" "$(exported vnfs_helper_missed_exits_total)" 0
 for map in cgroup_cache breakdown_stats unattributed_stats; do
 	check_eq "no update refused by a full $map" \
 		"$(exported "vnfs_helper_map_full_total{map=\"$map\"}")" 0
