@@ -628,7 +628,8 @@ static __always_inline struct vnfs_task_state *hook_entry(__u32 hook, __u64 seri
 		return NULL;
 	if (state->depth[operation]++ > 0)
 		return NULL;
-	state->entry_serial[operation] = serial;
+	if (serial) /* a constant 0 by fentry: no store there */
+		state->entry_serial[operation] = serial;
 	return state;
 }
 
