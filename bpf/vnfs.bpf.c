@@ -568,6 +568,13 @@ static __always_inline void forget_task_state(void)
 #endif
 }
 
+/* Where a read's or a write's serial is kept (operation READ or WRITE). */
+static __always_inline __u64 *data_serial_of(struct vnfs_task_state *state, __u32 operation)
+{
+	return &state->data_serial[operation == VNFS_OP_READ ? VNFS_DIRECTION_READ
+							     : VNFS_DIRECTION_WRITE];
+}
+
 /* A kretprobe runs for at most maxactive calls of its function in progress
  * at once (10, or twice the CPUs, by default): beyond them the kernel skips
  * the return (counting it in the kprobe's nmissed), so the call's depth
@@ -585,7 +592,7 @@ static __always_inline void forget_missed_exit(struct vnfs_task_state *state, __
 					       __u64 serial)
 {
 	if (serial == 0 || operation >= VNFS_OP_COUNT || state->depth[operation] == 0 ||
-	    serial == state->entry_serial[operation])
+	    serial == *data_serial_of(state, operation))
 		return;
 	state->depth[operation] = 0;
 	health_add(VNFS_HEALTH_MISSED_EXIT);
@@ -628,8 +635,8 @@ static __always_inline struct vnfs_task_state *hook_entry(__u32 hook, __u64 seri
 		return NULL;
 	if (state->depth[operation]++ > 0)
 		return NULL;
-	if (serial) /* a constant 0 by fentry: no store there */
-		state->entry_serial[operation] = serial;
+	if (serial) /* reads and writes by kprobe; a constant 0 by fentry */
+		*data_serial_of(state, operation) = serial;
 	return state;
 }
 
