@@ -1086,7 +1086,7 @@ static const struct labelled_counter full_maps[] = {
 };
 
 /* Where the per-step and per-node row bounds sent calls or rows
- * (docs/PROBES.md, "Bounded rows"). */
+ * (docs/PROBES.md, "Bounded per step"). */
 static const struct labelled_counter bounded_rows[] = {
 	{ "step_other_calls", VNFS_HEALTH_BREAKDOWN_OTHER },
 	{ "unattributed_other_calls", VNFS_HEALTH_UNATTRIBUTED_OTHER },
