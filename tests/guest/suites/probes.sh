@@ -659,15 +659,10 @@ os.lseek(fd, 0, 0)
 assert len(os.read(fd, 65536)) == 65536
 os.close(fd)
 EOF_READER
-	# missed_wait COUNT PATTERN: until COUNT files in /tmp/missed match PATTERN.
-	missed_wait() {
-		local i
-		for ((i = 0; i < 600; i++)); do
-			[ "$(ls /tmp/missed | grep -c "$2")" = "$1" ] && return 0
-			sleep 0.2
-		done
-		return 1
-	}
+	# missed_signals COUNT PATTERN: COUNT files in /tmp/missed match PATTERN.
+	missed_signals() { [ "$(ls /tmp/missed | grep -c "$2")" = "$1" ]; }
+	# missed_held PID...: every one of them is inside nfs_file_read.
+	missed_held() { [ "$(grep -l nfs_file_read $(printf '/proc/%s/stack ' "$@") 2> /dev/null | wc -l)" = $# ]; }
 	# missed_workload: inside the driver, in the cgroup of slot 13.
 	missed_workload() {
 		local i pids=() held=0 status=0
@@ -677,24 +672,21 @@ EOF_READER
 			$python /tmp/missed-reader.py "$m/missed/f$i" /tmp/missed $i &
 			pids+=($!)
 		done
-		missed_wait $missed_readers '^ready' || return 1
+		until_ok 120 missed_signals $missed_readers '^ready' || return 1
 		tc qdisc add dev lo root netem loss 100% || return 1
 		touch /tmp/missed/go
-		for ((i = 0; i < 600 && held < missed_readers; i++)); do
-			held=$(grep -l nfs_file_read $(printf '/proc/%s/stack ' "${pids[@]}") 2> /dev/null | wc -l)
-			[ $held -lt $missed_readers ] && sleep 0.2
-		done
+		until_ok 120 missed_held "${pids[@]}" && held=$missed_readers
 		tc qdisc del dev lo root
-		echo "missed: $held of $missed_readers readers were inside nfs_file_read at once"
+		echo "missed: all $missed_readers readers inside nfs_file_read at once: $([ $held = $missed_readers ] && echo yes || echo no)"
 		[ $held = $missed_readers ] || status=1
-		missed_wait $missed_readers '^first' || status=1
+		until_ok 120 missed_signals $missed_readers '^first' || status=1
 		for ((i = 1; i <= missed_readers; i++)); do
 			touch /tmp/missed/next$i
 			wait ${pids[i - 1]} || status=1
 		done
 		return $status
 	}
-	export -f missed_workload missed_wait
+	export -f missed_workload missed_signals missed_held until_ok
 	export cgroups m python missed_readers
 	output=$VNFS_OUT/driver-missed.txt
 	check "missed: driver and the $missed_readers readers ran, all held in nfs_file_read at once" \
