@@ -576,7 +576,8 @@ static __always_inline __u64 *data_serial_of(struct vnfs_task_state *state, __u3
 }
 
 /* A kretprobe runs for at most maxactive calls of its function in progress
- * at once (10, or twice the CPUs, by default): beyond them the kernel skips
+ * at once (the helper's kprobe_calls_in_flight, 1024 by default; the
+ * kernel's own default is 10, or twice the CPUs): beyond them the kernel skips
  * the return (counting it in the kprobe's nmissed), so the call's depth
  * stays raised, and every later call of the operation in that thread would
  * look nested in it: untimed and, for a read or a write, with the thread's

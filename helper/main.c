@@ -421,6 +421,7 @@ static int start_probes(struct helper *helper)
 		.pin = true,
 		.capture_environment = helper->config.environment.job_variable_count > 0,
 		.count_wire = helper->config.helper.count_rpcs,
+		.kprobe_calls_in_flight = helper->config.helper.kprobe_calls_in_flight,
 		.cost_cut = helper->cost_cut,
 	};
 	char error[1024];

@@ -164,6 +164,9 @@ static const struct config_key config_keys[] = {
 	  .default_text = "info" },
 	{ "helper", "probes", parse_enum, FIELD(helper.probe_mode), .choices = vnfs_probe_mode_names,
 	  .default_text = "auto" },
+	/* The kernel refuses more than 4096 (KRETPROBE_MAXACTIVE_MAX). */
+	{ "helper", "kprobe_calls_in_flight", parse_uint, FIELD(helper.kprobe_calls_in_flight),
+	  .max = 4096, .default_text = "1024" },
 	{ "helper", "count_rpcs", parse_bool, FIELD(helper.count_rpcs), .default_text = "true" },
 	{ "helper", "finished_job_grace", parse_duration_s, FIELD(helper.finished_job_grace_s),
 	  .max = 7 * SECONDS_PER_DAY, .default_text = "300s" },
@@ -1263,7 +1266,7 @@ static void record_repeated_key(struct load_state *state, const char *section,
 static int handle_key(void *user, const char *section, const char *name, const char *value)
 {
 	struct load_state *state = user;
-	char problem[512], choices[256];
+	char problem[512], choices[512]; /* [helper]'s keys: 260 characters */
 
 	if (!name)
 		return 1; /* a section header, from an inih built to report them */

@@ -54,6 +54,7 @@ struct vnfs_config {
 		enum vnfs_log_target log_target;
 		enum vnfs_log_level log_level;
 		enum vnfs_probe_mode probe_mode;
+		uint32_t kprobe_calls_in_flight; /* a kretprobe's maxactive; 0 = the kernel's */
 		bool count_rpcs;             /* RPCs per workload (bpf/wire.h) */
 		uint32_t finished_job_grace_s; /* keep a finished job's slots this long */
 		uint32_t max_message_bytes;  /* socket request size bound */

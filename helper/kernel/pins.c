@@ -92,9 +92,13 @@ int vnfs_probes_unpin(const char *pin_dir, size_t *removed, char *error, size_t 
 		snprintf(error, error_size, "pin directory path too long: %s", pin_dir);
 		return -1;
 	}
-	if (remove_directory(links, removed, error, error_size) != 0)
+	if (remove_directory(links, removed, error, error_size) != 0 ||
+	    remove_directory(pin_dir, removed, error, error_size) != 0)
 		return -1;
-	return remove_directory(pin_dir, removed, error, error_size);
+	/* The kprobe path's return events outlive their links: with the pins
+	 * gone, nothing holds them once the kernel has let go of the links. */
+	kretprobe_events_remove(true);
+	return 0;
 }
 
 /* Entries of directory but . and .. (0 when it cannot be read). */

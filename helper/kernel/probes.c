@@ -412,6 +412,26 @@ static bool any_planned(const struct vnfs_probes *probes, enum vnfs_attach_metho
 	return false;
 }
 
+/* The return probe of a kprobe pair: made in tracefs with room for the
+ * configured calls in flight (kretprobe_events.c), else by libbpf with the
+ * kernel's default room. */
+static struct bpf_link *attach_kretprobe(struct vnfs_probes *probes, struct bpf_program *program,
+					 const char *function)
+{
+	struct bpf_link *link;
+
+	if (!probes->tracefs)
+		return bpf_program__attach_kprobe(program, true, function);
+	link = kretprobe_event_attach(probes->tracefs, program, function,
+				      probes->kprobe_calls_in_flight);
+	if (link)
+		return link;
+	vnfs_warning("%s: cannot make its return probe for %u calls in flight (%s): the "
+		     "kernel's default room instead", function, probes->kprobe_calls_in_flight,
+		     strerror(errno));
+	return bpf_program__attach_kprobe(program, true, function);
+}
+
 /* Attaches one function's planned pair.  Returns false when fentry failed
  * and the object must be reloaded with the function's next method. */
 static bool attach_hook(struct vnfs_probes *probes, struct hook_state *state, size_t index)
@@ -437,8 +457,8 @@ static bool attach_hook(struct vnfs_probes *probes, struct hook_state *state, si
 	state->entry_link = bpf_program__attach_kprobe(hook_program(skeleton, "kprobe", index),
 						       false, function);
 	if (state->entry_link)
-		state->exit_link = bpf_program__attach_kprobe(
-			hook_program(skeleton, "kretprobe", index), true, function);
+		state->exit_link = attach_kretprobe(probes, hook_program(skeleton, "kretprobe", index),
+						    function);
 	if (state->entry_link && state->exit_link) {
 		state->method = VNFS_ATTACH_KPROBE;
 		return true;
@@ -1017,6 +1037,12 @@ static struct vnfs_probes *probes_new(const struct vnfs_probes_options *options)
 	probes->mode = options->mode;
 	probes->pin = options->pin;
 	probes->cost_cut = options->cost_cut;
+	probes->kprobe_calls_in_flight = options->kprobe_calls_in_flight;
+	probes->tracefs = probes->kprobe_calls_in_flight ? kretprobe_events_tracefs() : NULL;
+	if (probes->kprobe_calls_in_flight && !probes->tracefs)
+		vnfs_info("no tracefs mounted (/sys/kernel/tracing): any kretprobe follows the "
+			  "kernel's default number of calls in flight, not %u",
+			  probes->kprobe_calls_in_flight);
 	if (probes->cost_cut != VNFS_CUT_NONE)
 		vnfs_warning("benchmark cut %u of the counting path (VNFS_BENCH_COST_CUT): calls "
 			     "are not all counted", probes->cost_cut);
@@ -1084,6 +1110,7 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 	vnfs_debug("BTF prototypes read in %.0f ms", milliseconds() - started);
 	if (probes->pin && pins_prepare(probes, &had_pins, error, error_size) != 0)
 		goto fail;
+	kretprobe_events_remove(false); /* a killed helper's, unless pinned */
 	do {
 		status = attempt(probes, error, error_size);
 	} while (status == 1 && ++round < MAX_ATTEMPTS);
@@ -1147,6 +1174,7 @@ void vnfs_probes_close(struct vnfs_probes *probes)
 		release_link(probes->environment_links[i], probes->pin);
 	for (int i = 0; i < WIRE_PROGRAMS; i++)
 		release_link(probes->wire_links[i], probes->pin);
+	kretprobe_events_remove(false); /* unless pinned links hold them */
 	ring_buffer__free(probes->new_cgroups);
 	bpf_link__destroy(probes->new_cgroup_link);
 	if (probes->step_activity)

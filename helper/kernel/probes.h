@@ -32,6 +32,9 @@ struct vnfs_probes_options {
 	bool capture_environment;  /* follow environment jobs (job variables listed) */
 	bool count_wire;           /* count RPCs per workload (bpf/wire.h) */
 	unsigned cost_cut;         /* enum vnfs_cost_cut: the benchmark's, else VNFS_CUT_NONE */
+	/* kprobe path: calls of one function whose returns are followed at once
+	 * (the kretprobe's maxactive); 0: the kernel's default */
+	unsigned kprobe_calls_in_flight;
 };
 
 /*
@@ -50,7 +53,8 @@ int vnfs_probes_open(struct vnfs_probes **probes, const struct vnfs_probes_optio
 void vnfs_probes_close(struct vnfs_probes *probes);
 
 /* Removes everything pinned under pin_dir (NULL: the default), which detaches
- * the probes; *removed (when not NULL) gets how many pins went.  A missing
+ * the probes, then the kprobe path's return events once the kernel lets go
+ * of them; *removed (when not NULL) gets how many pins went.  A missing
  * pin_dir is not an error (0 removed). */
 int vnfs_probes_unpin(const char *pin_dir, size_t *removed, char *error, size_t error_size);
 

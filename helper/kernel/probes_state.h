@@ -138,6 +138,11 @@ struct vnfs_probes {
 	bool can_fold;                 /* fold_unattributed loaded (a syscall program) */
 	bool legacy_kernel;            /* no task storage: the legacy build (bpf/vnfs.bpf.c) */
 	unsigned cost_cut;             /* enum vnfs_cost_cut (bpf/vnfs.h) */
+	/* The kprobe path's return probes (kretprobe_events.c): how many calls
+	 * of each function they follow at once, and the tracefs they are made
+	 * in; 0 or NULL: libbpf's, with the kernel's default. */
+	unsigned kprobe_calls_in_flight;
+	const char *tracefs;
 	struct bpf_link *new_cgroup_link;  /* note_new_cgroup on cgroup_mkdir, not pinned */
 	struct ring_buffer *new_cgroups;   /* its ring, read by vnfs_probes_for_each_new_cgroup */
 	vnfs_new_cgroup_fn new_cgroup_fn;  /* that call's fn and context, for the ring's callback */
@@ -172,6 +177,19 @@ void kprobe_multi_release(struct vnfs_probes *probes, bool detach);
 void kprobe_multi_reuse_pinned(struct vnfs_probes *probes);
 bool kprobe_multi_pin_named(const struct vnfs_probes *probes, const char *name);
 void kprobe_multi_pin(struct vnfs_probes *probes);
+
+/* ---- kretprobe_events.c ---- */
+/* Where tracefs is mounted (writable kprobe_events), NULL if nowhere. */
+const char *kretprobe_events_tracefs(void);
+/* Makes a return probe on function that follows calls_in_flight calls at
+ * once and attaches program to it.  NULL with errno on failure, with the
+ * event it made removed. */
+struct bpf_link *kretprobe_event_attach(const char *tracefs, struct bpf_program *program,
+					const char *function, unsigned calls_in_flight);
+/* Removes the group's events that no link holds; with wait_for_release,
+ * waits a while for those of links just unpinned.  Returns how many are
+ * still held, or -1 when they cannot be listed. */
+int kretprobe_events_remove(bool wait_for_release);
 
 /* ---- wire_probes.c ---- */
 bool wire_probes_possible(void);

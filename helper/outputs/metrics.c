@@ -1138,7 +1138,7 @@ static const struct {
 	  VNFS_HEALTH_UNMATCHED_EXIT },
 	{ "vnfs_helper_missed_exits_total",
 	  "Reads and writes whose return the kernel did not report (probes by kprobe, more "
-	  "calls of a function in progress at once than its kretprobe takes): not counted.",
+	  "calls of a function in progress at once than kprobe_calls_in_flight): not counted.",
 	  VNFS_HEALTH_MISSED_EXIT },
 	{ "vnfs_helper_new_cgroups_lost_total",
 	  "Cgroups made while the helper's ring of them was full: containers "

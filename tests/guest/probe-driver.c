@@ -6,11 +6,14 @@
  * loader and the BPF programs.
  *
  *   probe-driver [--mode auto|fentry|kprobe] [--pin-dir DIR] [--keep-pins]
+ *                [--kprobe-calls-in-flight N]
  *                [--register CGROUP_DIR=SLOT]... [--unregister CGROUP_DIR]...
  *                [--reset SLOT]... [--show SLOT]... [--expire-idle-ms MS]
  *                [-- COMMAND ARG...]
  *
- * Without --pin-dir nothing is pinned and the probes go when it exits.  With
+ * Without --pin-dir nothing is pinned and the probes go when it exits.
+ * --kprobe-calls-in-flight is the helper's key of that name (default: its
+ * default).  With
  * --pin-dir the pins are removed at exit unless --keep-pins (restart tests).
  * Output lines (after the workload):
  *   method OPERATION fentry|kprobe|none
@@ -40,6 +43,7 @@
 #include "helper/collect/breakdowns.h"
 #include "helper/kernel/hooks.h"
 #include "helper/kernel/probes.h"
+#include "lib/config.h"
 #include "lib/log.h"
 
 #define MAX_CGROUPS 16
@@ -244,7 +248,7 @@ static int expire_unattributed(struct vnfs_probes *probes, long idle_ms)
 static void usage(void)
 {
 	fprintf(stderr, "usage: probe-driver [--mode auto|fentry|kprobe] [--pin-dir DIR] "
-			"[--keep-pins] [--register CGROUP_DIR=SLOT]... [--unregister CGROUP_DIR]... "
+			"[--keep-pins] [--kprobe-calls-in-flight N] [--register CGROUP_DIR=SLOT]... [--unregister CGROUP_DIR]... "
 			"[--reset SLOT]... [--show SLOT]... [--expire-idle-ms MS] "
 			"[-- COMMAND ARG...]\n");
 }
@@ -255,6 +259,7 @@ int main(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "pin-dir", required_argument, NULL, 'p' },
 		{ "keep-pins", no_argument, NULL, 'k' },
+		{ "kprobe-calls-in-flight", required_argument, NULL, 'c' },
 		{ "register", required_argument, NULL, 'r' },
 		{ "unregister", required_argument, NULL, 'u' },
 		{ "reset", required_argument, NULL, 's' },
@@ -264,6 +269,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vnfs_probes_options options = { .mode = VNFS_PROBE_AUTO };
+	static struct vnfs_config defaults;
 	struct cgroup_slot registrations[MAX_CGROUPS], unregistrations[MAX_CGROUPS];
 	size_t registration_count = 0, unregistration_count = 0;
 	uint32_t resets[MAX_CGROUPS], shown;
@@ -276,6 +282,8 @@ int main(int argc, char **argv)
 	char error[8192];
 	int option, status = 0;
 
+	vnfs_config_defaults(&defaults);
+	options.kprobe_calls_in_flight = defaults.helper.kprobe_calls_in_flight;
 	while ((option = getopt_long(argc, argv, "+", long_options, NULL)) != -1) {
 		switch (option) {
 		case 'm':
@@ -294,6 +302,12 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			keep_pins = true;
+			break;
+		case 'c':
+			errno = 0;
+			options.kprobe_calls_in_flight = (unsigned)strtoul(optarg, &end, 10);
+			if (errno || *end || end == optarg)
+				return usage(), 2;
 			break;
 		case 'r':
 			if (registration_count == MAX_CGROUPS ||

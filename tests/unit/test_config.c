@@ -464,8 +464,9 @@ static const struct bad_case bad_cases[] = {
 	/* unknown key, section; a key before any section */
 	{ "[helper]\n\n\nintervall = 1s\n",
 	  ":4: [helper] intervall: unknown key (keys in [helper]: socket, socket_mode, interval, "
-	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, count_rpcs, finished_job_grace, "
-	  "max_message_bytes, admin_group, max_clients, max_clients_per_user, max_steps_per_job, "
+	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, "
+	  "kprobe_calls_in_flight, count_rpcs, finished_job_grace, max_message_bytes, "
+	  "admin_group, max_clients, max_clients_per_user, max_steps_per_job, "
 	  "max_steps_per_user)" },
 	{ "[kafka]\nproperty = x\n",
 	  ":2: [kafka] property: unknown key (keys in [kafka]: enabled, brokers, topic, "
@@ -531,6 +532,10 @@ static const struct bad_case bad_cases[] = {
 	  ":2: [helper] max_steps_per_job: '0' is out of range (allowed: 1 to 1024)" },
 	{ "[helper]\nmax_steps_per_user = 1025\n",
 	  ":2: [helper] max_steps_per_user: '1025' is out of range (allowed: 1 to 1024)" },
+	{ "[helper]\nkprobe_calls_in_flight = 4097\n",
+	  ":2: [helper] kprobe_calls_in_flight: '4097' is out of range (allowed: 0 to 4096)" },
+	{ "[helper]\nkprobe_calls_in_flight = -1\n",
+	  ":2: [helper] kprobe_calls_in_flight: '-1' is not a whole number (use e.g. 1024)" },
 	/* octal mode */
 	{ "[helper]\nsocket_mode = 0999\n",
 	  ":2: [helper] socket_mode: '0999' is not an octal mode (use e.g. 0666, 0660)" },
@@ -705,8 +710,9 @@ static const struct bad_case bad_cases[] = {
 	{ "[helper]\ngarbage\n[helper]\n", ":2: 'garbage': not a key = value line" },
 	{ "[helper]\nintervall = 1\ngarbage\n",
 	  ":2: [helper] intervall: unknown key (keys in [helper]: socket, socket_mode, interval, "
-	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, count_rpcs, finished_job_grace, "
-	  "max_message_bytes, admin_group, max_clients, max_clients_per_user, max_steps_per_job, "
+	  "state_dir, pin_dir, report_dir, node_name, log, log_level, probes, "
+	  "kprobe_calls_in_flight, count_rpcs, finished_job_grace, max_message_bytes, "
+	  "admin_group, max_clients, max_clients_per_user, max_steps_per_job, "
 	  "max_steps_per_user)" },
 	/* the first bad value is reported, not a later one */
 	{ "[helper]\nlog = a\nlog = b\n",

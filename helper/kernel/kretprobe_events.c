@@ -1,0 +1,231 @@
+/*
+ * kretprobe_events.c — the kprobe path's return probes, with room for as
+ * many calls in flight as the configuration asks (kprobe_calls_in_flight).
+ *
+ * A kretprobe follows at most `maxactive` calls of its function at once;
+ * past that the kernel does not run its program, and the call's return is
+ * lost (docs/PROBES.md, "Known limits").  libbpf 1.1 makes its kretprobes
+ * through the perf kprobe PMU, which always takes the kernel's default,
+ * max(10, 2 × possible CPUs): too few for NFS calls, which sleep while the
+ * server answers (16 readers held in nfs_file_read lost 6 returns in a
+ * two-CPU guest).  The tracefs interface takes the count
+ * ("r1024:vnfs/nfs_file_read_42 nfs_file_read"), so the return probes are
+ * made there, as kprobe events of the group "vnfs", and each program is
+ * attached to its event through a perf event: a perf link, pinned like
+ * every other link (5.15 on; 5.10's cannot be pinned, as before).
+ *
+ * Each event is named <function>_<pid of the helper that made it>, so a
+ * helper never appends to an event an earlier one left (the kernel would
+ * then run the program twice per return).  At start the helper removes
+ * the events no link holds any more (left by a helper that was killed);
+ * an event held by a pinned link stays, in use, until --unload removes the
+ * pins, and then the events.  Each costs the kernel about 64 bytes per
+ * call it can follow, allocated when the event is made: 28 functions ×
+ * 1,024 calls, 1.8 MiB.
+ */
+#include "helper/kernel/probes_state.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "lib/log.h"
+
+#define EVENT_GROUP "vnfs"
+/* The kernel's longest event name (MAX_EVENT_NAME_LEN) with its NUL. */
+#define EVENT_NAME_SIZE 64
+/* How long --unload waits for the kernel to let go of the events of the
+ * links it unpinned (released after an RCU grace period). */
+#define RELEASE_WAIT_MS 5000
+#define RELEASE_POLL_MS 10
+
+/* Where tracefs is mounted, as systemd or an older boot mounts it. */
+static const char *const tracefs_candidates[] = {
+	"/sys/kernel/tracing",
+	"/sys/kernel/debug/tracing",
+};
+
+const char *kretprobe_events_tracefs(void)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(tracefs_candidates) / sizeof(tracefs_candidates[0]); i++) {
+		snprintf(path, sizeof(path), "%s/kprobe_events", tracefs_candidates[i]);
+		if (access(path, W_OK) == 0)
+			return tracefs_candidates[i];
+	}
+	return NULL;
+}
+
+/* Writes one definition or removal to kprobe_events.  Returns 0, or -1 with
+ * errno: ENOENT (no such event), EBUSY (a link still holds it) or the
+ * definition's error. */
+static int write_kprobe_events(const char *tracefs, const char *line)
+{
+	char path[PATH_MAX];
+	ssize_t written;
+	int fd, saved;
+
+	snprintf(path, sizeof(path), "%s/kprobe_events", tracefs);
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	written = write(fd, line, strlen(line));
+	saved = errno;
+	close(fd);
+	if (written != (ssize_t)strlen(line)) {
+		errno = written < 0 ? saved : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+static int remove_event(const char *tracefs, const char *event)
+{
+	char line[NAME_MAX + 16]; /* names read back from the group's directory */
+
+	snprintf(line, sizeof(line), "-:%s/%s", EVENT_GROUP, event);
+	return write_kprobe_events(tracefs, line);
+}
+
+/* The event's id, which perf_event_open takes as a tracepoint's, or -1. */
+static long event_id(const char *tracefs, const char *event)
+{
+	char path[PATH_MAX], text[32];
+	ssize_t length;
+	char *end;
+	long id;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id", tracefs, EVENT_GROUP, event);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	length = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (length <= 0)
+		return -1;
+	text[length] = '\0';
+	errno = 0;
+	id = strtol(text, &end, 10);
+	if (errno || end == text || (*end != '\n' && *end) || id <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return id;
+}
+
+/* An event name the kernel takes: a C identifier, short enough. */
+static int event_name(char *buffer, size_t size, const char *function)
+{
+	if (!isalpha((unsigned char)function[0]) && function[0] != '_')
+		return -1;
+	for (const char *c = function; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '_')
+			return -1;
+	if ((size_t)snprintf(buffer, size, "%s_%ld", function, (long)getpid()) >= size)
+		return -1;
+	return 0;
+}
+
+struct bpf_link *kretprobe_event_attach(const char *tracefs, struct bpf_program *program,
+					const char *function, unsigned calls_in_flight)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_TRACEPOINT };
+	char event[EVENT_NAME_SIZE], line[2 * EVENT_NAME_SIZE + 64];
+	struct bpf_link *link;
+	int perf_fd, saved;
+	long id;
+
+	if (event_name(event, sizeof(event), function) != 0) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	snprintf(line, sizeof(line), "r%u:%s/%s %s", calls_in_flight, EVENT_GROUP, event, function);
+	if (write_kprobe_events(tracefs, line) != 0)
+		return NULL;
+	id = event_id(tracefs, event);
+	attr.config = (__u64)id;
+	perf_fd = id < 0 ? -1 : (int)syscall(__NR_perf_event_open, &attr, -1, 0, -1,
+					     PERF_FLAG_FD_CLOEXEC);
+	link = perf_fd < 0 ? NULL : bpf_program__attach_perf_event(program, perf_fd);
+	if (link)
+		return link; /* the link closes perf_fd */
+	saved = errno;
+	if (perf_fd >= 0)
+		close(perf_fd);
+	if (remove_event(tracefs, event) != 0)
+		vnfs_warning("cannot remove the kprobe event %s/%s: %s", EVENT_GROUP, event,
+			     strerror(errno));
+	errno = saved;
+	return NULL;
+}
+
+static double milliseconds_now(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)now.tv_sec * 1000.0 + (double)now.tv_nsec / 1e6;
+}
+
+/* One pass over the group's events: removes each that no link holds.
+ * Returns how many are still held, or -1 when the group cannot be read. */
+static int remove_unheld_events(const char *tracefs, size_t *removed)
+{
+	char directory[PATH_MAX];
+	struct dirent *entry;
+	int held = 0;
+	DIR *handle;
+
+	snprintf(directory, sizeof(directory), "%s/events/%s", tracefs, EVENT_GROUP);
+	handle = opendir(directory);
+	if (!handle)
+		return errno == ENOENT ? 0 : -1;
+	while ((entry = readdir(handle))) {
+		/* The group's directory holds one directory per event, beside its
+		 * own enable and filter files. */
+		if (entry->d_type != DT_DIR || entry->d_name[0] == '.')
+			continue;
+		if (remove_event(tracefs, entry->d_name) == 0)
+			(*removed)++;
+		else if (errno == EBUSY)
+			held++;
+		else if (errno != ENOENT)
+			vnfs_warning("cannot remove the kprobe event %s/%s: %s", EVENT_GROUP,
+				     entry->d_name, strerror(errno));
+	}
+	closedir(handle);
+	return held;
+}
+
+int kretprobe_events_remove(bool wait_for_release)
+{
+	const char *tracefs = kretprobe_events_tracefs();
+	double deadline = milliseconds_now() + RELEASE_WAIT_MS;
+	size_t removed = 0;
+	int held;
+
+	if (!tracefs)
+		return 0;
+	while ((held = remove_unheld_events(tracefs, &removed)) > 0 && wait_for_release &&
+	       milliseconds_now() < deadline)
+		usleep(RELEASE_POLL_MS * 1000);
+	if (removed > 0)
+		vnfs_debug("removed %zu kprobe events of %s/", removed, EVENT_GROUP);
+	if (held > 0 && wait_for_release)
+		vnfs_warning("%d kprobe events of %s/ still in use after %d ms (another helper's "
+			     "pins?)", held, EVENT_GROUP, RELEASE_WAIT_MS);
+	return held < 0 ? -1 : held;
+}
