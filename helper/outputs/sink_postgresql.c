@@ -926,6 +926,10 @@ static void *work(void *argument)
 {
 	struct postgresql *postgresql = argument;
 
+	/* Connect, and migrate, at once rather than with the first records: a
+	 * server that cannot be reached is said at start, and the first
+	 * intervals' records do not queue behind the migration. */
+	(void)connected(postgresql, false);
 	for (;;) {
 		bool closing = take_batch(postgresql);
 		if (postgresql->batch.count > 0)

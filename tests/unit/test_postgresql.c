@@ -759,6 +759,35 @@ static void test_migrations(void **state)
 	PQfinish(db);
 }
 
+/* The sink connects and migrates as it opens, before any record: the
+ * first records do not queue behind the migration, and a server that
+ * cannot be reached is said at start. */
+static void test_open_migrates_at_once(void **state)
+{
+	struct vnfs_postgresql_counters counters;
+	struct vnfs_sink sink;
+	char error[512];
+	int version = 0;
+
+	(void)state;
+	create_database("vnfs_at_once");
+	open_sink(&sink, "vnfs_at_once", "spool-at-once", 1 << 20);
+	PGconn *db = connect_as("vnfs_at_once", "vnfs_writer");
+	int64_t deadline = now_ms() + WAIT_MS;
+	while (version != VNFS_POSTGRESQL_SCHEMA_VERSION) {
+		if (vnfs_postgresql_schema_version(db, &version, error, sizeof(error)) != 0)
+			version = 0; /* the schema table may not be there yet */
+		if (version != VNFS_POSTGRESQL_SCHEMA_VERSION && now_ms() > deadline)
+			fail_msg("schema version %d, not %d, with no record sent", version,
+				 VNFS_POSTGRESQL_SCHEMA_VERSION);
+		pause_ms(20);
+	}
+	counters_of(&sink, &counters);
+	assert_int_equal(counters.queued, 0);
+	sink.close(sink.state);
+	PQfinish(db);
+}
+
 /* A node's worth of steps: 2 intervals of 500 steps, each with its
  * operations, tag, process, mount and RPC rows; the time it takes over the
  * local socket is printed (a figure for docs/OUTPUTS.md, not a bound). */
@@ -1341,6 +1370,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spool_reader),
 		cmocka_unit_test(test_migrations),
+		cmocka_unit_test(test_open_migrates_at_once),
 		cmocka_unit_test(test_columns_match_the_sqlite_history),
 		cmocka_unit_test(test_two_nodes_write_each_row_once),
 		cmocka_unit_test(test_users_see_only_their_jobs),
