@@ -140,8 +140,9 @@ static int event_name(char *buffer, size_t size, const char *function)
 }
 
 struct bpf_link *kretprobe_event_attach(const char *tracefs, struct bpf_program *program,
-					const char *function, unsigned calls_in_flight)
+					const char *function, unsigned calls_in_flight, __u64 cookie)
 {
+	LIBBPF_OPTS(bpf_perf_event_opts, options, .bpf_cookie = cookie);
 	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_TRACEPOINT };
 	char event[EVENT_NAME_SIZE], line[2 * EVENT_NAME_SIZE + 64];
 	struct bpf_link *link;
@@ -159,7 +160,7 @@ struct bpf_link *kretprobe_event_attach(const char *tracefs, struct bpf_program 
 	attr.config = (__u64)id;
 	perf_fd = id < 0 ? -1 : (int)syscall(__NR_perf_event_open, &attr, -1, 0, -1,
 					     PERF_FLAG_FD_CLOEXEC);
-	link = perf_fd < 0 ? NULL : bpf_program__attach_perf_event(program, perf_fd);
+	link = perf_fd < 0 ? NULL : bpf_program__attach_perf_event_opts(program, perf_fd, &options);
 	if (link)
 		return link; /* the link closes perf_fd */
 	saved = errno;

@@ -223,6 +223,7 @@ static void plan_hooks(struct vnfs_probes *probes)
 				 "not tried (probe mode fentry)");
 	}
 	probes->kprobe_multi = probes->mode != VNFS_PROBE_FENTRY && kprobe_multi_possible(probes);
+	probes->kprobe_cookies = probes->mode != VNFS_PROBE_FENTRY && kprobe_cookies_possible(probes);
 	copy_core_types(probes);
 	kernel_btf_drop_types(&probes->kernel_btf);
 }
@@ -271,6 +272,7 @@ static void destroy_link_pair(struct hook_state *state)
 	bpf_link__destroy(state->exit_link);
 	state->entry_link = NULL;
 	state->exit_link = NULL;
+	state->by_cookie = false;
 }
 
 static void release_attempt(struct vnfs_probes *probes)
@@ -373,6 +375,7 @@ static int prepare_programs(struct vnfs_probes *probes)
 					  !probes->environment_links[ENVIRONMENT_CAPTURE]);
 	wire_probes_prepare(probes);
 	kprobe_multi_prepare(probes);
+	kprobe_cookies_prepare(probes);
 	for (size_t i = 0; i < VNFS_MAX_HOOKS; i++) {
 		struct bpf_program *fentry = hook_program(skeleton, "fentry", i);
 		struct bpf_program *fexit = hook_program(skeleton, "fexit", i);
@@ -398,8 +401,9 @@ static int prepare_programs(struct vnfs_probes *probes)
 			continue;
 		if (state->config.object_argument >= KPROBE_ARGUMENTS)
 			skeleton->rodata->hook_config[i].object_kind = VNFS_OBJECT_NONE;
-		bpf_program__set_autoload(kprobe, !probes->kprobe_multi);
-		bpf_program__set_autoload(kretprobe, !probes->kprobe_multi);
+		bpf_program__set_autoload(kprobe, !probes->kprobe_multi && !kprobe_cookies_used(probes));
+		bpf_program__set_autoload(kretprobe,
+					  !probes->kprobe_multi && !kprobe_cookies_used(probes));
 	}
 	return 0;
 }
@@ -412,24 +416,45 @@ static bool any_planned(const struct vnfs_probes *probes, enum vnfs_attach_metho
 	return false;
 }
 
-/* The return probe of a kprobe pair: made in tracefs with room for the
- * configured calls in flight (kretprobe_events.c), else by libbpf with the
- * kernel's default room. */
-static struct bpf_link *attach_kretprobe(struct vnfs_probes *probes, struct bpf_program *program,
-					 const char *function)
+/* One end of a kprobe pair, its link carrying cookie.  The return probe is
+ * made in tracefs with room for the configured calls in flight
+ * (kretprobe_events.c), else by libbpf with the kernel's default room. */
+static struct bpf_link *attach_kprobe(struct vnfs_probes *probes, struct bpf_program *program,
+				      const char *function, __u64 cookie, bool retprobe)
 {
+	LIBBPF_OPTS(bpf_kprobe_opts, options, .bpf_cookie = cookie, .retprobe = retprobe);
 	struct bpf_link *link;
 
-	if (!probes->tracefs)
-		return bpf_program__attach_kprobe(program, true, function);
+	if (!retprobe || !probes->tracefs)
+		return bpf_program__attach_kprobe_opts(program, function, &options);
 	link = kretprobe_event_attach(probes->tracefs, program, function,
-				      probes->kprobe_calls_in_flight);
+				      probes->kprobe_calls_in_flight, cookie);
 	if (link)
 		return link;
 	vnfs_warning("%s: cannot make its return probe for %u calls in flight (%s): the "
 		     "kernel's default room instead", function, probes->kprobe_calls_in_flight,
 		     strerror(errno));
-	return bpf_program__attach_kprobe(program, true, function);
+	return bpf_program__attach_kprobe_opts(program, function, &options);
+}
+
+/* A function's kprobe pair: the generic programs, told the slot by the
+ * cookie (kprobe_cookies.c), or the slot's own. */
+static void attach_kprobe_pair(struct vnfs_probes *probes, struct hook_state *state, size_t index)
+{
+	struct vnfs_bpf *skeleton = probes->skeleton;
+	struct bpf_program *entry = hook_program(skeleton, "kprobe", index);
+	struct bpf_program *exit = hook_program(skeleton, "kretprobe", index);
+	__u64 cookie = 0;
+
+	if (kprobe_cookies_used(probes)) {
+		entry = skeleton->progs.kprobe_cookie_entry;
+		exit = skeleton->progs.kretprobe_cookie_exit;
+		cookie = index;
+		state->by_cookie = true;
+	}
+	state->entry_link = attach_kprobe(probes, entry, state->hook->function, cookie, false);
+	if (state->entry_link)
+		state->exit_link = attach_kprobe(probes, exit, state->hook->function, cookie, true);
 }
 
 /* Attaches one function's planned pair.  Returns false when fentry failed
@@ -437,7 +462,6 @@ static struct bpf_link *attach_kretprobe(struct vnfs_probes *probes, struct bpf_
 static bool attach_hook(struct vnfs_probes *probes, struct hook_state *state, size_t index)
 {
 	struct vnfs_bpf *skeleton = probes->skeleton;
-	const char *function = state->hook->function;
 
 	if (state->plan == VNFS_ATTACH_FENTRY) {
 		state->entry_link = bpf_program__attach_trace(hook_program(skeleton, "fentry", index));
@@ -454,11 +478,7 @@ static bool attach_hook(struct vnfs_probes *probes, struct hook_state *state, si
 	}
 	if (state->plan != VNFS_ATTACH_KPROBE || state->at_once)
 		return true;
-	state->entry_link = bpf_program__attach_kprobe(hook_program(skeleton, "kprobe", index),
-						       false, function);
-	if (state->entry_link)
-		state->exit_link = attach_kretprobe(probes, hook_program(skeleton, "kretprobe", index),
-						    function);
+	attach_kprobe_pair(probes, state, index);
 	if (state->entry_link && state->exit_link) {
 		state->method = VNFS_ATTACH_KPROBE;
 		return true;
@@ -575,6 +595,8 @@ static int refused(struct vnfs_probes *probes, int result)
 		probes->can_fold = false;
 	} else if (kprobe_multi_refused(probes, refused_program, result)) {
 		/* the kprobed functions take a pair each in the next round */
+	} else if (kprobe_cookies_refused(probes, refused_program, result)) {
+		/* and their own programs in the next round */
 	} else if (!refused_hook(probes, result)) {
 		/* Unnamed (or a name of no part): every function of the refused
 		 * kind moves on. */
@@ -777,9 +799,10 @@ size_t vnfs_probes_describe(const struct vnfs_probes *probes, char *buffer, size
 		const struct hook_state *state = &probes->hooks[i];
 
 		if (state->method != VNFS_ATTACH_NONE)
-			append(buffer, size, &length, "%s: %s%s%s%s%s\n", state->hook->function,
+			append(buffer, size, &length, "%s: %s%s%s%s%s%s\n", state->hook->function,
 			       vnfs_attach_method_name(state->method),
-			       state->at_once ? " (at once)" : "", state->reused ? " (reused)" : "",
+			       state->at_once ? " (at once)" : "", state->by_cookie ? " (by cookie)" : "",
+			       state->reused ? " (reused)" : "",
 			       fell_back(probes, state) ? " after fentry: " : "",
 			       fell_back(probes, state) ? state->fentry_error : "");
 		else if (state->absent)

@@ -81,6 +81,7 @@ struct hook_state {
 	bool has_prototype;         /* config comes from BTF, not the fallback */
 	bool reused;                /* links pinned by a previous helper */
 	bool at_once;               /* attached by the kprobe.multi links (kprobe_multi.c) */
+	bool by_cookie;             /* its own links to the generic programs (kprobe_cookies.c) */
 	enum vnfs_attach_method plan;
 	enum vnfs_attach_method method;
 	struct bpf_link *entry_link;
@@ -109,6 +110,9 @@ struct vnfs_probes {
 	uint64_t kprobe_multi_set;
 	struct bpf_link *kprobe_multi_links[KPROBE_MULTI_LINKS];
 	bool kprobe_multi_reused;
+	/* Otherwise, the generic programs attached function by function with
+	 * the slot as cookie (kprobe_cookies.c): whether the kernel can. */
+	bool kprobe_cookies;
 	/* The environment capture (bpf/vnfs.h, "Environment jobs"): wanted
 	 * (job variables listed) and loadable (bpf_loop, 5.17), and its links,
 	 * pinned beside the drain's. */
@@ -178,14 +182,21 @@ void kprobe_multi_reuse_pinned(struct vnfs_probes *probes);
 bool kprobe_multi_pin_named(const struct vnfs_probes *probes, const char *name);
 void kprobe_multi_pin(struct vnfs_probes *probes);
 
+/* ---- kprobe_cookies.c ---- */
+bool kprobe_cookies_possible(const struct vnfs_probes *probes);
+/* Whether this round's kprobed functions take the generic programs. */
+bool kprobe_cookies_used(const struct vnfs_probes *probes);
+void kprobe_cookies_prepare(struct vnfs_probes *probes);
+bool kprobe_cookies_refused(struct vnfs_probes *probes, const char *program, int result);
+
 /* ---- kretprobe_events.c ---- */
 /* Where tracefs is mounted (writable kprobe_events), NULL if nowhere. */
 const char *kretprobe_events_tracefs(void);
 /* Makes a return probe on function that follows calls_in_flight calls at
- * once and attaches program to it.  NULL with errno on failure, with the
+ * once and attaches program to it, its link carrying cookie.  NULL with errno on failure, with the
  * event it made removed. */
 struct bpf_link *kretprobe_event_attach(const char *tracefs, struct bpf_program *program,
-					const char *function, unsigned calls_in_flight);
+					const char *function, unsigned calls_in_flight, __u64 cookie);
 /* Removes the group's events that no link holds; with wait_for_release,
  * waits a while for those of links just unpinned.  Returns how many are
  * still held, or -1 when they cannot be listed. */

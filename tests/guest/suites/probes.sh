@@ -397,6 +397,14 @@ kprobes_at_once=0
 bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
 	grep -q "STRUCT 'bpf_kprobe_multi_link'" && kprobes_at_once=1
 say "kprobes at once (kprobe.multi): $kprobes_at_once"
+# Without it, from 5.15 (BPF cookies on perf links, whose type is then in
+# the BTF), each function's kprobe pair is its own two links to the two
+# generic programs, told the function by the cookie
+# (helper/kernel/kprobe_cookies.c): 6.1.  5.10 takes each slot's own pair.
+kprobes_by_cookie=0
+[ $kprobes_at_once = 0 ] && bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
+	grep -q "STRUCT 'bpf_perf_link'" && kprobes_by_cookie=1
+say "kprobes by cookie: $kprobes_by_cookie"
 mkdir -p "$cgroups/stranger" || fail "mkdir cgroups"
 registrations=()
 index=0
@@ -455,6 +463,11 @@ for mode in "${modes[@]}"; do
 					"$VNFS_OUT/driver-$mode.err")" 1
 		else
 			check_eq "kprobe: a pair of kprobes per function (no kprobe.multi here)" "$at_once" 0
+			by_cookie=$(awk '$1 == "hook" && $3 == "kprobe" && $4 == "(by" && $5 == "cookie)"' "$output" | wc -l)
+			expected_by_cookie=0
+			[ $kprobes_by_cookie = 1 ] && expected_by_cookie=$attached
+			check_eq "kprobe: pairs to the generic programs, by cookie, on every function ($kprobes_by_cookie) or none" \
+				"$by_cookie" "$expected_by_cookie"
 		fi
 	fi
 	check_workload "$output" $mode
@@ -724,9 +737,30 @@ fi
 # What bpftool sees while the probes are loaded (memlock per map is kept in
 # the results for docs/PROBES.md's memory figure).
 maps=$VNFS_OUT/bpftool-maps.txt
+programs=$VNFS_OUT/bpftool-programs.txt
+links=$VNFS_OUT/bpftool-links.txt
 check "maps: listed while the probes are loaded" \
-	"$driver" --mode kprobe -- bash -c "bpftool map show > $maps" \
+	"$driver" --mode kprobe -- bash -c "bpftool map show > $maps && bpftool prog show > $programs && bpftool link show > $links" \
 	> "$VNFS_OUT/driver-maps.txt" 2> "$VNFS_OUT/driver-maps.err"
+# The kprobe path's programs as the kernel has them: where pairs go by
+# cookie (6.1), the two generic programs (bpftool names them from BTF), one
+# perf link to each per kprobed function, and no slot's own program; else
+# (5.10) a kprobe and a kretprobe program per function.
+kprobed=$(awk '$1 == "hook" && $3 == "kprobe"' "$VNFS_OUT/driver-maps.txt" | wc -l)
+# program_id NAME: the id of the loaded program of that name.
+program_id() { awk -v name="$1" '$3 == "name" && $4 == name { sub(/:$/, "", $1); print $1 }' "$programs"; }
+# links_to ID: perf links to that program.
+links_to() { [ -n "$1" ] && awk -v id="$1" '$2 == "perf_event" && $3 == "prog" && $4 == id' "$links" | wc -l || echo 0; }
+slots_own=$(awk '$3 == "name" && $4 ~ /^kr?e?t?probe_[0-9]+$/' "$programs" | wc -l)
+if [ $kprobes_by_cookie = 1 ]; then
+	check_eq "programs: the generic pair, a link to each per kprobed function ($kprobed), no slot's own" \
+		"$(program_id kprobe_cookie_entry | wc -l) $(program_id kretprobe_cookie_exit | wc -l) $(links_to "$(program_id kprobe_cookie_entry)") $(links_to "$(program_id kretprobe_cookie_exit)") $slots_own" \
+		"1 1 $kprobed $kprobed 0"
+elif [ $kprobes_at_once = 0 ]; then
+	check_eq "programs: each kprobed function's own pair ($kprobed), no generic one" \
+		"$slots_own $(program_id kprobe_cookie_entry | wc -l)" "$((2 * kprobed)) 0"
+fi
+check "programs: some function was kprobed" test "$kprobed" -gt 0
 check_eq "maps: step_stats is an array of 1024 x struct vnfs_step_stats, not mmapable (ABI 6)" \
 	"$(awk '$3 == "name" && $4 == "step_stats" { flags = $6; getline; print $1, $2, $3, $4, $5, $6, flags }' "$maps")" \
 	"key 4B value 7552B max_entries 1024 0x0"
