@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
@@ -497,14 +498,30 @@ static int start_server(struct helper *helper)
 	return 0;
 }
 
+/* Where a start's time went, in ms of CLOCK_MONOTONIC from start(): logged
+ * at debug level with the ready line (docs/PERFORMANCE.md). */
+struct start_times {
+	int64_t began, probes, registry, outputs, ready;
+};
+
+static void log_start_times(const struct start_times *times)
+{
+	vnfs_debug("start: probes %" PRId64 " ms, then the registry %" PRId64 " ms, the outputs "
+		   "%" PRId64 " ms more, discovery and the socket %" PRId64 " ms",
+		   times->probes - times->began, times->registry - times->probes,
+		   times->outputs - times->registry, times->ready - times->outputs);
+}
+
 static int start(struct helper *helper)
 {
 	struct opened_sinks opened = { .config = &helper->config };
+	struct start_times times = { .began = report_monotonic_ms() };
 	struct vnfs_counter_source counters;
 	char error[4096];
 
 	if (start_probes(helper) != 0)
 		return -1;
+	times.probes = report_monotonic_ms();
 	start_opening_sinks(&opened);
 	if (start_registry(helper) != 0) {
 		take_sinks(&opened, NULL);
@@ -524,13 +541,17 @@ static int start(struct helper *helper)
 		take_sinks(&opened, NULL);
 		return -1;
 	}
+	times.registry = report_monotonic_ms();
 	take_sinks(&opened, &helper->collector);
+	times.outputs = report_monotonic_ms();
 	if (start_discovery(helper) != 0 || start_server(helper) != 0)
 		return -1;
 	/* Loading the probes parsed the BPF object and the kernel's BTF on the
 	 * heap; freed, that memory stays resident under what was allocated
 	 * after it until handed back. */
 	malloc_trim(0);
+	times.ready = report_monotonic_ms();
+	log_start_times(&times);
 	vnfs_info("ready: socket %s, interval %u ms, node %s", helper->config.helper.socket_path,
 		  helper->config.helper.interval_ms, helper->node);
 	return 0;
