@@ -1118,7 +1118,7 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 	struct vnfs_probes *probes;
 	bool had_pins = false;
 	int round = 0, status;
-	double started;
+	double started, phase;
 
 	*result = NULL;
 	probes = probes_new(options);
@@ -1131,9 +1131,11 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 	started = milliseconds();
 	plan_hooks(probes);
 	vnfs_debug("BTF prototypes read in %.0f ms", milliseconds() - started);
+	phase = milliseconds();
 	if (probes->pin && pins_prepare(probes, &had_pins, error, error_size) != 0)
 		goto fail;
 	kretprobe_events_remove(false); /* a killed helper's, unless pinned */
+	vnfs_debug("pins and return events looked over in %.0f ms", milliseconds() - phase);
 	do {
 		status = attempt(probes, error, error_size);
 	} while (status == 1 && ++round < MAX_ATTEMPTS);
@@ -1149,12 +1151,16 @@ int vnfs_probes_open(struct vnfs_probes **result, const struct vnfs_probes_optio
 		log_failures(probes, error, error_size);
 		goto fail;
 	}
+	phase = milliseconds();
 	attach_exit_drain(probes);
 	attach_environment_capture(probes);
 	wire_probes_attach(probes);
 	attach_new_cgroup_notes(probes);
+	vnfs_debug("the other programs attached in %.0f ms", milliseconds() - phase);
+	phase = milliseconds();
 	if (finish_open(probes, error, error_size) != 0)
 		goto fail;
+	vnfs_debug("pinned and mapped in %.0f ms", milliseconds() - phase);
 	for (int operation = 0; operation < VNFS_OP_COUNT; operation++)
 		log_operation(probes, operation);
 	vnfs_info("probes ready in %.0f ms", milliseconds() - started);
