@@ -11,8 +11,9 @@
  * start's verification; the two generic programs are verified once.  Each
  * call costs more (the programs decide per call what a slot's programs had
  * decided at load), which is why mode auto keeps fentry; a node that asks
- * for kprobes asks for the quick start (docs/PERFORMANCE.md, "Helper start,
- * 2026-12-06, night").
+ * for kprobes asks for the quick start (docs/PERFORMANCE.md, "2026-12-06,
+ * night: the kprobe path's generic programs on 6.1": 6.6-8.0 % more per
+ * call, probes ready in about 1.0 s instead of 1.6).
  *
  * Where the kernel refuses the generic programs, the functions go back to
  * the slots' own programs, in another round (probes.c).  The links are the

@@ -442,19 +442,19 @@ static struct bpf_link *attach_kprobe(struct vnfs_probes *probes, struct bpf_pro
 static void attach_kprobe_pair(struct vnfs_probes *probes, struct hook_state *state, size_t index)
 {
 	struct vnfs_bpf *skeleton = probes->skeleton;
-	struct bpf_program *entry = hook_program(skeleton, "kprobe", index);
-	struct bpf_program *exit = hook_program(skeleton, "kretprobe", index);
+	struct bpf_program *on_entry = hook_program(skeleton, "kprobe", index);
+	struct bpf_program *on_return = hook_program(skeleton, "kretprobe", index);
 	__u64 cookie = 0;
 
 	if (kprobe_cookies_used(probes)) {
-		entry = skeleton->progs.kprobe_cookie_entry;
-		exit = skeleton->progs.kretprobe_cookie_exit;
+		on_entry = skeleton->progs.kprobe_cookie_entry;
+		on_return = skeleton->progs.kretprobe_cookie_exit;
 		cookie = index;
 		state->by_cookie = true;
 	}
-	state->entry_link = attach_kprobe(probes, entry, state->hook->function, cookie, false);
+	state->entry_link = attach_kprobe(probes, on_entry, state->hook->function, cookie, false);
 	if (state->entry_link)
-		state->exit_link = attach_kprobe(probes, exit, state->hook->function, cookie, true);
+		state->exit_link = attach_kprobe(probes, on_return, state->hook->function, cookie, true);
 }
 
 /* Attaches one function's planned pair.  Returns false when fentry failed
