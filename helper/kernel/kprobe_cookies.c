@@ -45,12 +45,10 @@ bool kprobe_cookies_used(const struct vnfs_probes *probes)
 	return probes->kprobe_cookies && !probes->kprobe_multi;
 }
 
-void kprobe_cookies_prepare(struct vnfs_probes *probes)
+void kprobe_cookies_prepare(struct vnfs_probes *probes, bool kprobes_planned)
 {
-	bool wanted = false;
+	bool wanted = kprobes_planned && kprobe_cookies_used(probes);
 
-	for (size_t i = 0; i < probes->hook_count && kprobe_cookies_used(probes); i++)
-		wanted = wanted || probes->hooks[i].plan == VNFS_ATTACH_KPROBE;
 	bpf_program__set_autoload(probes->skeleton->progs.kprobe_cookie_entry, wanted);
 	bpf_program__set_autoload(probes->skeleton->progs.kretprobe_cookie_exit, wanted);
 }

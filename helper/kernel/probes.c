@@ -272,7 +272,6 @@ static void destroy_link_pair(struct hook_state *state)
 	bpf_link__destroy(state->exit_link);
 	state->entry_link = NULL;
 	state->exit_link = NULL;
-	state->by_cookie = false;
 }
 
 static void release_attempt(struct vnfs_probes *probes)
@@ -359,6 +358,14 @@ static bool environment_capture_reused(const struct vnfs_probes *probes)
 	       probes->environment_links[ENVIRONMENT_CAPTURE];
 }
 
+static bool any_planned(const struct vnfs_probes *probes, enum vnfs_attach_method method)
+{
+	for (size_t i = 0; i < probes->hook_count; i++)
+		if (probes->hooks[i].plan == method)
+			return true;
+	return false;
+}
+
 /* Sets every hook slot's programs for this attempt's plan.  Returns -1 only
  * when the object cannot be prepared at all. */
 static int prepare_programs(struct vnfs_probes *probes)
@@ -375,7 +382,7 @@ static int prepare_programs(struct vnfs_probes *probes)
 					  !probes->environment_links[ENVIRONMENT_CAPTURE]);
 	wire_probes_prepare(probes);
 	kprobe_multi_prepare(probes);
-	kprobe_cookies_prepare(probes);
+	kprobe_cookies_prepare(probes, any_planned(probes, VNFS_ATTACH_KPROBE));
 	for (size_t i = 0; i < VNFS_MAX_HOOKS; i++) {
 		struct bpf_program *fentry = hook_program(skeleton, "fentry", i);
 		struct bpf_program *fexit = hook_program(skeleton, "fexit", i);
@@ -406,14 +413,6 @@ static int prepare_programs(struct vnfs_probes *probes)
 					  !probes->kprobe_multi && !kprobe_cookies_used(probes));
 	}
 	return 0;
-}
-
-static bool any_planned(const struct vnfs_probes *probes, enum vnfs_attach_method method)
-{
-	for (size_t i = 0; i < probes->hook_count; i++)
-		if (probes->hooks[i].plan == method)
-			return true;
-	return false;
 }
 
 /* One end of a kprobe pair, its link carrying cookie.  The return probe is
@@ -450,7 +449,6 @@ static void attach_kprobe_pair(struct vnfs_probes *probes, struct hook_state *st
 		on_entry = skeleton->progs.kprobe_cookie_entry;
 		on_return = skeleton->progs.kretprobe_cookie_exit;
 		cookie = index;
-		state->by_cookie = true;
 	}
 	state->entry_link = attach_kprobe(probes, on_entry, state->hook->function, cookie, false);
 	if (state->entry_link)
@@ -783,6 +781,14 @@ static void log_failures(const struct vnfs_probes *probes, char *error, size_t e
 }
 
 /* A kprobe where fentry was tried and failed (mode auto). */
+/* Attached by this start to the generic programs (kprobe_cookies.c): the
+ * final round's choice, for every function it attached by kprobe. */
+static bool by_cookie(const struct vnfs_probes *probes, const struct hook_state *state)
+{
+	return state->method == VNFS_ATTACH_KPROBE && !state->at_once && !state->reused &&
+	       kprobe_cookies_used(probes);
+}
+
 static bool fell_back(const struct vnfs_probes *probes, const struct hook_state *state)
 {
 	return probes->mode == VNFS_PROBE_AUTO && state->method == VNFS_ATTACH_KPROBE &&
@@ -801,7 +807,7 @@ size_t vnfs_probes_describe(const struct vnfs_probes *probes, char *buffer, size
 		if (state->method != VNFS_ATTACH_NONE)
 			append(buffer, size, &length, "%s: %s%s%s%s%s%s\n", state->hook->function,
 			       vnfs_attach_method_name(state->method),
-			       state->at_once ? " (at once)" : "", state->by_cookie ? " (by cookie)" : "",
+			       state->at_once ? " (at once)" : "", by_cookie(probes, state) ? " (by cookie)" : "",
 			       state->reused ? " (reused)" : "",
 			       fell_back(probes, state) ? " after fentry: " : "",
 			       fell_back(probes, state) ? state->fentry_error : "");

@@ -81,7 +81,6 @@ struct hook_state {
 	bool has_prototype;         /* config comes from BTF, not the fallback */
 	bool reused;                /* links pinned by a previous helper */
 	bool at_once;               /* attached by the kprobe.multi links (kprobe_multi.c) */
-	bool by_cookie;             /* its own links to the generic programs (kprobe_cookies.c) */
 	enum vnfs_attach_method plan;
 	enum vnfs_attach_method method;
 	struct bpf_link *entry_link;
@@ -186,7 +185,8 @@ void kprobe_multi_pin(struct vnfs_probes *probes);
 bool kprobe_cookies_possible(const struct vnfs_probes *probes);
 /* Whether this round's kprobed functions take the generic programs. */
 bool kprobe_cookies_used(const struct vnfs_probes *probes);
-void kprobe_cookies_prepare(struct vnfs_probes *probes);
+/* The two programs loaded when some function is planned for kprobes. */
+void kprobe_cookies_prepare(struct vnfs_probes *probes, bool kprobes_planned);
 bool kprobe_cookies_refused(struct vnfs_probes *probes, const char *program, int result);
 
 /* ---- kretprobe_events.c ---- */
