@@ -294,19 +294,38 @@ int BPF_PROG(wire_initiate_commit, struct nfs_commit_data___vnfs *data)
  * read-only loop (a data loader's) cost no map access at all, and a note a
  * freed writer left at a read-only context's address is never read: the
  * next writer made at that address overwrites it. */
-SEC(VNFS_FEXIT_SECTION "/alloc_nfs_open_context")
-int BPF_PROG(wire_note_open_context, struct dentry *dentry, unsigned int mode, struct file *file,
-	     struct nfs_open_context___vnfs *context)
+static __always_inline void note_open_context(struct nfs_open_context___vnfs *context)
 {
 	struct vnfs_wire_owner owner = {};
 	__u64 key = (__u64)context;
 
-	if (!(mode & FMODE_WRITE))
-		return 0;
-	if ((long)context <= 0 && (long)context > -4096)
-		return 0; /* NULL or ERR_PTR */
 	current_owner(&owner);
 	set_owner(&open_context_owners, &key, &owner);
+}
+
+static __always_inline bool is_error_pointer(const void *pointer)
+{
+	return (long)pointer <= 0 && (long)pointer > -4096; /* NULL or ERR_PTR */
+}
+
+SEC(VNFS_FEXIT_SECTION "/alloc_nfs_open_context")
+int BPF_PROG(wire_note_open_context, struct dentry *dentry, unsigned int mode, struct file *file,
+	     struct nfs_open_context___vnfs *context)
+{
+	if ((mode & FMODE_WRITE) && !is_error_pointer(context))
+		note_open_context(context);
+	return 0;
+}
+
+/* The same on the kprobe path (probe mode kprobe), where it is one more
+ * ftrace update rather than the helper's only BPF trampoline (28-144 ms to
+ * attach on Debian's 6.1, docs/PERFORMANCE.md).  A return probe has no
+ * arguments: the context keeps the mode it was made with. */
+SEC("kretprobe")
+int BPF_KRETPROBE(wire_note_open_context_on_return, struct nfs_open_context___vnfs *context)
+{
+	if (!is_error_pointer(context) && (BPF_CORE_READ(context, mode) & FMODE_WRITE))
+		note_open_context(context);
 	return 0;
 }
 

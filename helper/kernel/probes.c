@@ -380,7 +380,7 @@ static int prepare_programs(struct vnfs_probes *probes)
 	bpf_program__set_autoload(skeleton->progs.capture_environment,
 				  probes->capture_environment &&
 					  !probes->environment_links[ENVIRONMENT_CAPTURE]);
-	wire_probes_prepare(probes);
+	wire_probes_prepare(probes, any_planned(probes, VNFS_ATTACH_FENTRY));
 	kprobe_multi_prepare(probes);
 	kprobe_cookies_prepare(probes, any_planned(probes, VNFS_ATTACH_KPROBE));
 	for (size_t i = 0; i < VNFS_MAX_HOOKS; i++) {
@@ -415,24 +415,14 @@ static int prepare_programs(struct vnfs_probes *probes)
 	return 0;
 }
 
-/* One end of a kprobe pair, its link carrying cookie.  The return probe is
- * made in tracefs with room for the configured calls in flight
- * (kretprobe_events.c), else by libbpf with the kernel's default room. */
+/* One end of a kprobe pair, its link carrying cookie. */
 static struct bpf_link *attach_kprobe(struct vnfs_probes *probes, struct bpf_program *program,
 				      const char *function, __u64 cookie, bool retprobe)
 {
-	LIBBPF_OPTS(bpf_kprobe_opts, options, .bpf_cookie = cookie, .retprobe = retprobe);
-	struct bpf_link *link;
+	LIBBPF_OPTS(bpf_kprobe_opts, options, .bpf_cookie = cookie);
 
-	if (!retprobe || !probes->tracefs)
-		return bpf_program__attach_kprobe_opts(program, function, &options);
-	link = kretprobe_event_attach(probes->tracefs, program, function,
-				      probes->kprobe_calls_in_flight, cookie);
-	if (link)
-		return link;
-	vnfs_warning("%s: cannot make its return probe for %u calls in flight (%s): the "
-		     "kernel's default room instead", function, probes->kprobe_calls_in_flight,
-		     strerror(errno));
+	if (retprobe)
+		return kretprobe_attach(probes, program, function, cookie);
 	return bpf_program__attach_kprobe_opts(program, function, &options);
 }
 

@@ -124,6 +124,7 @@ struct vnfs_probes {
 		int btf_object_fd; /* and where it is; see kernel_btf */
 	} wire_targets[WIRE_PROGRAMS];
 	struct bpf_link *wire_links[WIRE_PROGRAMS];
+	bool wire_note_on_return; /* the open-context note by kretprobe (wire_probes.c) */
 	__u64 *wire_unattributed_entries; /* mmapped read-write: [0] rows with an owner's id */
 	/* Unattributed wire rows whose owner is gone, deleted from the map and
 	 * summed here per mount and procedure (owner_id 0), reported by every
@@ -192,11 +193,11 @@ bool kprobe_cookies_refused(struct vnfs_probes *probes, const char *program, int
 /* ---- kretprobe_events.c ---- */
 /* Where tracefs is mounted (writable kprobe_events), NULL if nowhere. */
 const char *kretprobe_events_tracefs(void);
-/* Makes a return probe on function that follows calls_in_flight calls at
- * once and attaches program to it, its link carrying cookie.  NULL with errno on failure, with the
- * event it made removed. */
-struct bpf_link *kretprobe_event_attach(const char *tracefs, struct bpf_program *program,
-					const char *function, unsigned calls_in_flight, __u64 cookie);
+/* A return probe on function running program, its link carrying cookie:
+ * made in tracefs with room for the configured calls in flight, else by
+ * libbpf with the kernel's default room.  NULL with errno on failure. */
+struct bpf_link *kretprobe_attach(const struct vnfs_probes *probes, struct bpf_program *program,
+				  const char *function, __u64 cookie);
 /* Removes the group's events that no link holds; with wait_for_release,
  * waits a while for those of links just unpinned.  Returns how many are
  * still held, or -1 when they cannot be listed. */
@@ -208,7 +209,9 @@ size_t wire_probes_wanted(const struct vnfs_probes *probes, struct kernel_wanted
 void wire_probes_found(struct vnfs_probes *probes, const struct kernel_function *found);
 int wire_probes_set_target(const struct vnfs_probes *probes, const struct bpf_program *program,
 			   struct bpf_prog_load_opts *options);
-void wire_probes_prepare(struct vnfs_probes *probes);
+/* The programs this round loads; fentry_planned: whether any function
+ * takes fentry (else the open-context note takes a kretprobe). */
+void wire_probes_prepare(struct vnfs_probes *probes, bool fentry_planned);
 bool wire_probes_reused(const struct vnfs_probes *probes);
 void wire_probes_attach(struct vnfs_probes *probes);
 /* Lets the links go; detach removes their pins too. */

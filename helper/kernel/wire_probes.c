@@ -53,11 +53,16 @@ static const struct wire_target {
 #undef TRACEPOINT
 #undef FUNCTION_EXIT
 
-static struct bpf_program *wire_program(struct vnfs_bpf *skeleton, enum wire_program program)
+/* Each program as this round loads it: the open-context note on the kprobe
+ * path when no function takes fentry (wire_probes_prepare). */
+static struct bpf_program *wire_program(const struct vnfs_probes *probes, enum wire_program program)
 {
+	struct vnfs_bpf *skeleton = probes->skeleton;
+
 	switch (program) {
 	case WIRE_NOTE_OPEN_CONTEXT:
-		return skeleton->progs.wire_note_open_context;
+		return probes->wire_note_on_return ? skeleton->progs.wire_note_open_context_on_return
+						   : skeleton->progs.wire_note_open_context;
 	case WIRE_INITIATE_READ:
 		return skeleton->progs.wire_initiate_read;
 	case WIRE_INITIATE_WRITE:
@@ -119,7 +124,7 @@ int wire_probes_set_target(const struct vnfs_probes *probes, const struct bpf_pr
 	const char *section = bpf_program__section_name(program);
 
 	for (int i = 0; i < WIRE_PROGRAMS; i++) {
-		if (wire_program(probes->skeleton, i) != program)
+		if (wire_program(probes, i) != program)
 			continue;
 		if (strcmp(section, wire_targets[i].section) != 0) {
 			vnfs_warning("the RPC counter %s is in section %s, not %s "
@@ -136,10 +141,18 @@ int wire_probes_set_target(const struct vnfs_probes *probes, const struct bpf_pr
 	return -EINVAL;
 }
 
-void wire_probes_prepare(struct vnfs_probes *probes)
+void wire_probes_prepare(struct vnfs_probes *probes, bool fentry_planned)
 {
+	/* With every function on kprobes, a fexit would be the helper's only
+	 * BPF trampoline, which costs more to attach than a kretprobe (an
+	 * ftrace update, as each kprobe is): the note takes the kprobe path's
+	 * way too.  Where trampolines are made anyway, fexit costs less per
+	 * open. */
+	probes->wire_note_on_return = !fentry_planned;
+	bpf_program__set_autoload(probes->skeleton->progs.wire_note_open_context, false);
+	bpf_program__set_autoload(probes->skeleton->progs.wire_note_open_context_on_return, false);
 	for (int i = 0; i < WIRE_PROGRAMS; i++)
-		bpf_program__set_autoload(wire_program(probes->skeleton, i),
+		bpf_program__set_autoload(wire_program(probes, i),
 					  probes->count_wire && !probes->wire_links[i]);
 }
 
@@ -167,6 +180,14 @@ void wire_probes_release(struct vnfs_probes *probes, bool detach)
 	}
 }
 
+static struct bpf_link *attach_wire_program(struct vnfs_probes *probes, enum wire_program program)
+{
+	if (program == WIRE_NOTE_OPEN_CONTEXT && probes->wire_note_on_return)
+		return kretprobe_attach(probes, wire_program(probes, program),
+					wire_targets[program].btf.name, 0);
+	return bpf_program__attach_trace(wire_program(probes, program));
+}
+
 /* Attached in the order an RPC meets them, its end last, so that no RPC
  * ends counted before its start was seen but the few already in flight
  * (counted as background). */
@@ -177,7 +198,7 @@ void wire_probes_attach(struct vnfs_probes *probes)
 	for (int i = 0; probes->count_wire && i < WIRE_PROGRAMS; i++) {
 		if (probes->wire_links[i])
 			continue; /* a previous helper's, pinned */
-		probes->wire_links[i] = bpf_program__attach_trace(wire_program(probes->skeleton, i));
+		probes->wire_links[i] = attach_wire_program(probes, i);
 		if (!probes->wire_links[i]) {
 			vnfs_warning("cannot attach the RPC counter %s (%s): RPCs are not counted "
 				     "per workload", wire_pin_names[i], strerror(errno));
