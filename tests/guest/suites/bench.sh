@@ -92,6 +92,11 @@ LOOPS=(stat pread open_close)
 BUSY_STEPS=10
 
 WORK=/run/vnfs-bench
+# The helpers' and loaders' logs, in tmpfs while they run, kept in the
+# results at the end (bench_done): written to the results share (9p), each
+# line of a start waited on the host, which under the instruction clock
+# added 20-35 ms to the helper's start (2026-12-07).
+LOGS=$WORK/logs
 SOCKET=$WORK/vnfs.sock
 CONFIG=$WORK/vnfs.conf
 CGROUP=${VNFS_CGROUP2_MOUNT:-/sys/fs/cgroup}/vnfs-bench
@@ -135,7 +140,11 @@ in_cgroup() {
 	bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$@"
 }
 
-mkdir -p "$WORK" "$WORKLOAD_CGROUP" || { fail "bench.sh: cannot create $WORK and $WORKLOAD_CGROUP"; guest_done; exit 1; }
+mkdir -p "$WORK" "$LOGS" "$WORKLOAD_CGROUP" || { fail "bench.sh: cannot create $WORK and $WORKLOAD_CGROUP"; guest_done; exit 1; }
+bench_done() {
+	cp -a "$LOGS"/. "$VNFS_OUT"/ || fail "bench.sh: cannot keep the logs of $LOGS"
+	guest_done
+}
 cat > "$CONFIG" <<CONF
 [helper]
 socket = $SOCKET
@@ -222,7 +231,7 @@ stop_helper() {
 attach() {
 	local variant=$1 log
 	attach_count=$((attach_count + 1))
-	log=$VNFS_OUT/bench-attach-$attach_count-$variant.log
+	log=$LOGS/bench-attach-$attach_count-$variant.log
 	case $variant in
 	none) return 0 ;;
 	floor|timing|attributing|collector-design)
@@ -268,7 +277,7 @@ detach() {
 check_cut_stated() {
 	check "$1: the helper ran with cut ${1#vnfs-cut-} and said so" \
 		grep -q "warning: benchmark cut ${1#vnfs-cut-} of the counting path" \
-		"$VNFS_OUT/bench-attach-$attach_count-$1.log"
+		"$LOGS/bench-attach-$attach_count-$1.log"
 }
 
 query_workload_job() {
@@ -420,7 +429,7 @@ run_variant() {
 	case $variant in
 	timing|attributing|collector-design)
 		# attributing: those in the workload's row, so attributed
-		calls=$(awk '$1 == "counted" { print $2 }' "$VNFS_OUT/bench-attach-$attach_count-$variant.log")
+		calls=$(awk '$1 == "counted" { print $2 }' "$LOGS/bench-attach-$attach_count-$variant.log")
 		check_ge "round $round: $variant counted the workload's calls" "${calls:-0}" \
 			$((iterations * repeats)) ;;
 	vnfs-fentry|vnfs-kprobe|vnfs-no-rpcs|vnfs-cut-[12])
@@ -541,10 +550,10 @@ print_table() {
 
 # --------------------------------------------------------- NFS and file
 
-guest_start_nfs || { guest_done; exit 1; }
+guest_start_nfs || { bench_done; exit 1; }
 nfsd_started=$SECONDS
 MOUNTPOINT=$(nfs_mount_of 4.2)
-guest_mount_nfs 4.2 "$MOUNTPOINT" || { guest_done; exit 1; }
+guest_mount_nfs 4.2 "$MOUNTPOINT" || { bench_done; exit 1; }
 FILE=$MOUNTPOINT/bench/file
 mkdir -p "${FILE%/*}"
 check "64 KiB test file on NFSv4.2" dd if=/dev/urandom of="$FILE" bs=64k count=1 conv=fsync status=none
@@ -750,7 +759,7 @@ if [[ " ${PROGRAM_TIME_VARIANTS[*]} " == *" vnfs-cut-7 "* ]]; then
 fi
 mark bench-program-time
 if [ "$mode" = costs ]; then
-	guest_done
+	bench_done
 	exit 0
 fi
 
@@ -817,7 +826,7 @@ exec_sequence=0
 run_exec_variant() {
 	local round=$1 variant=$2 loop line name best median log time_before runs_before time_after runs_after
 	attach_count=$((attach_count + 1))
-	log=$VNFS_OUT/bench-attach-$attach_count-$variant.log
+	log=$LOGS/bench-attach-$attach_count-$variant.log
 	case $variant in
 	vnfs-capture) start_helper fentry "$log" ;;
 	vnfs-no-capture) start_helper fentry "$log" "$NO_CAPTURE_CONFIG" ;;
@@ -1061,7 +1070,7 @@ wire_program_totals() {
 run_wire_variant() {
 	local round=$1 variant=$2 loop log repeat ms best time_before rpcs_before time_after rpcs_after
 	attach_count=$((attach_count + 1))
-	log=$VNFS_OUT/bench-attach-$attach_count-$variant.log
+	log=$LOGS/bench-attach-$attach_count-$variant.log
 	case $variant in
 	vnfs-rpcs) start_helper fentry "$log" ;;
 	vnfs-no-rpcs) start_helper fentry "$log" "$NO_RPCS_CONFIG" ;;
@@ -1129,7 +1138,7 @@ done
 mark bench-rpc-counters
 
 if [ $measure_helper = 0 ]; then
-	guest_done
+	bench_done
 	exit 0
 fi
 # The helper's budgets (docs/PERFORMANCE.md): start to ready, CPU in 1/100 %
@@ -1175,4 +1184,4 @@ if [ "$mode" = long ]; then
 	check_le "budget: helper RSS with $idle_steps idle steps (KiB)" "$idle_rss" $BUDGET_RSS_KIB
 	check_le "budget: helper RSS with $BUSY_STEPS of them doing I/O (KiB)" "$busy_rss" $BUDGET_RSS_KIB
 fi
-guest_done
+bench_done
