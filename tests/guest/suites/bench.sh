@@ -94,8 +94,9 @@ BUSY_STEPS=10
 WORK=/run/vnfs-bench
 # The helpers' and loaders' logs, in tmpfs while they run, kept in the
 # results at the end (bench_done): written to the results share (9p), each
-# line of a start waited on the host, which under the instruction clock
-# added 20-35 ms to the helper's start (2026-12-07).
+# line of a start waited on the host: under the instruction clock its
+# probes were ready in 908-932 ms logging there, 873-885 in tmpfs
+# (docs/PERFORMANCE.md, "2026-12-07").
 LOGS=$WORK/logs
 SOCKET=$WORK/vnfs.sock
 CONFIG=$WORK/vnfs.conf
