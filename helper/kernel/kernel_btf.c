@@ -24,83 +24,59 @@
 /* Which of the kernel's BTF objects are read here. */
 enum module_role { MODULE_UNUSED, MODULE_NFS_CLIENT, MODULE_SUNRPC };
 
-/* Kernel BTF object id's fd, its name ("vmlinux" or a module's) in name;
- * -1 for a program's BTF or one that cannot be read. */
-static int kernel_object_fd(__u32 id, char *name, __u32 name_size)
+/* BTF object `id`'s fd, and its role; -1 for an object of no use here. */
+static int module_fd(__u32 id, enum module_role *role)
 {
 	struct bpf_btf_info info;
 	__u32 length = sizeof(info);
+	char name[64] = "";
 	int fd = bpf_btf_get_fd_by_id(id);
 
+	*role = MODULE_UNUSED;
 	if (fd < 0)
 		return -1;
 	memset(&info, 0, sizeof(info));
-	name[0] = '\0';
 	info.name = (__u64)(uintptr_t)name;
-	info.name_len = name_size;
-	if (bpf_obj_get_info_by_fd(fd, &info, &length) != 0 || !info.kernel_btf) {
+	info.name_len = sizeof(name);
+	if (bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && info.kernel_btf) {
+		if (strncmp(name, "nfs", 3) == 0 && strcmp(name, "nfsd") != 0)
+			*role = MODULE_NFS_CLIENT;
+		else if (strcmp(name, "sunrpc") == 0)
+			*role = MODULE_SUNRPC;
+	}
+	if (*role == MODULE_UNUSED) {
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
 
-static enum module_role module_role(const char *name)
-{
-	if (strncmp(name, "nfs", 3) == 0 && strcmp(name, "nfsd") != 0)
-		return MODULE_NFS_CLIENT;
-	if (strcmp(name, "sunrpc") == 0)
-		return MODULE_SUNRPC;
-	return MODULE_UNUSED;
-}
-
-/* Keeps module object fd's types (split on vmlinux's) if the module is one
- * read here; closes fd otherwise. */
-static void load_module(struct kernel_btf *kernel, __u32 id, int fd, const char *name)
-{
-	enum module_role role = module_role(name);
-	struct btf *module = NULL;
-
-	if (role != MODULE_UNUSED && kernel->vmlinux &&
-	    kernel->module_count < KERNEL_BTF_MAX_MODULES)
-		module = btf__load_from_kernel_by_id_split(id, kernel->vmlinux);
-	if (!module) {
-		close(fd);
-		return;
-	}
-	kernel->modules[kernel->module_count] = module;
-	kernel->module_fds[kernel->module_count++] = fd;
-	if (role == MODULE_NFS_CLIENT)
-		kernel->nfs_client_modules++;
-}
-
 int kernel_btf_load(struct kernel_btf *kernel)
 {
-	char name[64];
 	__u32 id = 0;
 
 	memset(kernel, 0, sizeof(*kernel));
-	/* vmlinux's types come by id (5.11 on), the first object the kernel
-	 * made: one copy in one call, where /sys/kernel/btf/vmlinux is read a
-	 * page at a time (20-30 ms against 38-40 ms in the guest). */
-	while (bpf_btf_get_next_id(id, &id) == 0) {
-		int fd = kernel_object_fd(id, name, sizeof(name));
+	kernel->vmlinux = btf__load_vmlinux_btf();
+	if (!kernel->vmlinux)
+		return -1;
+	while (kernel->module_count < KERNEL_BTF_MAX_MODULES && bpf_btf_get_next_id(id, &id) == 0) {
+		enum module_role role;
+		int fd = module_fd(id, &role);
+		struct btf *module;
 
 		if (fd < 0)
 			continue;
-		if (strcmp(name, "vmlinux") != 0) {
-			load_module(kernel, id, fd, name);
+		module = btf__load_from_kernel_by_id_split(id, kernel->vmlinux);
+		if (!module) {
+			close(fd);
 			continue;
 		}
-		close(fd);
-		if (!kernel->vmlinux)
-			kernel->vmlinux = btf__load_from_kernel_by_id(id);
-		if (!kernel->vmlinux)
-			break; /* read from sysfs, below */
+		kernel->modules[kernel->module_count] = module;
+		kernel->module_fds[kernel->module_count++] = fd;
+		if (role == MODULE_NFS_CLIENT)
+			kernel->nfs_client_modules++;
 	}
-	if (!kernel->vmlinux)
-		kernel->vmlinux = btf__load_vmlinux_btf(); /* before 5.11: no id */
-	return kernel->vmlinux ? 0 : -1;
+	return 0;
 }
 
 void kernel_btf_drop_types(struct kernel_btf *kernel)
