@@ -742,6 +742,38 @@ out:
 	return result;
 }
 
+/* Adds a function's missed returns to the count (an earlier helper's event
+ * for the same function, still held by its pinned link, adds to it). */
+static int add_missed_return(const char *function, uint64_t missed, void *context)
+{
+	struct vnfs_missed_returns *counted = context;
+	unsigned i = 0;
+
+	while (i < counted->count && strcmp(counted->functions[i].function, function) != 0)
+		i++;
+	if (i == counted->count) {
+		if (i == VNFS_MAX_MISSED_RETURN_FUNCTIONS)
+			return 0;
+		snprintf(counted->functions[i].function, sizeof(counted->functions[i].function),
+			 "%s", function);
+		counted->functions[i].missed = 0;
+		counted->count++;
+	}
+	counted->functions[i].missed += missed;
+	return 0;
+}
+
+/* The kernel's counts of missed returns; a failed read keeps the last. */
+static void update_missed_returns(struct vnfs_collector *collector)
+{
+	const struct vnfs_counter_source *source = &collector->steps->source;
+	struct vnfs_missed_returns counted = { .count = 0 };
+
+	if (source->for_each_missed_return &&
+	    source->for_each_missed_return(source->context, add_missed_return, &counted) == 0)
+		collector->health.missed_returns = counted;
+}
+
 static void update_health(struct vnfs_collector *collector)
 {
 	struct vnfs_helper_health *health = &collector->health;
@@ -749,6 +781,7 @@ static void update_health(struct vnfs_collector *collector)
 	health->active_slots = collector->live_count;
 	/* What a failed read could not read keeps its last value. */
 	(void)collector->steps->source.read_health(collector->steps->source.context, health->counters);
+	update_missed_returns(collector);
 	health->sink_count = collector->sink_count;
 	for (unsigned i = 0; i < collector->sink_count; i++) {
 		health->sink_names[i] = collector->sinks[i].name;

@@ -91,6 +91,10 @@ typedef int (*vnfs_environment_job_fn)(uint64_t number, const struct vnfs_enviro
 /* Called per cgroup2 directory made, with its id; nonzero stops the walk. */
 typedef int (*vnfs_new_cgroup_fn)(uint64_t cgroup_id, void *context);
 
+/* Called per kprobed function with the calls whose return the kernel did
+ * not report, as the kernel counts them; nonzero stops the walk. */
+typedef int (*vnfs_missed_return_fn)(const char *function, uint64_t missed, void *context);
+
 struct vnfs_counter_source {
 	void *context; /* passed to every operation */
 
@@ -137,6 +141,10 @@ struct vnfs_counter_source {
 	/* The counting side's health counters (enum vnfs_health_counter).
 	 * Returns 0, or -1 (counters then holds what could be read). */
 	int (*read_health)(void *context, uint64_t counters[VNFS_HEALTH_COUNTERS]);
+	/* Calls fn per function whose returns the kernel counts as missed
+	 * (helper/kernel/probes.h); NULL in a source without kprobes.  Returns
+	 * 0, fn's nonzero return, or -1. */
+	int (*for_each_missed_return)(void *context, vnfs_missed_return_fn fn, void *fn_context);
 
 	/* How the operation is counted: fentry, kprobe, or none (not hooked). */
 	enum vnfs_attach_method (*attach_method)(void *context, enum vnfs_operation operation);

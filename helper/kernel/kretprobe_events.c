@@ -35,17 +35,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
 
+#include "helper/kernel/kprobe_profile.h"
 #include "lib/log.h"
 
 #define EVENT_GROUP "vnfs"
-/* The kernel's longest event name (MAX_EVENT_NAME_LEN) with its NUL. */
-#define EVENT_NAME_SIZE 64
+#define EVENT_NAME_SIZE KPROBE_PROFILE_EVENT_SIZE
 /* How long --unload waits for the kernel to let go of the events of the
  * links it unpinned (released after an RCU grace period). */
 #define RELEASE_WAIT_MS 5000
@@ -137,6 +138,24 @@ static int event_name(char *buffer, size_t size, const char *function)
 			return -1;
 	if ((size_t)snprintf(buffer, size, "%s_%ld", function, (long)getpid()) >= size)
 		return -1;
+	return 0;
+}
+
+/* The function of one of the group's events: its name without "_<pid>".
+ * 0, or -1 when the name does not end so (not one the helper made). */
+static int event_function(const char *event, char *function, size_t size)
+{
+	const char *underscore = strrchr(event, '_');
+	size_t length;
+
+	if (!underscore || underscore == event || underscore[1] == '\0' ||
+	    strspn(underscore + 1, "0123456789") != strlen(underscore + 1))
+		return -1;
+	length = (size_t)(underscore - event);
+	if (length >= size)
+		return -1;
+	memcpy(function, event, length);
+	function[length] = '\0';
 	return 0;
 }
 
@@ -251,4 +270,48 @@ int kretprobe_events_remove(bool wait_for_release)
 		vnfs_warning("%d kprobe events of %s/ still in use after %d ms (another helper's "
 			     "pins?)", held, EVENT_GROUP, RELEASE_WAIT_MS);
 	return held < 0 ? -1 : held;
+}
+
+/*
+ * kprobe_profile names an event without its group: a line is one of ours
+ * when the group's directory has an event of that name.  Events made by an
+ * earlier helper whose pinned links this one took over count too: they
+ * are the probes in use.
+ */
+int vnfs_probes_for_each_missed_return(const struct vnfs_probes *probes,
+				       vnfs_missed_return_fn fn, void *context)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t capacity = 0;
+	int group, result = 0;
+	FILE *profile;
+
+	if (!probes || !probes->tracefs)
+		return 0;
+	snprintf(path, sizeof(path), "%s/events/%s", probes->tracefs, EVENT_GROUP);
+	group = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (group < 0)
+		return errno == ENOENT ? 0 : -1; /* no return probe made there */
+	snprintf(path, sizeof(path), "%s/kprobe_profile", probes->tracefs);
+	profile = fopen(path, "re");
+	if (!profile) {
+		close(group);
+		return -1;
+	}
+	while (result == 0 && getline(&line, &capacity, profile) > 0) {
+		struct kprobe_profile_line parsed;
+		char function[EVENT_NAME_SIZE];
+		struct stat status;
+
+		if (kprobe_profile_parse_line(line, &parsed) != 0 ||
+		    event_function(parsed.event, function, sizeof(function)) != 0 ||
+		    fstatat(group, parsed.event, &status, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISDIR(status.st_mode))
+			continue;
+		result = fn(function, parsed.missed, context);
+	}
+	free(line);
+	fclose(profile);
+	close(group);
+	return result;
 }

@@ -1029,6 +1029,11 @@ static int source_read_health(void *probes, uint64_t counters[VNFS_HEALTH_COUNTE
 	return vnfs_probes_read_health(probes, counters);
 }
 
+static int source_for_each_missed_return(void *probes, vnfs_missed_return_fn fn, void *context)
+{
+	return vnfs_probes_for_each_missed_return(probes, fn, context);
+}
+
 static enum vnfs_attach_method source_attach_method(void *probes, enum vnfs_operation operation)
 {
 	return vnfs_probes_attach_method(probes, operation);
@@ -1092,6 +1097,7 @@ struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes
 		.forget_wire = source_forget_wire,
 		.for_each_unattributed = source_for_each_unattributed,
 		.read_health = source_read_health,
+		.for_each_missed_return = source_for_each_missed_return,
 		.attach_method = source_attach_method,
 		.register_cgroup = source_register_cgroup,
 		.registered = source_registered,

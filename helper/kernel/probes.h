@@ -176,6 +176,14 @@ int vnfs_probes_for_each_new_cgroup(struct vnfs_probes *probes, vnfs_new_cgroup_
 /* The BPF side's health counters (enum vnfs_health_counter). */
 int vnfs_probes_read_health(struct vnfs_probes *probes, uint64_t counters[VNFS_HEALTH_COUNTERS]);
 
+/* Calls fn per kprobed function whose return probe is a tracefs event
+ * (the kprobe path with kprobe_calls_in_flight, kretprobe_events.c), with
+ * the calls whose return the kernel did not report, as the kernel counts
+ * them (kprobe_profile).  Nothing on other paths.  Returns 0, fn's
+ * nonzero return, or -1 when the counts cannot be read. */
+int vnfs_probes_for_each_missed_return(const struct vnfs_probes *probes,
+				       vnfs_missed_return_fn fn, void *context);
+
 /* The collector's counter source (helper/kernel/counters.h): the functions above,
  * on probes, which must outlive it. */
 struct vnfs_counter_source vnfs_probes_counter_source(struct vnfs_probes *probes);

@@ -1181,6 +1181,24 @@ static void render_slots(struct text *out, const struct vnfs_helper_health *heal
 	append(out, "\n", 1);
 }
 
+/* The family is there whatever the path, so that a rule can test it;
+ * samples only for functions whose return probes the kernel counts. */
+static void render_missed_returns(struct text *out, const struct vnfs_missed_returns *counted)
+{
+	append_header(out, "vnfs_helper_kernel_missed_returns_total", "counter",
+		      "Calls whose return the kernel did not report, by kprobed function, as the "
+		      "kernel counts them (tracefs kprobe_profile): probes by kprobe with more calls "
+		      "in progress at once than kprobe_calls_in_flight.");
+	for (unsigned i = 0; i < counted->count && i < VNFS_MAX_MISSED_RETURN_FUNCTIONS; i++) {
+		append_string(out, "vnfs_helper_kernel_missed_returns_total{function=\"");
+		append_label_value(out, counted->functions[i].function,
+				   sizeof(counted->functions[i].function));
+		append_string(out, "\"} ");
+		append_u64(out, counted->functions[i].missed);
+		append(out, "\n", 1);
+	}
+}
+
 /* What the helper knows of its probes and collections (an interval's health). */
 static void render_probe_health(struct text *out, const struct vnfs_helper_health *health)
 {
@@ -1200,6 +1218,7 @@ static void render_probe_health(struct text *out, const struct vnfs_helper_healt
 		render_gauge(out, health_counter_metrics[i].name, "counter",
 			     health_counter_metrics[i].help,
 			     health->counters[health_counter_metrics[i].counter]);
+	render_missed_returns(out, &health->missed_returns);
 	render_labelled_counters(out, "vnfs_helper_bounded_total",
 				 "Calls counted in an [other] row, rows folded into [expired] ones, and "
 				 "RPCs of no workload in their mount's row of no owner.",

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "helper/kernel/counters.h" /* enum vnfs_attach_method */
+#include "helper/kernel/kprobe_profile.h" /* KPROBE_PROFILE_EVENT_SIZE */
 #include "lib/config.h"
 #include "lib/record.h"
 
@@ -23,6 +24,21 @@
 
 #define VNFS_MAX_SINKS 8
 
+/* Room for the kprobed functions' counts of missed returns: 28 hooked
+ * functions and the RPC counters' open-context note today. */
+#define VNFS_MAX_MISSED_RETURN_FUNCTIONS 64
+
+/* Per kprobed function, the calls whose return the kernel did not report
+ * (helper/kernel/probes.h): none where the return probes are not tracefs
+ * events (fentry, kprobe.multi, kprobe_calls_in_flight = 0). */
+struct vnfs_missed_returns {
+	unsigned count;
+	struct vnfs_missed_return {
+		char function[KPROBE_PROFILE_EVENT_SIZE];
+		uint64_t missed;
+	} functions[VNFS_MAX_MISSED_RETURN_FUNCTIONS];
+};
+
 struct vnfs_helper_health {
 	uint64_t collections;            /* intervals collected so far */
 	uint64_t last_collection_ns;     /* duration of the last collection */
@@ -30,6 +46,7 @@ struct vnfs_helper_health {
 	uint32_t active_slots;
 	uint32_t max_slots;
 	enum vnfs_attach_method attach_method[VNFS_OP_COUNT];
+	struct vnfs_missed_returns missed_returns;
 	/* Records each output failed to deliver (its dropped()), for
 	 * vnfs_helper_dropped_records_total{sink}. */
 	unsigned sink_count;

@@ -25,6 +25,8 @@
  *   unattributed CGROUP_ID UID COMM OPERATION COUNT   (one per nonzero op)
  *   unattributed_bytes CGROUP_ID UID COMM errors read_bytes write_bytes
  *   health INDEX VALUE
+ *   missed_return FUNCTION MISSED   (the kernel's count, per return probe
+ *                                    made in tracefs)
  *   expired GONE IDLE FAILED   (with --expire-idle-ms: what the expiry of
  *                               unattributed rows did, after the workload)
  *   timing open|close MILLISECONDS
@@ -194,6 +196,13 @@ static void print_slot(const struct vnfs_probes *probes, uint32_t slot)
 				       (unsigned long long)stats->request_size_histogram[direction][bucket]);
 }
 
+static int print_missed_return(const char *function, uint64_t missed, void *context)
+{
+	(void)context;
+	printf("missed_return %s %llu\n", function, (unsigned long long)missed);
+	return 0;
+}
+
 static int print_everything(struct vnfs_probes *probes)
 {
 	struct vnfs_counter_source source;
@@ -227,6 +236,10 @@ static int print_everything(struct vnfs_probes *probes)
 	}
 	for (int index = 0; index < VNFS_HEALTH_COUNTERS; index++)
 		printf("health %d %llu\n", index, (unsigned long long)health[index]);
+	if (vnfs_probes_for_each_missed_return(probes, print_missed_return, NULL) != 0) {
+		fprintf(stderr, "probe-driver: reading kprobe_profile failed: %s\n", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 

@@ -64,6 +64,10 @@ struct fake_source {
 	uint64_t forgotten[FAKE_ROWS]; /* forget_wire's owner ids */
 	size_t forgotten_count;
 	uint64_t health[VNFS_HEALTH_COUNTERS];
+	/* The kernel's missed returns, as kprobe_profile lists them. */
+	struct { const char *function; uint64_t missed; } missed_returns[4];
+	size_t missed_return_count;
+	bool missed_returns_unreadable;
 
 	/* What the collector asked. */
 	unsigned stats_reads[FAKE_SLOTS];
@@ -142,6 +146,17 @@ static int fake_read_health(void *context, uint64_t counters[VNFS_HEALTH_COUNTER
 
 	memcpy(counters, fake->health, sizeof(fake->health));
 	return 0;
+}
+
+static int fake_for_each_missed_return(void *context, vnfs_missed_return_fn fn, void *fn_context)
+{
+	struct fake_source *fake = context;
+	int result = 0;
+
+	for (size_t i = 0; i < fake->missed_return_count && result == 0; i++)
+		result = fn(fake->missed_returns[i].function, fake->missed_returns[i].missed,
+			    fn_context);
+	return fake->missed_returns_unreadable ? -1 : result;
 }
 
 /* read by fentry, write by kprobe, the rest not hooked. */
@@ -226,6 +241,7 @@ static struct vnfs_counter_source fake_source(struct fake_source *fake)
 		.for_each_wire = fake_for_each_wire,
 		.forget_wire = fake_forget_wire,
 		.read_health = fake_read_health,
+		.for_each_missed_return = fake_for_each_missed_return,
 		.attach_method = fake_attach_method,
 		.register_cgroup = fake_register_cgroup,
 		.registered = fake_registered,
@@ -579,6 +595,41 @@ static void test_interval_holds_each_steps_own_counts(void **state)
 	assert_int_equal(f->sink.health.sink_count, 1);
 	assert_string_equal(f->sink.health.sink_names[0], "recording");
 	assert_int_equal(f->sink.jobs_finished, 0);
+}
+
+/* The kernel's missed returns per function: an earlier helper's event for
+ * the same function (its pinned link still in use) adds to it; a failed
+ * read keeps what the last one found. */
+static void test_missed_returns_are_summed_per_function(void **state)
+{
+	struct fixture *f = *state;
+	const struct vnfs_missed_returns *counted = &f->sink.health.missed_returns;
+
+	f->fake.missed_returns[0].function = "nfs_file_read";
+	f->fake.missed_returns[0].missed = 6;
+	f->fake.missed_returns[1].function = "nfs_getattr";
+	f->fake.missed_returns[1].missed = 0;
+	f->fake.missed_returns[2].function = "nfs_file_read";
+	f->fake.missed_returns[2].missed = 2;
+	f->fake.missed_return_count = 3;
+	vnfs_collector_collect(&f->collector, T0 + 10000);
+	assert_int_equal(counted->count, 2);
+	assert_string_equal(counted->functions[0].function, "nfs_file_read");
+	assert_int_equal(counted->functions[0].missed, 8);
+	assert_string_equal(counted->functions[1].function, "nfs_getattr");
+	assert_int_equal(counted->functions[1].missed, 0);
+
+	f->fake.missed_returns[1].missed = 5;
+	f->fake.missed_returns_unreadable = true;
+	vnfs_collector_collect(&f->collector, T0 + 20000);
+	assert_int_equal(counted->count, 2);
+	assert_int_equal(counted->functions[1].missed, 0);
+
+	f->fake.missed_returns_unreadable = false;
+	f->fake.missed_return_count = 1;
+	vnfs_collector_collect(&f->collector, T0 + 30000);
+	assert_int_equal(counted->count, 1);
+	assert_int_equal(counted->functions[0].missed, 6);
 }
 
 /* Each record points to its tags, one copy per distinct list: the two
@@ -980,6 +1031,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_interval_holds_each_steps_own_counts, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_missed_returns_are_summed_per_function, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_records_carry_their_tags_one_copy_per_list,
 						setup, teardown),

@@ -161,6 +161,12 @@ static void test_exact_samples(void **unused)
 	for (int op = 0; op < VNFS_OP_COUNT; op++)
 		health.attach_method[op] = VNFS_ATTACH_FENTRY;
 	health.attach_method[VNFS_OP_MMAP_READ] = VNFS_ATTACH_KPROBE;
+	health.missed_returns.count = 2;
+	snprintf(health.missed_returns.functions[0].function,
+		 sizeof(health.missed_returns.functions[0].function), "nfs_file_read");
+	health.missed_returns.functions[0].missed = 6;
+	snprintf(health.missed_returns.functions[1].function,
+		 sizeof(health.missed_returns.functions[1].function), "nfs_getattr");
 
 	struct vnfs_interval interval = { .time_ms = 2000, .node = "n1", .step_count = 1,
 		.steps = &step, .unattributed_count = 1, .unattributed = &stray, .health = &health };
@@ -228,6 +234,9 @@ static void test_exact_samples(void **unused)
 	assert_contains(text, "\nvnfs_helper_slots{state=\"free\"} 1023\n");
 	assert_contains(text, "\nvnfs_helper_map_full_total{map=\"breakdown_stats\"} 3\n");
 	assert_contains(text, "\nvnfs_helper_unmatched_exits_total 4\n");
+	assert_contains(text, "\n# TYPE vnfs_helper_kernel_missed_returns_total counter\n"
+			      "vnfs_helper_kernel_missed_returns_total{function=\"nfs_file_read\"} 6\n"
+			      "vnfs_helper_kernel_missed_returns_total{function=\"nfs_getattr\"} 0\n");
 	assert_contains(text, "\nvnfs_helper_bounded_total{bound=\"step_other_calls\"} 137\n");
 	assert_contains(text, "\nvnfs_helper_bounded_total{bound=\"unattributed_other_calls\"} 0\n");
 	assert_contains(text, "\nvnfs_helper_bounded_total{bound=\"unattributed_expired_rows\"} 3072\n");

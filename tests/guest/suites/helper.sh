@@ -220,6 +220,13 @@ check_eq "no call uncounted for want of its thread's state" \
 	"$(exported vnfs_helper_uncounted_operations_total)" 0
 check_eq "no exit seen without its entry" "$(exported vnfs_helper_unmatched_exits_total)" 0
 check_eq "no return the kernel did not report" "$(exported vnfs_helper_missed_exits_total)" 0
+# The kernel's own count: a sample per return probe the helper made in
+# tracefs (kprobes; none where every function is by fentry), each 0.
+return_events=$(grep -c '^r[0-9]*:vnfs/' /sys/kernel/tracing/kprobe_events)
+check_eq "the kernel's count of missed returns: a sample per return probe in tracefs ($return_events)" \
+	"$(grep -c '^vnfs_helper_kernel_missed_returns_total{function="' $VNFS_OUT/metrics.txt)" "$return_events"
+check_eq "the kernel's count: no return missed" \
+	"$(awk '$1 ~ /^vnfs_helper_kernel_missed_returns_total[{]/ && $2 != 0' $VNFS_OUT/metrics.txt | wc -l)" 0
 for map in cgroup_cache breakdown_stats unattributed_stats; do
 	check_eq "no update refused by a full $map" \
 		"$(exported "vnfs_helper_map_full_total{map=\"$map\"}")" 0

@@ -646,7 +646,9 @@ fi
 #   again and closes it: that read is another read system call than the
 #   lost one, so the depth starts anew (bpf/vnfs.bpf.c,
 #   forget_missed_exit), the read is counted and timed, and the loss is
-#   told (health 13, vnfs_helper_missed_exits_total);
+#   told (health 13, vnfs_helper_missed_exits_total), and the kernel's
+#   own count for nfs_file_read says 6 too (kprobe_profile, exported as
+#   vnfs_helper_kernel_missed_returns_total{function});
 # - with the default room, no return is lost: 32 reads, none missed.
 # Kernels with kprobe.multi size their return pool otherwise; the default
 # kernel (6.1) attaches a pair each.
@@ -684,6 +686,7 @@ EOF_READER
 		echo $BASHPID > "$cgroups/missed/cgroup.procs"
 		rm -rf /tmp/missed && mkdir /tmp/missed
 		grep ' nfs_file_read$' /sys/kernel/tracing/kprobe_events > /tmp/missed/events
+		grep -c '^r[0-9]*:vnfs/' /sys/kernel/tracing/kprobe_events > /tmp/missed/return_events
 		# One open at a time: 16 in flight at once would lose returns too.
 		for ((i = 1; i <= missed_readers; i++)); do
 			$python /tmp/missed-reader.py "$m/missed/f$i" /tmp/missed $i &
@@ -720,6 +723,14 @@ EOF_READER
 			"$(sed -E 's/_[0-9]+ / /' /tmp/missed/events)" "r$shown_room:vnfs/nfs_file_read nfs_file_read"
 		check_eq "$name: the kretprobe missed $lost returns, counted as missed exits" \
 			"$(health_of "$output" 13)" $lost
+		# The kernel's own count, per return probe (kprobe_profile), which
+		# the helper exports as vnfs_helper_kernel_missed_returns_total.
+		check_eq "$name: the kernel's count of nfs_file_read's missed returns" \
+			"$(awk '$1 == "missed_return" && $2 == "nfs_file_read" { print $3 }' "$output")" $lost
+		check_eq "$name: a count for each of the $(cat /tmp/missed/return_events) return probes in tracefs" \
+			"$(grep -c '^missed_return ' "$output")" "$(cat /tmp/missed/return_events)"
+		check_eq "$name: no other function's return missed" \
+			"$(awk '$1 == "missed_return" && $2 != "nfs_file_read" && $3 != 0' "$output" | wc -l)" 0
 		check_op "$output" 13 "$name (slot 13)" read count $((2 * missed_readers - lost))
 		check_op "$output" 13 "$name (slot 13)" read bytes $(((2 * missed_readers - lost) * 65536))
 		check_op "$output" 13 "$name (slot 13)" read samples $((2 * missed_readers - lost))
