@@ -171,10 +171,7 @@ loader_pid= helper_pid= attach_count=0
 # wait_for_line FILE PATTERN PID: until a line of FILE matches PATTERN (an
 # extended regular expression; 180 s), or PID died.  Bash builtins only: a
 # grep and a sleep forked every 20 ms took the guest's one vCPU from the
-# start they timed.  The pause is a read that times out on a FIFO nobody
-# writes to.
-mkfifo "$WORK/pause" && exec {pause_fd}<> "$WORK/pause" ||
-	{ fail "bench.sh: cannot make the FIFO $WORK/pause"; bench_done; exit 1; }
+# start they timed (guest.sh's pause is a read that times out).
 wait_for_line() {
 	local file=$1 pattern=$2 pid=$3 deadline=$((SECONDS + 180)) line
 	while :; do
@@ -185,7 +182,7 @@ wait_for_line() {
 		fi
 		kill -0 "$pid" 2> /dev/null || return 1
 		[ $SECONDS -lt $deadline ] || return 1
-		read -r -t 0.02 -u "$pause_fd" line
+		pause 0.02
 	done
 }
 
