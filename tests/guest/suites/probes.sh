@@ -209,58 +209,143 @@ prepare() {
 }
 
 # ------------------------------------------------------------ result access
-# op_field OUTPUT SLOT OPERATION FIELD: FIELD is count, errors, time, bytes
-# or samples (latency histogram total).
+# Under emulation an exec costs tens of milliseconds (docs/TESTBED.md,
+# "Writing a suite": /bin/true 114-146 ms beside two other guests, awk
+# 220-260), and an awk per check was most of this suite's time.  So each
+# driver output is read once, with bash builtins only, into results[], and
+# the accessors below look there; a file is read again if it was written
+# since.  A reading made inside a $(...) is lost with its subshell: each
+# section reads its output first, in the suite's own shell.
+declare -A results reading_of
+readings=0
+# read_results OUTPUT: its rows in results[], under the reading's number.
+read_results() {
+	local file=$1 reading=${reading_of[$1]-} kind slot key values
+	if [ -n "$reading" ] && ! [ "$file" -nt "/tmp/probes-reading.$reading" ]; then
+		return 0
+	fi
+	readings=$((readings + 1))
+	reading=$readings
+	: > "/tmp/probes-reading.$reading"
+	reading_of[$file]=$reading
+	while read -r kind slot key values; do
+		case $kind in
+		op) # key: operation; values: count errors time_ns bytes samples
+			results[$reading|op|$slot|$key]=$values
+			set -- $values
+			add_result "$reading|total|$slot|count" "$1"
+			add_result "$reading|total|$slot|errors" "$2"
+			add_result "$reading|total|$slot|bytes" "$4" ;;
+		size) # key: read|write; values: bucket count (in the order printed)
+			set -- $values
+			results[$reading|size|$slot|$key|$1]=$2
+			results[$reading|sizes|$slot|$key]+="${results[$reading|sizes|$slot|$key]:+ }$1:$2" ;;
+		process) # key: comm; values: read_ops read_bytes write_ops write_bytes other_ops
+			results[$reading|process|$slot|$key]=$values
+			results[$reading|comms|$slot]+="$key " ;;
+		mount) # key: device; values: ops errors time_ns read_bytes write_bytes
+			set -- $values
+			results[$reading|devices|$slot]+="$key "
+			add_result "$reading|mount|$slot|ops" "$1"
+			add_result "$reading|mount|$slot|errors" "$2"
+			add_result "$reading|mount|$slot|read_bytes" "$4"
+			add_result "$reading|mount|$slot|write_bytes" "$5" ;;
+		activity) results[$reading|activity|$slot]=$key ;;
+		esac
+	done < "$file"
+}
+add_result() { results[$1]=$(( ${results[$1]-0} + $2 )); }
+# sorted WORDS: the words of the string in order, each followed by a
+# space (as `sort | tr '\n' ' '` prints them), by insertion: rows are few.
+sorted() {
+	local words=() given word i
+	read -r -a given <<< "$1"
+	for word in "${given[@]}"; do
+		i=${#words[@]}
+		while [ $i -gt 0 ] && [[ $word < ${words[i - 1]} ]]; do
+			words[i]=${words[i - 1]}
+			i=$((i - 1))
+		done
+		words[i]=$word
+	done
+	[ ${#words[@]} -eq 0 ] || printf '%s ' "${words[@]}"
+}
+# op_value VARIABLE OUTPUT SLOT OPERATION FIELD: sets VARIABLE to FIELD
+# (count, errors, time, bytes or samples: the latency histogram's total),
+# or "missing" when the slot has no row of the operation.
+op_value() {
+	local -n into=$1
+	local row fields
+	read_results "$2"
+	row=${results[${reading_of[$2]}|op|$3|$4]-}
+	if [ -z "$row" ]; then
+		into=missing
+		return
+	fi
+	read -r -a fields <<< "$row"
+	case $5 in
+	count) into=${fields[0]} ;; errors) into=${fields[1]} ;; time) into=${fields[2]} ;;
+	bytes) into=${fields[3]} ;; samples) into=${fields[4]} ;;
+	esac
+}
+# op_field OUTPUT SLOT OPERATION FIELD: prints it.
 op_field() {
-	awk -v slot="$2" -v op="$3" -v field="$4" '
-		BEGIN { index_of["count"] = 4; index_of["errors"] = 5; index_of["time"] = 6
-			index_of["bytes"] = 7; index_of["samples"] = 8 }
-		$1 == "op" && $2 == slot && $3 == op { print $(index_of[field]); found = 1 }
-		END { if (!found) print "missing" }' "$1"
+	local value
+	op_value value "$@"
+	echo "$value"
 }
 # size_count OUTPUT SLOT read|write BUCKET
 size_count() {
-	awk -v slot="$2" -v direction="$3" -v bucket="$4" '
-		$1 == "size" && $2 == slot && $3 == direction && $4 == bucket { count = $5 }
-		END { print count + 0 }' "$1"
+	read_results "$1"
+	echo "${results[${reading_of[$1]}|size|$2|$3|$4]-0}"
 }
 # size_buckets OUTPUT SLOT read|write: "bucket:count ..." of the nonzero buckets
 size_buckets() {
-	awk -v slot="$2" -v direction="$3" '
-		$1 == "size" && $2 == slot && $3 == direction { printf "%s%s:%s", sep, $4, $5; sep = " " }
-		END { print "" }' "$1"
+	read_results "$1"
+	echo "${results[${reading_of[$1]}|sizes|$2|$3]-}"
 }
-slot_total() { # OUTPUT SLOT FIELD: sum over operations
-	awk -v slot="$2" -v field="$3" '
-		BEGIN { index_of["count"] = 4; index_of["errors"] = 5; index_of["bytes"] = 7 }
-		$1 == "op" && $2 == slot { total += $(index_of[field]) } END { print total + 0 }' "$1"
+slot_total() { # OUTPUT SLOT FIELD(count|errors|bytes): sum over operations
+	read_results "$1"
+	echo "${results[${reading_of[$1]}|total|$2|$3]-0}"
 }
 mount_total() { # OUTPUT SLOT FIELD(ops|errors|read_bytes|write_bytes)
-	awk -v slot="$2" -v field="$3" '
-		BEGIN { index_of["ops"] = 4; index_of["errors"] = 5; index_of["read_bytes"] = 7
-			index_of["write_bytes"] = 8 }
-		$1 == "mount" && $2 == slot { total += $(index_of[field]) } END { print total + 0 }' "$1"
+	read_results "$1"
+	echo "${results[${reading_of[$1]}|mount|$2|$3]-0}"
 }
 mount_devices() { # OUTPUT SLOT
-	awk -v slot="$2" '$1 == "mount" && $2 == slot { print $3 }' "$1" | sort | tr '\n' ' '
+	read_results "$1"
+	sorted "${results[${reading_of[$1]}|devices|$2]-}"
 }
 process_line() { # OUTPUT SLOT COMM: "read_ops read_bytes write_ops write_bytes other_ops"
-	awk -v slot="$2" -v comm="$3" '$1 == "process" && $2 == slot && $3 == comm {
-		print $4, $5, $6, $7, $8 }' "$1"
+	read_results "$1"
+	echo "${results[${reading_of[$1]}|process|$2|$3]-}"
+}
+process_fields() { # OUTPUT SLOT COMM FIRST LAST: fields FIRST to LAST (from 1) of its line
+	local fields
+	read -r -a fields <<< "$(process_line "$1" "$2" "$3")"
+	echo "${fields[*]:$4 - 1:$5 - $4 + 1}"
 }
 process_comms() { # OUTPUT SLOT
-	awk -v slot="$2" '$1 == "process" && $2 == slot { print $3 }' "$1" | sort | tr '\n' ' '
+	read_results "$1"
+	sorted "${results[${reading_of[$1]}|comms|$2]-}"
+}
+step_activity() { # OUTPUT SLOT
+	read_results "$1"
+	echo "${results[${reading_of[$1]}|activity|$2]-}"
 }
 
 # check_op OUTPUT SLOT LABEL OPERATION FIELD EXPECTED
 check_op() {
-	check_eq "$3: $4 $5" "$(op_field "$1" "$2" "$4" "$5")" "$6"
+	local value
+	op_value value "$1" "$2" "$4" "$5"
+	check_eq "$3: $4 $5" "$value" "$6"
 }
 
 # check_workload OUTPUT MODE: every assertion on one run of the workload.
 check_workload() {
 	local output=$1 mode=$2 index=0 version writer reader label device expected
 	local read_total write_total op bytes
+	read_results "$output" # here: in a $(...) its reading would be lost
 	for version in "${versions[@]}"; do
 		writer=$((2 * index)) reader=$((2 * index + 1))
 		index=$((index + 1))
@@ -302,7 +387,7 @@ check_workload() {
 		check_eq "$label: process breakdown is the writer alone" \
 			"$(process_comms "$output" $writer)" "vnfs-writer "
 		check_eq "$label: writer's data ops by process" \
-			"$(process_line "$output" $writer vnfs-writer | cut -d' ' -f1-4)" "0 0 8 $((8 * mib))"
+			"$(process_fields "$output" $writer vnfs-writer 1 4)" "0 0 8 $((8 * mib))"
 		check_eq "$label: mount breakdown is this mount ($device)" \
 			"$(mount_devices "$output" $writer)" "$device "
 
@@ -341,7 +426,7 @@ check_workload() {
 		check_eq "$label: process breakdown is the reader alone" \
 			"$(process_comms "$output" $reader)" "vnfs-reader "
 		check_eq "$label: reader's bytes by process (read + mmap_read)" \
-			"$(process_line "$output" $reader vnfs-reader | cut -d' ' -f2-4)" "$((5 * mib)) 0 0"
+			"$(process_fields "$output" $reader vnfs-reader 2 4)" "$((5 * mib)) 0 0"
 		check_eq "$label: mount breakdown is this mount ($device)" \
 			"$(mount_devices "$output" $reader)" "$device "
 
@@ -353,7 +438,7 @@ check_workload() {
 			# The helper copies a step's counters only when its activity
 			# moved: every call counted must have moved it, once.
 			check_eq "$mode v$version slot $slot: step_activity is the calls counted" \
-				"$(awk -v slot=$slot '$1 == "activity" && $2 == slot { print $3 }' "$output")" \
+				"$(step_activity "$output" $slot)" \
 				"$(slot_total "$output" $slot count)"
 			read_total=$(( $(op_field "$output" $slot read bytes) + $(op_field "$output" $slot mmap_read bytes) ))
 			write_total=$(op_field "$output" $slot write bytes)
@@ -485,6 +570,7 @@ check "ancestor: driver and workload ran" \
 	"$driver" --register "$parent=8" --register "$parent/child=9" -- $python "$workload" nested \
 	"$parent/child" "$m/child" 2 "$parent/other" "$m/other" 3 "$parent/other/deeper" "$m/deeper" 5 \
 	> "$output" 2> "$VNFS_OUT/driver-ancestor.err"
+read_results "$output" # here: in a $(...) its reading would be lost
 check_eq "ancestor: registered child keeps its own writes" "$(op_field "$output" 9 write count)" 2
 check_eq "ancestor: unregistered children count for the registered parent" \
 	"$(op_field "$output" 8 write count)" 8
@@ -543,13 +629,14 @@ if [ $kernel_dependent_only = 0 ]; then
 	check "storm: driver and workload ran" \
 		"$driver" --register "$cgroups/storm=12" -- $python "$workload" storm \
 		"$cgroups/storm" "$m/storm/file" storm 200 keep > "$output" 2> "$VNFS_OUT/driver-storm.err"
+	read_results "$output"
 	# storm-open, then storm0000 .. storm0062: 64 rows; storm0063 .. storm0199
 	# (137 writes) and the close at exit in [other].
 	check_eq "storm: 64 rows of its own and one [other] row" "$(process_rows "$output" 12)" 65
-	check_eq "storm: the 64th row is storm0062's" "$(process_line "$output" 12 storm0062 | cut -d' ' -f3)" 1
+	check_eq "storm: the 64th row is storm0062's" "$(process_fields "$output" 12 storm0062 3 3)" 1
 	check_eq "storm: storm0063 has no row" "$(process_line "$output" 12 storm0063)" ""
 	check_eq "storm: [other] has the 137 writes beyond the bound" \
-		"$(process_line "$output" 12 '[other]' | cut -d' ' -f3,4)" "137 $((137 * 4096))"
+		"$(process_fields "$output" 12 '[other]' 3 4)" "137 $((137 * 4096))"
 	check_op "$output" 12 "storm (slot 12)" write count 200
 	check_eq "storm: write calls over the process rows = the step's" \
 		"$(process_sum "$output" 12 6)" "$(op_field "$output" 12 write count)"
@@ -706,7 +793,7 @@ EOF_READER
 		done
 		return $status
 	}
-	export -f missed_workload missed_signals missed_held until_ok
+	export -f missed_workload missed_signals missed_held until_ok pause
 	export cgroups m python missed_readers
 	# missed_run NAME CALLS_IN_FLIGHT: the readers under a driver whose
 	# return probes follow CALLS_IN_FLIGHT calls (default: the default's).
