@@ -171,7 +171,9 @@ loader_pid= helper_pid= attach_count=0
 # wait_for_line FILE PATTERN PID: until a line of FILE matches PATTERN (an
 # extended regular expression; 180 s), or PID died.  Bash builtins only: a
 # grep and a sleep forked every 20 ms took the guest's one vCPU from the
-# start they timed (guest.sh's pause is a read that times out).
+# start they timed (guest.sh's pause is a read that times out; its pipe is
+# made here, by a fork, not during the first start timed).
+pause 0
 wait_for_line() {
 	local file=$1 pattern=$2 pid=$3 deadline=$((SECONDS + 180)) line
 	while :; do
