@@ -106,6 +106,7 @@ static int make_tracefs(void **state)
 
 	if (!tracefs)
 		return -1;
+	/* mkdtemp's template: it replaces the six X with a unique name. */
 	snprintf(tracefs->root, sizeof(tracefs->root), "/tmp/vnfs-tracefs-XXXXXX");
 	if (!mkdtemp(tracefs->root))
 		return -1;

@@ -322,7 +322,8 @@ process_line() { # OUTPUT SLOT COMM: "read_ops read_bytes write_ops write_bytes 
 }
 process_fields() { # OUTPUT SLOT COMM FIRST LAST: fields FIRST to LAST (from 1) of its line
 	local fields
-	read -r -a fields <<< "$(process_line "$1" "$2" "$3")"
+	read_results "$1"
+	read -r -a fields <<< "${results[${reading_of[$1]}|process|$2|$3]-}"
 	echo "${fields[*]:$4 - 1:$5 - $4 + 1}"
 }
 process_comms() { # OUTPUT SLOT
