@@ -527,11 +527,12 @@ mark postgresql-server-up
 # earlier sections' steps, and under emulation on a busy host the writer
 # takes fewer than that a second: at a 1 s interval the records queued
 # ahead of job 700's finished one grew by the second, and it once came
-# after the check's 60 s (24 s after the finish in another run).  At 30 s
+# after the check's 60 s (24 s after the finish in another run).  At 10 s
 # at most one interval's records are, so the checks wait on a known, small
-# amount of work (3 s, measured); their deadlines only catch a writer that
-# hangs.
-sed -i 's/^enabled = true$/enabled = false/; s/^interval = 1s$/interval = 30s/' $RUN/vnfs.conf
+# amount of work (3 s, measured, a third of the interval); their deadlines
+# only catch a writer that hangs.  (30 s left the last check waiting 26 s
+# for the first collection.)
+sed -i 's/^enabled = true$/enabled = false/; s/^interval = 1s$/interval = 10s/' $RUN/vnfs.conf
 printf '[postgresql]\nenabled = true\nconninfo = host=%s dbname=vnfs user=vnfs_writer\nspool_dir = %s/spool\nretry_interval = 1s\n' \
 	$PG_DIR $RUN >> $RUN/vnfs.conf
 start_helper
@@ -575,7 +576,7 @@ check "vnfs-report --db, as job 700's owner: root's job 701 is not theirs to see
 	bash -c "! grep -qx 701 <<< '$owners_jobs'"
 check_eq "root's job 701 is in the database" "$(sql vnfs_admin "SELECT count(*) FROM jobs WHERE job = '701'")" 1
 # The outputs' counters are exported from the first collection on.
-check "a collection ran at the 30 s interval" until_ok 300 collected_beyond 127.0.0.1:9716 0
+check "a collection ran at the 10 s interval" until_ok 300 collected_beyond 127.0.0.1:9716 0
 check_eq "no PostgreSQL record dropped" \
 	"$(curl -s http://127.0.0.1:9716/metrics | awk '$1 == "vnfs_helper_dropped_records_total{sink=\"postgresql\"}" { print $2 }')" 0
 kill -TERM "$HELPER_PID"
