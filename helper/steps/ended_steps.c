@@ -56,17 +56,27 @@ static const char *file_label(const char *name, char *label, size_t size)
 	return label;
 }
 
-/* Appends record (already owning its arrays) to the steps kept. */
+/* Appends record (already owning its arrays) to the steps kept.  The array
+ * doubles when full: grown by one step at a time, a node's 4,096 kept steps
+ * (1.4 KiB each) cost realloc 4,096 copies of up to 5.6 MiB wherever it
+ * cannot grow in place (41 s of the unit test under AddressSanitizer). */
 static int append(struct vnfs_ended_steps *ended, const struct vnfs_step_record *record)
 {
 	struct vnfs_step_record *grown;
+	size_t capacity;
 
 	if (ended->count == VNFS_ENDED_STEPS_MAX)
 		return -1;
-	grown = realloc(ended->steps, (ended->count + 1) * sizeof(*grown));
-	if (grown == NULL)
-		return -1;
-	ended->steps = grown;
+	if (ended->count == ended->capacity) {
+		capacity = ended->capacity ? 2 * ended->capacity : 16;
+		if (capacity > VNFS_ENDED_STEPS_MAX)
+			capacity = VNFS_ENDED_STEPS_MAX;
+		grown = realloc(ended->steps, capacity * sizeof(*grown));
+		if (grown == NULL)
+			return -1;
+		ended->steps = grown;
+		ended->capacity = capacity;
+	}
 	ended->steps[ended->count++] = *record;
 	return 0;
 }

@@ -39,6 +39,7 @@ struct vnfs_ended_steps {
 	int directory_fd; /* STATE_DIR/ended; -1: in memory only */
 	struct vnfs_step_record *steps; /* each owns its stats and rows */
 	size_t count;
+	size_t capacity; /* steps allocated */
 };
 
 /*
