@@ -1146,8 +1146,9 @@ static void test_long_intervals_render_eagerly(void **unused)
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	assert_true(has_step(response, 2));
 	assert_false(has_step(response, 1));
-	/* Served at once, not after waiting for an interval (30 s). */
-	assert_true(end.tv_sec - start.tv_sec < 5);
+	/* Served at once, not after waiting for an interval (30 s): the bound
+	 * leaves a loaded machine 20 s, and is still short of the interval. */
+	assert_true(end.tv_sec - start.tv_sec < 20);
 	free(response);
 	sink.close(sink.state);
 }
