@@ -404,8 +404,8 @@ static void test_ok_path(void **state)
 	struct vnfs_reply reply;
 	char error[256] = "";
 
-	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply, error,
-					  sizeof(error)),
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply,
+					  error, sizeof(error)),
 			 0);
 	assert_string_equal(error, "");
 	assert_true(reply.ok);
@@ -434,16 +434,16 @@ static void test_root_registers_and_queries(void **state)
 	vnfs_workload_of_slurm_step(&request.workload, request_job(&request), 0);
 	request.uid = 1001;
 	request.cgroup_id = 1234;
-	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply, error,
-					  sizeof(error)),
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply,
+					  error, sizeof(error)),
 			 0);
 	assert_int_equal(reply.slot, 42);
 	vnfs_reply_free(&reply);
 
 	/* Root may read another user's job. */
 	request = simple_request(VNFS_REQUEST_QUERY, 42);
-	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply, error,
-					  sizeof(error)),
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply,
+					  error, sizeof(error)),
 			 0);
 	assert_int_equal(reply.job.job_id, 42);
 	assert_int_equal(reply.job.uid, 1001);
@@ -452,16 +452,16 @@ static void test_root_registers_and_queries(void **state)
 
 	/* An ok:false reply becomes the client's error text. */
 	request = simple_request(VNFS_REQUEST_QUERY, 45);
-	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply, error,
-					  sizeof(error)),
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply,
+					  error, sizeof(error)),
 			 -1);
 	assert_false(reply.ok); /* refused, as opposed to not reached */
 	assert_string_equal(error, "job 45 is not known");
 
 	/* A handler that returns nothing is an internal error, not a crash. */
 	request = simple_request(VNFS_REQUEST_FINISH, 42);
-	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply, error,
-					  sizeof(error)),
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply,
+					  error, sizeof(error)),
 			 -1);
 	assert_string_equal(error, "internal error: the helper produced no reply");
 }
@@ -531,8 +531,8 @@ static void test_garbage_gets_error_then_close(void **state)
 	struct vnfs_reply reply;
 	char error[256];
 
-	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply, error,
-					  sizeof(error)),
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply,
+					  error, sizeof(error)),
 			 0);
 	vnfs_reply_free(&reply);
 }
@@ -573,8 +573,8 @@ static void test_oversize_gets_error_then_close(void **state)
 					       sizeof(error)),
 				 0);
 	}
-	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply, error,
-					  sizeof(error)),
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply,
+					  error, sizeof(error)),
 			 -1);
 	assert_string_equal(error, "message exceeds 1024 bytes");
 }
@@ -639,8 +639,8 @@ static void test_others_served_beside_a_slow_reader(void **state)
 	int fd = connect_slow_reader(fixture);
 	struct pollfd hangup = { .fd = fd, .events = POLLRDHUP };
 
-	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply, error,
-					  sizeof(error)),
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply,
+					  error, sizeof(error)),
 			 0);
 	vnfs_reply_free(&reply);
 	assert_int_equal(poll(&hangup, 1, 0), 0);
@@ -701,8 +701,8 @@ static void test_too_many_clients(void **state)
 	 * MSG_NOSIGNAL would kill this test. */
 	signal(SIGPIPE, SIG_DFL);
 	for (int i = 0; i < 20; i++) {
-		assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply,
-						  error, sizeof(error)),
+		assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS,
+						  &reply, error, sizeof(error)),
 				 -1);
 		assert_string_equal(error, "too many clients (4 connected): try again later");
 	}
@@ -710,8 +710,8 @@ static void test_too_many_clients(void **state)
 	/* Once one leaves, a new client is served. */
 	close(fds[0]);
 	for (int attempt = 0; attempt < 100 && result != 0; attempt++) {
-		result = vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply, error,
-					  sizeof(error));
+		result = vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply,
+					  error, sizeof(error));
 		if (result != 0)
 			usleep(10 * 1000);
 	}
@@ -777,7 +777,8 @@ static void child_call(FILE *out, const char *socket_path, struct vnfs_request r
 {
 	struct vnfs_reply reply;
 	char error[256] = "";
-	int result = vnfs_client_call(socket_path, &request, HANG_BOUND_MS, &reply, error, sizeof(error));
+	int result = vnfs_client_call(socket_path, &request, HANG_BOUND_MS, &reply, error,
+				      sizeof(error));
 
 	if (result != 0)
 		fprintf(out, "%d|%s\n", result, error);
@@ -932,7 +933,8 @@ static void test_stale_and_busy_sockets(void **state)
 
 		assert_int_equal(lstat(path, &status), 0);
 		assert_int_equal(status.st_mode & 07777, 0600);
-		assert_int_equal(vnfs_client_call(path, &request, HANG_BOUND_MS, &reply, error, sizeof(error)),
+		assert_int_equal(vnfs_client_call(path, &request, HANG_BOUND_MS, &reply, error,
+						  sizeof(error)),
 				 0);
 		vnfs_reply_free(&reply);
 	}
@@ -1273,8 +1275,8 @@ static void test_register_does_not_wait_for_finish_or_queries(void **state)
 	vnfs_workload_of_slurm_step(&request.workload, request_job(&request), 0);
 	request.uid = 1001;
 	request.cgroup_id = 99;
-	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply, error,
-					  sizeof(error)),
+	assert_int_equal(vnfs_client_call(fixture->socket_path, &request, HANG_BOUND_MS, &reply,
+					  error, sizeof(error)),
 			 0);
 	vnfs_reply_free(&reply);
 	pthread_mutex_lock(&fixture->lock);
