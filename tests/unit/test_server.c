@@ -36,8 +36,9 @@
 #define NOBODY 65534
 #define BIG_REPLY_BYTES (4u * 1024 * 1024)
 /* How long a test waits for what must come (a reply, a close): a bound on
- * a hang, never on speed, so that a loaded machine (valgrind beside three
- * guests ran a status call past 1 s) changes a test's time, not its verdict. */
+ * a hang, never on speed, so that a loaded machine (valgrind beside two
+ * benchmark guests ran a status call past 1 s) changes a test's time, not
+ * its verdict. */
 #define HANG_BOUND_MS 30000
 
 struct fixture {
