@@ -96,8 +96,8 @@ SLURM_CONF=$SLURM_STATE/etc/slurm.conf
 export SLURM_CONF
 SLURM_PER_NODE=-%n
 SLURM_ACCOUNTING_STORAGE=accounting_storage/slurmdbd
-SLURM_NODE_LINES="NodeName=node1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=16831 CPUs=$(nproc) RealMemory=500 State=UNKNOWN
-NodeName=node2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=16832 CPUs=$(nproc) RealMemory=500 State=UNKNOWN
+SLURM_NODE_LINES="NodeName=node1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=16831 CPUs=$SLURM_NODE_CPUS RealMemory=500 State=UNKNOWN
+NodeName=node2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=16832 CPUs=$SLURM_NODE_CPUS RealMemory=500 State=UNKNOWN
 PartitionName=debug Nodes=node1,node2 Default=YES MaxTime=INFINITE State=UP"
 # Slurm 22.05 takes the munge socket for slurmdbd connections from
 # AccountingStoragePass, not AuthInfo.
